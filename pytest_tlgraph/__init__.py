@@ -1,0 +1,3 @@
+"""pytest-tlgraph: visual regression testing of PyTorch model graphs."""
+
+from __future__ import annotations

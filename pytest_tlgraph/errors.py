@@ -1,0 +1,76 @@
+"""The exception hierarchy of pytest-tlgraph, drawn once.
+
+::
+
+    TlgraphError
+    ├── TraceError        the model raised during capture (original chained)
+    ├── RenderError       a renderer is missing or failed
+    └── EncodingRefusal   (also a ValueError) a draw option cannot be honoured
+
+Every error names the thing, the cause and the remedy.
+"""
+
+from __future__ import annotations
+
+from typing import Final, final
+
+__all__ = ["REFUSAL_CODES", "EncodingRefusal", "RenderError", "TlgraphError", "TraceError"]
+
+#: The closed set of refusal codes (ENCODING.md §7).
+REFUSAL_CODES: Final = frozenset(
+    {
+        "encoding_source_invalid",
+        "encoding_value_invalid",
+        "encoding_callable_error",
+        "encoding_scale_invalid",
+        "size_scale_requires_size_by",
+        "size_by_rolled_varying",
+        "stack_by_auto_underivable",
+        "stack_by_requires_unrolled",
+        "encoding_requires_dot_layout",
+        "device_time_unavailable",
+        "node_label_field_invalid",
+    }
+)
+
+
+class TlgraphError(Exception):
+    """Base class of every error raised by pytest-tlgraph."""
+
+
+@final
+class TraceError(TlgraphError):
+    """The model raised while it was being captured.
+
+    ``where`` names the op or module that was running; the original exception is
+    chained as ``__cause__``.
+    """
+
+    def __init__(self, message: str, *, where: str) -> None:
+        super().__init__(message)
+        self.where = where
+
+
+@final
+class RenderError(TlgraphError):
+    """A renderer is missing or failed; ``renderer`` names it."""
+
+    def __init__(self, message: str, *, renderer: str) -> None:
+        super().__init__(message)
+        self.renderer = renderer
+
+
+@final
+class EncodingRefusal(TlgraphError, ValueError):
+    """A draw option cannot be honoured: a typed refusal with cause and remedy.
+
+    Refusals happen before anything is rendered, so nothing is half drawn.
+    """
+
+    def __init__(self, code: str, *, cause: str, remedy: str) -> None:
+        if code not in REFUSAL_CODES:
+            raise ValueError(f"unknown refusal code {code!r}")
+        super().__init__(f"[{code}] {cause} Remedy: {remedy}")
+        self.code = code
+        self.cause = cause
+        self.remedy = remedy
