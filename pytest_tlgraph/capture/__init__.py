@@ -1,0 +1,141 @@
+"""Capture a model's forward pass into a frozen ``Trace`` (the only torch-facing stage)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import torch
+from torch import nn
+from torch.utils.hooks import RemovableHandle
+
+from pytest_tlgraph.capture.assemble import assemble
+from pytest_tlgraph.capture.recorder import Recorder, iter_tensors
+from pytest_tlgraph.errors import TraceError
+from pytest_tlgraph.trace import Trace
+
+__all__ = ["capture"]
+
+BackwardSpec = bool | Callable[[Any], torch.Tensor]
+
+
+def _positional(inputs: Any) -> tuple[Any, ...]:
+    if isinstance(inputs, (tuple, list)):
+        return tuple(inputs)
+    return (inputs,)
+
+
+def _loss(output: Any, backward: BackwardSpec) -> torch.Tensor | None:
+    """The scalar to backpropagate: the user's, or the sum of all float outputs."""
+    if callable(backward):
+        return backward(output)
+    floats = [t for t in iter_tensors(output) if t.is_floating_point() and t.requires_grad]
+    if not floats:
+        return None
+    return torch.stack([t.sum() for t in floats]).sum()
+
+
+def _run_backward(loss: torch.Tensor | None, model: nn.Module, inputs: tuple[Any, ...]) -> None:
+    """Backpropagate without touching any ``.grad``: ``autograd.grad`` on the leaves."""
+    if loss is None or loss.grad_fn is None:
+        return
+    leaves = [p for p in model.parameters() if p.requires_grad]
+    leaves += [t for t in iter_tensors(inputs) if t.requires_grad and t.is_leaf]
+    if leaves:
+        torch.autograd.grad(loss, leaves, allow_unused=True)
+
+
+def _hook_modules(model: nn.Module, recorder: Recorder) -> list[RemovableHandle]:
+    handles: list[RemovableHandle] = []
+    for address, module in model.named_modules():
+        handles.append(module.register_forward_pre_hook(recorder.pre_hook(address)))
+        handles.append(module.register_forward_hook(recorder.post_hook(address)))
+    return handles
+
+
+def capture(
+    model: nn.Module,
+    inputs: Any,
+    *,
+    kwargs: Mapping[str, Any] | None = None,
+    backward: BackwardSpec = False,
+    profile: bool = False,
+) -> Trace:
+    """Run ``model(*inputs, **kwargs)`` once and return its frozen ``Trace``.
+
+    ``inputs`` is one tensor or a tuple/list of positional arguments. Every torch call
+    that returns a tensor becomes an ``Op``. No mode, hook or patched function survives
+    the call, on success or on error; a model that raises is re-raised as ``TraceError``
+    naming the failing op, with the original exception chained. ``backward=True`` (or a
+    callable ``output -> loss``) backpropagates to record ``grad_norm`` without touching
+    any ``.grad``. ``profile=True`` joins device kernels to ops (``device_time``).
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(
+            f"capture() takes a torch.nn.Module, got {type(model).__name__}; "
+            "wrap a plain function in an nn.Module whose forward calls it"
+        )
+    args = _positional(inputs)
+    kw = dict(kwargs or {})
+    recorder = Recorder(model, backward=bool(backward), profile=profile)
+    for i, t in enumerate(iter_tensors((args, kw)), start=1):
+        raw = recorder.add_record("input", ("input", i), [], t)
+        recorder.register(t, raw.index)
+    handles = _hook_modules(model, recorder)
+    profiler = _start_profiler() if profile else None
+    output: Any = None
+    try:
+        try:
+            with recorder:
+                output = _forward(model, args, kw, recorder)
+        finally:
+            for handle in handles:
+                handle.remove()
+            if profiler is not None:
+                profiler.__exit__(None, None, None)
+        if backward:
+            _run_backward(_loss(output, backward), model, args)
+    except Exception as error:
+        where = recorder.failed or f"module {recorder.current_module or '<root>'!r}"
+        raise TraceError(
+            f"{type(model).__name__} raised {type(error).__name__} during capture at {where}: "
+            f"{error}. Fix the model or its inputs; the capture kept nothing.",
+            where=where,
+        ) from error
+    for i, t in enumerate(iter_tensors(output), start=1):
+        producer = recorder.producer(t)
+        recorder.add_record("output", ("output", i), [] if producer is None else [producer], t)
+    join = _join(profiler, len(recorder.ops)) if profiler is not None else None
+    recorder.release()
+    return assemble(
+        recorder.ops,
+        recorder.module_calls,
+        model_name=type(model).__name__,
+        param_count=sum(p.numel() for p in model.parameters()),
+        device_time=join[0] if join else None,
+        device_join=join[1] if join else None,
+        device_join_reason=join[2] if join else None,
+    )
+
+
+def _forward(model: nn.Module, args: tuple[Any, ...], kw: dict[str, Any], rec: Recorder) -> Any:
+    rec.runner_code = _forward.__code__
+    return model(*args, **kw)
+
+
+def _start_profiler() -> Any:
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if torch.cuda.is_available():
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    profiler = torch.profiler.profile(activities=activities)
+    profiler.__enter__()
+    return profiler
+
+
+def _join(profiler: Any, count: int) -> tuple[dict[int, int | None], str, str | None]:
+    from pytest_tlgraph.capture.profiler_join import events_from_profiler, join_device_time
+
+    names = [f"tlgraph::{i}" for i in range(count)]
+    joined = join_device_time(events_from_profiler(profiler), names)
+    per_op = {int(name.split("::")[1]): value for name, value in joined.per_op.items()}
+    return per_op, joined.status, joined.reason

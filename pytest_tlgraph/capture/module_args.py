@@ -1,0 +1,76 @@
+"""Constructor args of a module, read from the instance's attributes at capture time.
+
+Reading attributes (not the arguments the constructor once received) is deliberate: an
+attribute edited after construction so that it no longer matches the captured shapes is
+exactly what the checked suppression must reveal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, Final
+
+import torch
+from torch import nn
+
+__all__ = ["module_args"]
+
+# Ordered attribute lists of the torch.nn families we know; other torch.nn modules fall
+# back to their declared ``__constants__``; user modules have no args row.
+_FAMILY_ARGS: Final[tuple[tuple[tuple[type[nn.Module], ...], tuple[str, ...]], ...]] = (
+    ((nn.Linear,), ("in_features", "out_features", "bias")),
+    (
+        (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d,
+         nn.ConvTranspose3d),
+        ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation",
+         "groups", "bias"),
+    ),
+    (
+        (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.InstanceNorm1d,
+         nn.InstanceNorm2d, nn.InstanceNorm3d),
+        ("num_features", "eps", "affine"),
+    ),
+    ((nn.LayerNorm,), ("normalized_shape", "eps", "elementwise_affine")),
+    ((nn.Embedding,), ("num_embeddings", "embedding_dim", "padding_idx")),
+    ((nn.MultiheadAttention,), ("embed_dim", "num_heads", "dropout", "batch_first")),
+    ((nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d), ("p",)),
+)  # fmt: skip
+
+_SKIPPED_CONSTANTS: Final = frozenset({"inplace", "padding_mode", "output_padding"})
+
+
+def _plain(value: Any) -> Any:
+    """A plain, printable copy of an attribute value (tensors and containers included)."""
+    if isinstance(value, torch.Tensor):
+        return None
+    if isinstance(value, (list, tuple)):
+        return tuple(_plain(v) for v in value)
+    if isinstance(value, torch.dtype):
+        return str(value).removeprefix("torch.")
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return repr(value)
+
+
+def module_args(module: nn.Module) -> Mapping[str, Any] | None:
+    """The constructor args shown on the module's output op, or ``None`` for modules
+    outside torch.nn (whose args we cannot name)."""
+    for family, names in _FAMILY_ARGS:
+        if isinstance(module, family):
+            values = {}
+            for name in names:
+                if name == "bias":
+                    values[name] = getattr(module, "bias", None) is not None
+                elif hasattr(module, name):
+                    values[name] = _plain(getattr(module, name))
+            return MappingProxyType(values)
+    if type(module).__module__.startswith("torch.nn."):
+        constants = getattr(type(module), "__constants__", ())
+        values = {
+            name: _plain(getattr(module, name))
+            for name in constants
+            if name not in _SKIPPED_CONSTANTS and hasattr(module, name)
+        }
+        return MappingProxyType(values) if values else None
+    return None

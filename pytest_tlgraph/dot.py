@@ -1,0 +1,121 @@
+"""Canonical DOT emission: the only module that knows DOT syntax.
+
+Canonical means: nodes in plan order, then edges in plan order, then clusters
+outermost first, then extra statements; attributes in one fixed order; every
+identifier quoted; every label an HTML-like label with its text escaped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from pytest_tlgraph.plan import Cluster
+
+__all__ = ["DotGraph", "NodeStatement", "emit", "html_escape", "html_label", "quote"]
+
+_ATTR_ORDER: Final = (
+    "label", "shape", "style", "fillcolor", "color", "fontcolor", "fontname", "fontsize",
+    "penwidth", "width", "height", "fixedsize", "margin", "pos", "rank", "group", "tooltip",
+)  # fmt: skip
+_RANK: Final = {name: i for i, name in enumerate(_ATTR_ORDER)}
+_HTML_ESCAPES: Final = str.maketrans(
+    {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;", "\n": " ", "\r": " "}
+)
+
+
+def quote(identifier: str) -> str:
+    """A DOT quoted string: always quoted, so no identifier can read as a keyword or port."""
+    return '"' + identifier.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def html_escape(text: str) -> str:
+    """Escape user text for an HTML-like label (the single escaping choke point)."""
+    return text.translate(_HTML_ESCAPES)
+
+
+def html_label(rows: Sequence[str], bold_rows: Iterable[int] = ()) -> str:
+    """``<<B>title</B><BR/>row>``: rows joined by line breaks, chosen rows bold."""
+    bold = set(bold_rows)
+    parts = [
+        f"<B>{html_escape(text)}</B>" if i in bold else html_escape(text)
+        for i, text in enumerate(rows)
+    ]
+    return "<" + "<BR/>".join(parts) + ">"
+
+
+def _value(name: str, value: Any) -> str:
+    if name == "label" and isinstance(value, str) and value.startswith("<"):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return quote(f"{value:.3f}")
+    return quote(str(value))
+
+
+def attr_list(attrs: Mapping[str, Any]) -> str:
+    """``[a="1", b="2"]`` in the canonical attribute order (unknown names sorted last)."""
+    names = sorted(attrs, key=lambda n: (_RANK.get(n, len(_RANK)), n))
+    return "[" + ", ".join(f"{n}={_value(n, attrs[n])}" for n in names) + "]"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeStatement:
+    """One node: its id, its cluster (or ``None``) and its DOT attributes."""
+
+    id: str
+    cluster: str | None
+    attrs: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class DotGraph:
+    """Everything ``emit`` writes, already decided by the earlier stages."""
+
+    graph_attrs: Mapping[str, Any]
+    node_defaults: Mapping[str, Any]
+    edge_defaults: Mapping[str, Any]
+    nodes: Sequence[NodeStatement]
+    edges: Sequence[tuple[str, str]]
+    clusters: Sequence[Cluster]
+    cluster_attrs: Mapping[str, Mapping[str, Any]]
+    rank_groups: Sequence[Sequence[str]] = field(default=())
+    extra_nodes: Sequence[NodeStatement] = field(default=())
+
+
+def emit(graph: DotGraph) -> str:
+    """The canonical DOT text of ``graph``."""
+    lines = ["digraph tlgraph {"]
+    lines.append(f"  graph {attr_list(graph.graph_attrs)};")
+    lines.append(f"  node {attr_list(graph.node_defaults)};")
+    lines.append(f"  edge {attr_list(graph.edge_defaults)};")
+    for node in graph.nodes:
+        lines.append(f"  {quote(node.id)} {attr_list(node.attrs)};")
+    for source, target in graph.edges:
+        lines.append(f"  {quote(source)} -> {quote(target)};")
+    members: dict[str | None, list[str]] = {}
+    for node in graph.nodes:
+        members.setdefault(node.cluster, []).append(node.id)
+    children: dict[str | None, list[Cluster]] = {}
+    for cluster in graph.clusters:
+        children.setdefault(cluster.parent, []).append(cluster)
+
+    def write_cluster(cluster: Cluster, indent: str) -> None:
+        lines.append(f"{indent}subgraph {quote(cluster.id)} {{")
+        lines.append(f"{indent}  graph {attr_list(graph.cluster_attrs[cluster.id])};")
+        for node_id in members.get(cluster.id, ()):
+            lines.append(f"{indent}  {quote(node_id)};")
+        for child in children.get(cluster.id, ()):
+            write_cluster(child, indent + "  ")
+        lines.append(f"{indent}}}")
+
+    for cluster in children.get(None, ()):
+        write_cluster(cluster, "  ")
+    for group in graph.rank_groups:
+        lines.append("  { rank=same; " + " ".join(f"{quote(n)};" for n in group) + " }")
+    for node in graph.extra_nodes:
+        lines.append(f"  {quote(node.id)} {attr_list(node.attrs)};")
+    lines.append("}")
+    return "\n".join(lines) + "\n"

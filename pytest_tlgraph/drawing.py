@@ -1,0 +1,132 @@
+"""``Trace.draw``: the pipeline plan -> labels -> encoding -> node styles -> DOT."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, final
+
+from pytest_tlgraph import style
+from pytest_tlgraph.dot import DotGraph, NodeStatement, emit, html_escape, html_label
+from pytest_tlgraph.encoding.units import format_bytes
+from pytest_tlgraph.labels import node_rows
+from pytest_tlgraph.options import DrawOptions
+from pytest_tlgraph.plan import Plan, build_plan
+
+if TYPE_CHECKING:
+    from pytest_tlgraph.encoding.state import EncodingState
+    from pytest_tlgraph.trace import Trace
+
+__all__ = ["Drawing", "Node", "draw"]
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Node:
+    """A drawn node as plain data: its kind, label rows, member ops and module."""
+
+    kind: str
+    rows: tuple[str, ...]
+    members: tuple[str, ...]
+    module: str | None
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Drawing:
+    """The result of ``Trace.draw``: canonical DOT, encoding state and the drawn graph."""
+
+    dot: str
+    state: EncodingState | None
+    nodes: Mapping[str, Node]
+    edges: tuple[tuple[str, str], ...]
+    clusters: tuple[str, ...] = ()
+
+    def png(self, dpi: int = 96, *, renderer: str | None = None) -> bytes:
+        """Render the DOT to PNG with ``renderer`` (default: the configured one)."""
+        from pytest_tlgraph.render import render_png
+
+        return render_png(self.dot, renderer=renderer, dpi=dpi)
+
+
+def caption(trace: Trace) -> str:
+    """``MLP · 3 ops · 1.25 KB · 1,354 params``."""
+    count = sum(1 for op in trace.ops if op.has_function)
+    return (
+        f"{trace.model_name} · {count} ops · {format_bytes(trace.total_bytes)} · "
+        f"{trace.param_count:,} params"
+    )
+
+
+def _base_spec(kind: str, rows: tuple[str, ...], bold: tuple[int, ...], page: str) -> dict[str, Any]:
+    return {"rows": list(rows), "bold_rows": list(bold), "fillcolor": style.PAGES[page].fill(kind)}
+
+
+def draw(trace: Trace, **options: Any) -> Drawing:
+    """Draw ``trace`` (see ``DrawOptions`` for the options)."""
+    opts = DrawOptions.from_kwargs(**options)
+    plan: Plan = build_plan(trace, view=opts.view, depth=opts.depth, collapse=opts.collapse)
+    rows = {n.id: node_rows(n, trace=trace, options=opts) for n in plan.nodes}
+    specs: dict[str, dict[str, Any]] = {}
+    for node in plan.nodes:
+        texts = tuple(r.text for r in rows[node.id])
+        bold = tuple(i for i, r in enumerate(rows[node.id]) if r.bold)
+        specs[node.id] = _base_spec(node.kind, texts, bold, opts.page)
+    captions = [caption(trace)]
+    state = None
+    encoded = None
+    if opts.channels:
+        from pytest_tlgraph.encoding.channels import encode
+
+        encoded = encode(plan, specs, trace=trace, options=opts)
+        state = encoded.state
+        captions.extend(encoded.caption_lines)
+    public: dict[str, Node] = {}
+    statements = []
+    for node in plan.nodes:
+        spec = specs[node.id]
+        if opts.node_spec_fn is not None:
+            view = Node(node.kind, tuple(spec["rows"]), node.members, node.module)
+            changed = opts.node_spec_fn(view, dict(spec))
+            if changed is not None:
+                spec = dict(changed)
+        public[node.id] = Node(node.kind, tuple(spec["rows"]), node.members, node.module)
+        statements.append(NodeStatement(node.id, node.cluster, _attrs(spec)))
+    graph = DotGraph(
+        graph_attrs=style.graph_attrs(
+            opts.page, opts.direction, html_label(captions)
+        ),
+        node_defaults=style.node_defaults(opts.page),
+        edge_defaults=style.edge_defaults(opts.page),
+        nodes=statements,
+        edges=plan.edges,
+        clusters=plan.clusters,
+        cluster_attrs={
+            c.id: style.cluster_attrs(opts.page, "<" + html_escape(c.title) + ">")
+            for c in plan.clusters
+        },
+        rank_groups=encoded.rank_groups if encoded else (),
+        extra_nodes=encoded.extra_nodes if encoded else (),
+    )
+    if encoded is not None and encoded.graph_attrs:
+        graph = _with_graph_attrs(graph, encoded.graph_attrs)
+    return Drawing(
+        dot=emit(graph),
+        state=state,
+        nodes=MappingProxyType(public),
+        edges=plan.edges,
+        clusters=tuple(c.title for c in plan.clusters),
+    )
+
+
+def _attrs(spec: Mapping[str, Any]) -> dict[str, Any]:
+    attrs = {k: v for k, v in spec.items() if k not in ("rows", "bold_rows")}
+    attrs["label"] = html_label(spec["rows"], spec.get("bold_rows", ()))
+    return attrs
+
+
+def _with_graph_attrs(graph: DotGraph, extra: Mapping[str, Any]) -> DotGraph:
+    from dataclasses import replace
+
+    return replace(graph, graph_attrs={**graph.graph_attrs, **extra})

@@ -1,0 +1,123 @@
+"""The visible-node plan: which nodes, edges and module clusters a drawing has.
+
+A pure function of ``(Trace, view/collapse options)``: channels never change it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_tlgraph.trace import Layer, Op, Trace
+
+__all__ = ["Cluster", "Plan", "PlanNode", "build_plan"]
+
+
+@dataclass(frozen=True, slots=True)
+class PlanNode:
+    """One visible node: what it stands for, in emission order."""
+
+    id: str
+    kind: str  # input, output, op, layer, box, segment, fold
+    record: Any  # Op (unrolled), Layer (rolled), or a collapsed-node record
+    members: tuple[str, ...]  # labels of the ops it stands for
+    module: str | None
+    cluster: str | None  # id of the innermost cluster that holds it
+
+
+@dataclass(frozen=True, slots=True)
+class Cluster:
+    """A module-call frame drawn around its nodes: ``@address (Type)``."""
+
+    id: str
+    address: str
+    type_name: str
+    parent: str | None
+
+    @property
+    def title(self) -> str:
+        """The cluster's caption text."""
+        return f"@{self.address} ({self.type_name})"
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """Nodes in execution order, edges in source order, clusters outermost first."""
+
+    view: str
+    nodes: tuple[PlanNode, ...]
+    edges: tuple[tuple[str, str], ...]
+    clusters: tuple[Cluster, ...]
+
+
+def _kind(record: Op | Layer, view: str) -> str:
+    if record.func in ("input", "output"):
+        return record.func
+    return "op" if view == "unrolled" else "layer"
+
+
+def _cluster_chain(
+    trace: Trace, view: str, chain: Sequence[tuple[str, int]]
+) -> tuple[tuple[str, str, str], ...]:
+    """(cluster id, address, type) for each non-root module in ``chain``."""
+    types = {call.key: call.type_name for call in trace.modules}
+    out = []
+    for address, number in chain:
+        if address == "":
+            continue
+        cid = f"cluster_{address}" if view == "rolled" else f"cluster_{address}#{number}"
+        out.append((cid, address, types.get((address, number), "?")))
+    return tuple(out)
+
+
+def _clusters(
+    trace: Trace, view: str, records: Sequence[Op | Layer]
+) -> tuple[tuple[Cluster, ...], dict[str, str | None]]:
+    """Clusters holding at least two visible nodes (a one-op module is named by its
+    node's ``@module`` row instead), and each node's innermost drawn cluster."""
+    chains = {r.label: _cluster_chain(trace, view, r.module_calls) for r in records}
+    population: dict[str, int] = {}
+    for chain in chains.values():
+        for cid, _, _ in chain:
+            population[cid] = population.get(cid, 0) + 1
+    kept: dict[str, Cluster] = {}
+    innermost: dict[str, str | None] = {}
+    for label, chain in chains.items():
+        parent: str | None = None
+        for cid, address, type_name in chain:
+            if population[cid] < 2:
+                break
+            kept.setdefault(cid, Cluster(cid, address, type_name, parent))
+            parent = cid
+        innermost[label] = parent
+    return tuple(kept.values()), innermost
+
+
+def build_plan(
+    trace: Trace, *, view: str = "unrolled", depth: int | None = None, collapse: str | None = None
+) -> Plan:
+    """The plan for ``trace`` in ``view`` (``depth``/``collapse`` box module calls)."""
+    if depth is not None or collapse is not None:
+        from pytest_tlgraph.collapse import build_collapsed_plan
+
+        return build_collapsed_plan(trace, view=view, depth=depth, collapse=collapse)
+    records: list[Op | Layer]
+    if view == "rolled":
+        records = list(trace.layers.values())
+    else:
+        records = list(trace.ops)
+    clusters, innermost = _clusters(trace, view, records)
+    nodes = tuple(
+        PlanNode(
+            id=r.label,
+            kind=_kind(r, view),
+            record=r,
+            members=r.ops if isinstance(r, Layer) else (r.label,),
+            module=r.module if r.func not in ("input", "output") else None,
+            cluster=innermost[r.label],
+        )
+        for r in records
+    )
+    edges = tuple(dict.fromkeys((parent, r.label) for r in records for parent in r.parents))
+    return Plan(view=view, nodes=nodes, edges=edges, clusters=clusters)

@@ -1,0 +1,173 @@
+"""The frozen data model of a captured forward pass: ``Op``, ``Layer``, ``ModuleCall``, ``Trace``.
+
+Everything here is plain Python data (the only torch object kept is ``Op.dtype``), so a
+``Trace`` holds no activations: its size is O(number of ops), whatever the tensor sizes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    import torch
+
+    from pytest_tlgraph.drawing import Drawing
+
+__all__ = ["MEASUREMENT_FIELDS", "SUMMED_FIELDS", "Layer", "ModuleCall", "Op", "Shape", "Trace"]
+
+Shape = tuple[int, ...]
+ParamInfo = tuple[str, Shape, bool]
+
+#: Numeric per-op measurements, in the order the spec lists them.
+MEASUREMENT_FIELDS: Final = (
+    "func_duration",
+    "activation_memory",
+    "flops_forward",
+    "flops_backward",
+    "flops_total",
+    "macs_forward",
+    "autograd_memory",
+    "num_autograd_tensors",
+    "magnitude",
+    "grad_norm",
+    "device_time",
+)
+
+#: Fields whose rolled (multi-pass) value is the exact cross-pass total, not one pass.
+SUMMED_FIELDS: Final = frozenset({"autograd_memory", "num_autograd_tensors", "device_time"})
+
+#: Fields that are per-pass measurements of run-to-run noise: never single-valued
+#: across passes, even when two passes happen to read the same number.
+PER_PASS_FIELDS: Final = frozenset({"func_duration"})
+
+@dataclass(frozen=True, slots=True)
+class Op:
+    """One node record in execution order: a torch call that returned a tensor, or an
+    ``input`` / ``output`` record (``func`` equal to ``"input"`` / ``"output"``)."""
+
+    label: str
+    layer: str
+    func: str
+    pass_number: int
+    num_passes: int
+    index: int
+    parents: tuple[str, ...]
+    children: tuple[str, ...]
+    shape: Shape | None
+    dtype: torch.dtype | None
+    module: str
+    module_calls: tuple[tuple[str, int], ...]
+    params: tuple[ParamInfo, ...]
+    module_args: Mapping[str, Any] | None
+    module_type: str | None
+    func_duration: float | None
+    activation_memory: int | None
+    flops_forward: int | None
+    flops_backward: int | None
+    flops_total: int | None
+    macs_forward: int | None
+    autograd_memory: int | None
+    num_autograd_tensors: int | None
+    magnitude: float | None
+    grad_norm: float | None
+    device_time: int | None
+
+    @property
+    def has_function(self) -> bool:
+        """False for input and output records, which count zero time and flops."""
+        return self.func not in ("input", "output")
+
+
+@dataclass(frozen=True, slots=True)
+class Layer:
+    """All passes of one layer: the record a rolled-view node stands for.
+
+    Field values are the common value of every pass; where passes disagree the field
+    reads ``None`` and ``varying[field]`` holds the per-pass values. Fields in
+    ``SUMMED_FIELDS`` hold the exact cross-pass total instead.
+    """
+
+    label: str
+    func: str
+    ops: tuple[str, ...]
+    num_passes: int
+    parents: tuple[str, ...]
+    children: tuple[str, ...]
+    shape: Shape | None
+    dtype: torch.dtype | None
+    module: str
+    module_calls: tuple[tuple[str, int], ...]
+    params: tuple[ParamInfo, ...]
+    module_args: Mapping[str, Any] | None
+    module_type: str | None
+    shape_summary: str | None
+    varying: Mapping[str, tuple[Any, ...]]
+    func_duration: float | None
+    activation_memory: int | None
+    flops_forward: int | None
+    flops_backward: int | None
+    flops_total: int | None
+    macs_forward: int | None
+    autograd_memory: int | None
+    num_autograd_tensors: int | None
+    magnitude: float | None
+    grad_norm: float | None
+    device_time: int | None
+
+    @property
+    def has_function(self) -> bool:
+        """False for input and output layers."""
+        return self.func not in ("input", "output")
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleCall:
+    """One call of a module's ``forward``: where it sits and which ops it issued."""
+
+    address: str
+    call_number: int
+    type_name: str
+    depth: int
+    parent: tuple[str, int] | None
+    ops: tuple[str, ...]
+    module_args: Mapping[str, Any] | None = None
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """``(address, call_number)``: the call's identity within a trace."""
+        return (self.address, self.call_number)
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """A captured forward pass. Frozen; draw it with :meth:`draw`."""
+
+    ops: tuple[Op, ...]
+    layers: Mapping[str, Layer]
+    modules: tuple[ModuleCall, ...]
+    model_name: str
+    param_count: int
+    device_join: str | None = None
+    device_join_reason: str | None = None
+    _by_label: Mapping[str, Op] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_label", MappingProxyType({op.label: op for op in self.ops}))
+
+    def op(self, label: str) -> Op:
+        """The op with this label (``KeyError`` if there is none)."""
+        return self._by_label[label]
+
+    @property
+    def total_bytes(self) -> int:
+        """Bytes of every op's tensor outputs (inputs and outputs records excluded)."""
+        return sum(op.activation_memory or 0 for op in self.ops if op.has_function)
+
+    def draw(self, **options: Any) -> Drawing:
+        """Draw the trace; see ``DrawOptions`` for the keyword-only options."""
+        from pytest_tlgraph.drawing import draw
+
+        return draw(self, **options)
