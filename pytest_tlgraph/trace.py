@@ -63,6 +63,7 @@ class Op:
     params: tuple[ParamInfo, ...]
     module_args: Mapping[str, Any] | None
     module_type: str | None
+    module_family: str | None
     func_duration: float | None
     activation_memory: int | None
     flops_forward: int | None
@@ -103,6 +104,7 @@ class Layer:
     params: tuple[ParamInfo, ...]
     module_args: Mapping[str, Any] | None
     module_type: str | None
+    module_family: str | None
     shape_summary: str | None
     varying: Mapping[str, tuple[Any, ...]]
     func_duration: float | None
@@ -134,6 +136,7 @@ class ModuleCall:
     parent: tuple[str, int] | None
     ops: tuple[str, ...]
     module_args: Mapping[str, Any] | None = None
+    module_family: str | None = None
 
     @property
     def key(self) -> tuple[str, int]:

@@ -97,6 +97,7 @@ def _build_layer(label: str, ops: Sequence[Op]) -> Layer:
         module=first.module,
         module_calls=first.module_calls,
         module_type=first.module_type,
+        module_family=first.module_family,
         shape_summary=shape_summary([op.shape for op in ops]),
         varying=MappingProxyType(varying),
         **values,
@@ -144,6 +145,7 @@ def assemble(
             params=raw.params,
             module_args=raw.module_args,
             module_type=raw.module_type,
+            module_family=raw.module_family,
             func_duration=raw.func_duration,
             activation_memory=raw.activation_memory,
             flops_forward=raw.flops[0],
@@ -174,6 +176,7 @@ def assemble(
             parent=f.parent,
             ops=tuple(ops_of_call.get((f.address, f.call_number), ())),
             module_args=f.module_args,
+            module_family=f.module_family,
         )
         for f in frames
     )

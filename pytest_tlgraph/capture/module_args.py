@@ -18,23 +18,25 @@ __all__ = ["module_args"]
 
 # Ordered attribute lists of the torch.nn families we know; other torch.nn modules fall
 # back to their declared ``__constants__``; user modules have no args row.
-_FAMILY_ARGS: Final[tuple[tuple[tuple[type[nn.Module], ...], tuple[str, ...]], ...]] = (
-    ((nn.Linear,), ("in_features", "out_features", "bias")),
+_FAMILY_ARGS: Final[tuple[tuple[str, tuple[type[nn.Module], ...], tuple[str, ...]], ...]] = (
+    ("linear", (nn.Linear,), ("in_features", "out_features", "bias")),
     (
+        "conv",
         (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d,
          nn.ConvTranspose3d),
         ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation",
          "groups", "bias"),
     ),
     (
+        "norm",
         (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.InstanceNorm1d,
          nn.InstanceNorm2d, nn.InstanceNorm3d),
         ("num_features", "eps", "affine"),
     ),
-    ((nn.LayerNorm,), ("normalized_shape", "eps", "elementwise_affine")),
-    ((nn.Embedding,), ("num_embeddings", "embedding_dim", "padding_idx")),
-    ((nn.MultiheadAttention,), ("embed_dim", "num_heads", "dropout", "batch_first")),
-    ((nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d), ("p",)),
+    ("layernorm", (nn.LayerNorm,), ("normalized_shape", "eps", "elementwise_affine")),
+    ("embedding", (nn.Embedding,), ("num_embeddings", "embedding_dim", "padding_idx")),
+    ("mha", (nn.MultiheadAttention,), ("embed_dim", "num_heads", "dropout", "batch_first")),
+    ("dropout", (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d), ("p",)),
 )  # fmt: skip
 
 _SKIPPED_CONSTANTS: Final = frozenset({"inplace", "padding_mode", "output_padding"})
@@ -53,18 +55,20 @@ def _plain(value: Any) -> Any:
     return repr(value)
 
 
-def module_args(module: nn.Module) -> Mapping[str, Any] | None:
-    """The constructor args shown on the module's output op, or ``None`` for modules
-    outside torch.nn (whose args we cannot name)."""
-    for family, names in _FAMILY_ARGS:
-        if isinstance(module, family):
+def module_args(module: nn.Module) -> tuple[str | None, Mapping[str, Any] | None]:
+    """``(family, args)``: the module's family in the arg-suppression table (``"linear"``,
+    ``"conv"``, ``"norm"``, ``"layernorm"``, ``"embedding"``, ``"mha"``, ``"dropout"``,
+    ``"torch"`` for other torch.nn modules) and the constructor args shown on its output
+    op; ``(None, None)`` for modules outside torch.nn, whose args we cannot name."""
+    for family, classes, names in _FAMILY_ARGS:
+        if isinstance(module, classes):
             values = {}
             for name in names:
                 if name == "bias":
                     values[name] = getattr(module, "bias", None) is not None
                 elif hasattr(module, name):
                     values[name] = _plain(getattr(module, name))
-            return MappingProxyType(values)
+            return family, MappingProxyType(values)
     if type(module).__module__.startswith("torch.nn."):
         constants = getattr(type(module), "__constants__", ())
         values = {
@@ -72,5 +76,5 @@ def module_args(module: nn.Module) -> Mapping[str, Any] | None:
             for name in constants
             if name not in _SKIPPED_CONSTANTS and hasattr(module, name)
         }
-        return MappingProxyType(values) if values else None
-    return None
+        return ("torch", MappingProxyType(values)) if values else ("torch", None)
+    return None, None

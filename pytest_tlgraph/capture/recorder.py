@@ -75,6 +75,7 @@ class RawOp:
     params: tuple[tuple[str, tuple[int, ...], bool], ...] = ()
     module_args: Any = None
     module_type: str | None = None
+    module_family: str | None = None
     func_duration: float | None = None
     activation_memory: int | None = None
     flops: tuple[int | None, int | None, int | None, int | None] = (None, None, None, None)
@@ -95,6 +96,7 @@ class ModuleFrame:
     depth: int
     parent: tuple[str, int] | None
     module_args: Any = None
+    module_family: str | None = None
 
 
 def magnitude(t: torch.Tensor) -> float | None:
@@ -165,12 +167,13 @@ class Recorder(TorchFunctionMode):
 
         def hook(module: nn.Module, _args: Any, output: Any) -> None:
             frame = self._stack.pop()
-            frame.module_args = module_args(module)
+            frame.module_family, frame.module_args = module_args(module)
             for t in iter_tensors(output):
                 index = self.producer(t)
                 if index is not None and self.ops[index].module == address:
                     self.ops[index].module_args = frame.module_args
                     self.ops[index].module_type = frame.type_name
+                    self.ops[index].module_family = frame.module_family
                 break
 
         return hook
