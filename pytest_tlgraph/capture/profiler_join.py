@@ -89,10 +89,14 @@ class RecordedEvent:
 class DeviceTimeJoin:
     """Outcome of :func:`join_device_time`.
 
-    ``per_op`` maps every requested label to its summed device nanoseconds, or to
-    ``None`` (n/a) when its range launched no kernel. ``missing`` lists labels with no
-    range in the events. ``reason`` explains a status other than ``"joined"`` and is
-    empty when joined.
+    ``status`` is ``"joined"`` when at least one kernel exists, every kernel was
+    attributed to exactly one op and every op's range was found; ``"no_kernels"`` when
+    there was no device kernel at all (e.g. a CPU-only run); ``"partial"`` otherwise.
+    Only a joined result may be shown. ``per_op`` maps every requested label, in order,
+    to its summed device nanoseconds, or to ``None`` (n/a) when no kernel was
+    attributed to it. ``kernels`` counts device kernels, ``unattributed`` those that
+    no op could claim, ``missing`` the labels with no range in the events. ``reason``
+    is a sentence explaining a status other than ``"joined"``; empty when joined.
     """
 
     status: JoinStatus
