@@ -63,8 +63,14 @@ def _base_spec(kind: str, rows: tuple[str, ...], bold: tuple[int, ...], page: st
     return {"rows": list(rows), "bold_rows": list(bold), "fillcolor": style.PAGES[page].fill(kind)}
 
 
-def draw(trace: Trace, **options: Any) -> Drawing:
-    """Draw ``trace`` (see ``DrawOptions`` for the options)."""
+def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawing:
+    """Draw ``trace`` (see ``DrawOptions`` for the options).
+
+    ``mask_volatile=True`` (used by the snapshot fixture, not part of ``Trace.draw``)
+    replaces the measured fills, sizes and key end labels of channels that read
+    run-to-run noise (``time``, ``device_time``) with stable placeholders, and notes it
+    on the encoding state.
+    """
     opts = DrawOptions.from_kwargs(**options)
     plan: Plan = build_plan(trace, view=opts.view, depth=opts.depth, collapse=opts.collapse)
     rows = {n.id: node_rows(n, trace=trace, options=opts) for n in plan.nodes}
@@ -79,7 +85,7 @@ def draw(trace: Trace, **options: Any) -> Drawing:
     if opts.channels:
         from pytest_tlgraph.encoding.channels import encode
 
-        encoded = encode(plan, specs, trace=trace, options=opts)
+        encoded = encode(plan, specs, trace=trace, options=opts, mask_volatile=mask_volatile)
         state = encoded.state
         captions.extend(encoded.caption_lines)
     public: dict[str, Node] = {}
