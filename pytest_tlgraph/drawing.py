@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, final
 
@@ -11,6 +11,7 @@ from pytest_tlgraph import style
 from pytest_tlgraph.dot import DotGraph, NodeStatement, emit, html_escape, html_label
 from pytest_tlgraph.encoding.units import format_bytes
 from pytest_tlgraph.labels import node_rows
+from pytest_tlgraph.layout import choose_layout, rank_graph_attrs, rank_positions
 from pytest_tlgraph.options import DrawOptions
 from pytest_tlgraph.plan import Plan, build_plan
 
@@ -59,7 +60,9 @@ def caption(trace: Trace) -> str:
     )
 
 
-def _base_spec(kind: str, rows: tuple[str, ...], bold: tuple[int, ...], page: str) -> dict[str, Any]:
+def _base_spec(
+    kind: str, rows: tuple[str, ...], bold: tuple[int, ...], page: str
+) -> dict[str, Any]:
     return {"rows": list(rows), "bold_rows": list(bold), "fillcolor": style.PAGES[page].fill(kind)}
 
 
@@ -73,6 +76,7 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
     """
     opts = DrawOptions.from_kwargs(**options)
     plan: Plan = build_plan(trace, view=opts.view, depth=opts.depth, collapse=opts.collapse)
+    chosen = choose_layout(opts, plan)
     rows = {n.id: node_rows(n, trace=trace, options=opts) for n in plan.nodes}
     specs: dict[str, dict[str, Any]] = {}
     for node in plan.nodes:
@@ -100,9 +104,7 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
         public[node.id] = Node(node.kind, tuple(spec["rows"]), node.members, node.module)
         statements.append(NodeStatement(node.id, node.cluster, _attrs(spec)))
     graph = DotGraph(
-        graph_attrs=style.graph_attrs(
-            opts.page, opts.direction, html_label(captions)
-        ),
+        graph_attrs=style.graph_attrs(opts.page, opts.direction, html_label(captions)),
         node_defaults=style.node_defaults(opts.page),
         edge_defaults=style.edge_defaults(opts.page),
         nodes=statements,
@@ -117,6 +119,20 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
     )
     if encoded is not None and encoded.graph_attrs:
         graph = _with_graph_attrs(graph, encoded.graph_attrs)
+    if chosen == "rank":
+        graph = _with_graph_attrs(graph, rank_graph_attrs())
+        positions = rank_positions(plan, opts.direction)
+        graph = replace(
+            graph,
+            nodes=[
+                replace(s, attrs={**s.attrs, "pos": "{:.2f},{:.2f}!".format(*positions[s.id])})
+                for s in graph.nodes
+            ],
+        )
+    if encoded is not None and encoded.key_rows:
+        from pytest_tlgraph.encoding.key import KEY_ID
+
+        public[KEY_ID] = Node("key", encoded.key_rows, (), None)
     return Drawing(
         dot=emit(graph),
         state=state,
@@ -133,6 +149,4 @@ def _attrs(spec: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _with_graph_attrs(graph: DotGraph, extra: Mapping[str, Any]) -> DotGraph:
-    from dataclasses import replace
-
     return replace(graph, graph_attrs={**graph.graph_attrs, **extra})

@@ -58,7 +58,9 @@ class DrawOptions:
                     f"draw({name}={kwargs[name]!r}) is not one of {choices}; pick one of those"
                 )
         depth = kwargs.get("depth")
-        if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 0):
+        if depth is not None and (
+            isinstance(depth, bool) or not isinstance(depth, int) or depth < 0
+        ):
             raise ValueError(f"draw(depth={depth!r}) must be a non-negative int or None")
         fields_ = kwargs.get("node_label_fields")
         if fields_ is not None:

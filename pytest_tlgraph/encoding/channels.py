@@ -1,0 +1,236 @@
+"""``encode``: the channels of one draw (ENCODING.md §3).
+
+Strictly presentation: it only adds ``fillcolor`` to colour-encoded nodes,
+``width``/``height``/``fixedsize`` to size-encoded nodes, rank groups, the key node and
+a caption line. Every refusal happens here, before anything is rendered.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Final
+
+from pytest_tlgraph.dot import NodeStatement
+from pytest_tlgraph.encoding.key import KEY_ID, BarLine, KeyLine, TextLine, key_label
+from pytest_tlgraph.encoding.ramps import ramp_for_page
+from pytest_tlgraph.encoding.scales import normalise, transform
+from pytest_tlgraph.encoding.sources import ValueSource, resolve_source
+from pytest_tlgraph.encoding.stack import stack
+from pytest_tlgraph.encoding.state import ChannelState, EncodingState
+from pytest_tlgraph.encoding.values import Collected, collect
+from pytest_tlgraph.errors import EncodingRefusal
+from pytest_tlgraph.fontmetrics import estimate_label_box
+from pytest_tlgraph.options import DrawOptions
+from pytest_tlgraph.plan import Plan
+from pytest_tlgraph.style import FONTSIZE
+from pytest_tlgraph.trace import Trace
+
+__all__ = ["Encoding", "encode"]
+
+#: Masked volatile channels draw every encoded node at this placeholder fraction.
+_MASK_F: Final = 0.5
+_MASKED: Final = "masked"
+
+
+@dataclass(frozen=True, slots=True)
+class Encoding:
+    """What the channels add to a drawing."""
+
+    state: EncodingState
+    caption_lines: tuple[str, ...]
+    rank_groups: tuple[tuple[str, ...], ...]
+    extra_nodes: tuple[NodeStatement, ...]
+    key_rows: tuple[str, ...]
+    graph_attrs: Mapping[str, Any]
+
+
+class _Reader:
+    """Reads source values, calling each callable exactly once per node per draw."""
+
+    def __init__(self, trace: Trace) -> None:
+        self._trace = trace
+        self._memo: dict[tuple[int, str], float | None] = {}
+
+    def source(self, spec: Any, channel: str) -> ValueSource:
+        source = resolve_source(spec, channel=channel)
+        if source.field == "device_time" and self._trace.device_join != "joined":
+            reason = self._trace.device_join_reason or (
+                "the trace was captured without a profiler session"
+                if self._trace.device_join is None
+                else f"the profiler join ended {self._trace.device_join!r}"
+            )
+            raise EncodingRefusal(
+                "device_time_unavailable",
+                cause=f"{channel}='device_time' needs device kernels joined to ops, but {reason}.",
+                remedy="capture with profile=True on a machine with a GPU (the join must "
+                "reach 'joined'), or choose another source such as 'time'.",
+            )
+        return source
+
+    def collect(self, plan: Plan, source: ValueSource, channel: str) -> Collected:
+        if source.fn is None:
+            return collect(plan, source, channel=channel)
+        key = id(source.fn)
+
+        def read(record: Any, node_id: str) -> float | None:
+            if (key, node_id) not in self._memo:
+                self._memo[(key, node_id)] = source.read(record, node_id)
+            return self._memo[(key, node_id)]
+
+        return collect(plan, source, channel=channel, read=read)
+
+
+def _domain_text(source: ValueSource, domain: tuple[float, float] | None, masked: bool):  # type: ignore[no-untyped-def]
+    if domain is None:
+        return None
+    if masked:
+        return (_MASKED, _MASKED)
+    return (source.format(domain[0]), source.format(domain[1]))
+
+
+def _color(
+    plan: Plan,
+    specs: dict[str, dict[str, Any]],
+    source: ValueSource,
+    got: Collected,
+    page: str,
+    masked: bool,
+) -> tuple[ChannelState, KeyLine]:
+    ramp = ramp_for_page(page)
+    domain, fractions = normalise(got.values)
+    fills = {node_id: ramp.sample(_MASK_F if masked else f) for node_id, f in fractions.items()}
+    for node_id, fill in fills.items():
+        specs[node_id]["fillcolor"] = fill
+    text = _domain_text(source, domain, masked)
+    line: KeyLine
+    if text is None:
+        line = TextLine(f"{source.name}: no values")
+    elif not fractions:
+        line = TextLine(f"{source.name}: all {text[0]}")
+    else:
+        line = BarLine(source.name, text[0], text[1], ramp)
+    state = ChannelState(
+        source=source.name, values=MappingProxyType(dict(got.values)), domain=domain,
+        transform="linear", eligible=got.eligible, encoded=len(fills), domain_text=text,
+        fills=MappingProxyType(fills),
+    )  # fmt: skip
+    return state, line
+
+
+def _size(
+    specs: dict[str, dict[str, Any]], source: ValueSource, got: Collected, scale: str, masked: bool
+) -> tuple[ChannelState, KeyLine]:
+    scaled = transform(got.values, scale, source=source.name)
+    _, fractions = normalise(scaled)
+    domain = (min(got.values.values()), max(got.values.values())) if got.values else None
+    boxes = {
+        node_id: estimate_label_box(
+            specs[node_id]["rows"], fontsize=FONTSIZE, bold_first=0 in specs[node_id]["bold_rows"]
+        )
+        for node_id in fractions
+    }
+    sizes: dict[str, tuple[float, float]] = {}
+    if boxes:
+        base_w = statistics.median(w for w, _ in boxes.values())
+        base_h = statistics.median(h for _, h in boxes.values())
+        for node_id, f in fractions.items():
+            grow = math.sqrt(1 + 3 * (_MASK_F if masked else f))
+            own_w, own_h = boxes[node_id]
+            size = (round(max(own_w, base_w) * grow, 3), round(max(own_h, base_h) * grow, 3))
+            sizes[node_id] = size
+            specs[node_id].update(width=f"{size[0]:.3f}", height=f"{size[1]:.3f}",
+                                  fixedsize="false")  # fmt: skip
+    text = _domain_text(source, domain, masked)
+    if text is None:
+        line = TextLine(f"size: {source.name}, no values")
+    elif not fractions:
+        line = TextLine(f"size: {source.name}, all {text[0]}")
+    else:
+        line = TextLine(f"size: {source.name}, {text[0]} ... {text[1]}")
+    state = ChannelState(
+        source=source.name, values=MappingProxyType(dict(got.values)), domain=domain,
+        transform=scale, eligible=got.eligible, encoded=len(sizes), domain_text=text,
+        sizes=MappingProxyType(sizes),
+    )  # fmt: skip
+    return state, line
+
+
+def encode(
+    plan: Plan,
+    specs: dict[str, dict[str, Any]],
+    *,
+    trace: Trace,
+    options: DrawOptions,
+    mask_volatile: bool = False,
+) -> Encoding:
+    """Apply the active channels of ``options`` to ``specs`` (in place) and return the
+    key, rank groups, caption lines and the encoding state."""
+    if options.size_scale is not None and options.size_by is None:
+        raise EncodingRefusal(
+            "size_scale_requires_size_by",
+            cause=f"size_scale={options.size_scale!r} was given without size_by.",
+            remedy="add size_by=<source>, or drop size_scale.",
+        )
+    reader = _Reader(trace)
+    channels: dict[str, ChannelState] = {}
+    notes: list[str] = []
+    aggregation: list[str] = []
+    lines: list[KeyLine] = []
+    captions: list[str] = []
+    groups: tuple[tuple[str, ...], ...] = ()
+
+    def merge(got: Collected) -> None:
+        notes.extend(n for n in got.notes if n not in notes)
+        aggregation.extend(a for a in got.aggregation if a not in aggregation)
+
+    stacking = stack(plan, trace, options.stack_by) if options.stack_by is not None else None
+    color_source = (
+        reader.source(options.color_by, "color_by") if options.color_by is not None else None
+    )
+    size_source = reader.source(options.size_by, "size_by") if options.size_by is not None else None
+    if color_source is not None:
+        got = reader.collect(plan, color_source, "color_by")
+        merge(got)
+        masked = mask_volatile and color_source.volatile
+        channels["color_by"], line = _color(plan, specs, color_source, got, options.page, masked)
+        lines.append(line)
+        if masked:
+            notes.append(f"color_by: {color_source.name} masked for the snapshot (fills and key "
+                         "ends are placeholders)")  # fmt: skip
+    if size_source is not None:
+        got = reader.collect(plan, size_source, "size_by")
+        merge(got)
+        masked = mask_volatile and size_source.volatile
+        scale = options.size_scale or "sqrt"
+        channels["size_by"], line = _size(specs, size_source, got, scale, masked)
+        lines.append(line)
+        if masked:
+            notes.append(f"size_by: {size_source.name} masked for the snapshot (sizes and key "
+                         "ends are placeholders)")  # fmt: skip
+    if stacking is not None:
+        groups = tuple(stacking.groups.values())
+        channels["stack_by"] = ChannelState(
+            source=stacking.annotation, values=MappingProxyType(stacking.values), domain=None,
+            transform="identity", eligible=stacking.eligible,
+            encoded=sum(len(ids) for ids in groups), groups=MappingProxyType(stacking.groups),
+        )  # fmt: skip
+        lines.append(TextLine(f"aligned: same {stacking.annotation}"))
+        captions.append(f"stacked by: {stacking.annotation}")
+    extra: tuple[NodeStatement, ...] = ()
+    key_rows: tuple[str, ...] = ()
+    if options.show_legend and lines:
+        key_rows = tuple(line.plain for line in lines)
+        attrs = {"label": key_label(lines), "shape": "plaintext", "style": "solid", "margin": "0"}
+        extra = (NodeStatement(KEY_ID, None, attrs),)
+    return Encoding(
+        state=EncodingState(MappingProxyType(channels), tuple(notes), tuple(aggregation)),
+        caption_lines=tuple(captions),
+        rank_groups=groups,
+        extra_nodes=extra,
+        key_rows=key_rows,
+        graph_attrs=MappingProxyType({"newrank": "true"} if stacking is not None else {}),
+    )

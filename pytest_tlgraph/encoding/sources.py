@@ -1,0 +1,145 @@
+"""Value sources (ENCODING.md §3, §3.1): builtin tokens, record fields, callables.
+
+A source is resolved once per draw into a ``ValueSource``; ``ValueSource.read`` applies
+the value rules to one record.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import Any, Final
+
+from pytest_tlgraph.encoding.units import format_value, key_name
+from pytest_tlgraph.errors import EncodingRefusal
+from pytest_tlgraph.trace import Layer, Op
+
+__all__ = ["ADDITIVE_FIELDS", "BUILTIN_FIELDS", "ValueSource", "resolve_source"]
+
+#: Builtin tokens and the record field each reads (``dims`` is computed).
+BUILTIN_FIELDS: Final = {
+    "time": "func_duration",
+    "bytes": "activation_memory",
+    "flops": "flops_forward",
+    "magnitude": "magnitude",
+    "grad_norm": "grad_norm",
+    "device_time": "device_time",
+    "dims": None,
+}
+#: Fields with an exact sum over ops: collapsed boxes and segments show the sum.
+ADDITIVE_FIELDS: Final = frozenset(
+    {"func_duration", "activation_memory", "flops_forward", "device_time", "flops_backward",
+     "flops_total", "macs_forward"}
+)  # fmt: skip
+#: Fields that read run-to-run noise: masked in snapshots.
+VOLATILE_FIELDS: Final = frozenset({"func_duration", "device_time"})
+_RECORD_FIELDS: Final = frozenset(f.name for f in fields(Op)) | frozenset(
+    f.name for f in fields(Layer)
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ValueSource:
+    """A resolved source: how to read a value and how the key names and formats it."""
+
+    name: str  # the key's quantity name: "time", "output bytes", "callable f", a field
+    token: str  # builtin token, field name, or "callable"
+    field: str | None
+    fn: Callable[[Any], Any] | None
+
+    @property
+    def additive(self) -> bool:
+        """Whether collapsed nodes can show the exact sum of their member ops."""
+        return self.field in ADDITIVE_FIELDS
+
+    @property
+    def volatile(self) -> bool:
+        """Whether the source reads run-to-run noise (snapshots mask it)."""
+        return self.field in VOLATILE_FIELDS
+
+    def format(self, value: float) -> str:
+        """The value as the key prints it."""
+        return format_value(self.token if self.fn is None else "callable", value)
+
+    def raw(self, record: Any) -> Any:
+        """The unvalidated value of ``record`` (calls a callable source once)."""
+        if self.fn is not None:
+            try:
+                return self.fn(record)
+            except Exception as error:
+                raise EncodingRefusal(
+                    "encoding_callable_error",
+                    cause=f"the value source {self.name!r} raised {type(error).__name__}: "
+                    f"{error} on {getattr(record, 'label', record)!r}.",
+                    remedy="fix the callable so it returns a number (or None) for every node.",
+                ) from error
+        if self.token == "dims":
+            return _dims(getattr(record, "shape", None))
+        return getattr(record, self.field or "", None)
+
+    def read(self, record: Any, node_id: str) -> float | None:
+        """The value rules: ``None``/NaN/inf -> ``None`` (unencoded); numbers and
+        one-element tensors -> float; anything else refuses ``encoding_value_invalid``."""
+        return coerce(self.raw(record), source=self.name, node_id=node_id)
+
+
+def _dims(shape: tuple[int, ...] | None) -> int | None:
+    """Numel of the output shape without its batch axis; rank <= 1 gives 1."""
+    if shape is None:
+        return None
+    numel = 1
+    for dim in shape[1:]:
+        numel *= dim
+    return numel
+
+
+def coerce(value: Any, *, source: str, node_id: str) -> float | None:
+    """Apply the value rules to one raw value."""
+    if value is None:
+        return None
+    if hasattr(value, "numel") and hasattr(value, "item"):  # a tensor, without importing torch
+        if value.numel() != 1:
+            raise EncodingRefusal(
+                "encoding_value_invalid",
+                cause=f"source {source!r} gave a tensor with {value.numel()} elements for "
+                f"node {node_id!r}.",
+                remedy="return one number per node (a one-element tensor counts as its item).",
+            )
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise EncodingRefusal(
+            "encoding_value_invalid",
+            cause=f"source {source!r} gave {type(value).__name__} {value!r} for node "
+            f"{node_id!r}, not a number.",
+            remedy="use a numeric field or a callable returning a number (or None).",
+        )
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def resolve_source(source: Any, *, channel: str) -> ValueSource:
+    """Resolve a channel's source; an unknown one refuses ``encoding_source_invalid``."""
+    if callable(source) and not isinstance(source, str):
+        name = getattr(source, "__name__", type(source).__name__)
+        return ValueSource(name=f"callable {name}", token="callable", field=None, fn=source)
+    if isinstance(source, str):
+        if source in BUILTIN_FIELDS:
+            if source == "dims" and channel != "size_by":
+                raise EncodingRefusal(
+                    "encoding_source_invalid",
+                    cause=f"{channel}='dims' is a size-only token.",
+                    remedy="use size_by='dims', or colour by 'bytes' or another quantity.",
+                )
+            return ValueSource(
+                name=key_name(source), token=source, field=BUILTIN_FIELDS[source], fn=None
+            )
+        if source in _RECORD_FIELDS:
+            return ValueSource(name=source, token=source, field=source, fn=None)
+    valid = ", ".join(sorted(BUILTIN_FIELDS))
+    raise EncodingRefusal(
+        "encoding_source_invalid",
+        cause=f"{channel}={source!r} is neither a builtin token, a record field nor a callable.",
+        remedy=f"use one of {valid}, an Op/Layer field name, or a callable node -> number.",
+    )

@@ -1,0 +1,106 @@
+"""``stack_by``: rank columns (ENCODING.md §3.4).
+
+The auto form pins multi-pass ops that share a pass number to one rank, under the
+lockstep licence: taken in execution order over all multi-pass ops, pass numbers never
+decrease. An explicit annotation (field or callable) bypasses the licence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_tlgraph.encoding.sources import resolve_source
+from pytest_tlgraph.errors import EncodingRefusal
+from pytest_tlgraph.plan import Plan
+from pytest_tlgraph.trace import Op, Trace
+
+__all__ = ["Stacking", "check_lockstep", "stack"]
+
+
+@dataclass(frozen=True, slots=True)
+class Stacking:
+    """Rank groups (annotation value -> node ids) and the annotation's display name."""
+
+    annotation: str
+    groups: dict[Hashable, tuple[str, ...]]
+    values: dict[str, float]
+    eligible: int
+
+
+def check_lockstep(ops: Sequence[Op]) -> None:
+    """Refuse ``stack_by_auto_underivable`` unless pass numbers never decrease over the
+    multi-pass ops in execution order (and at least one multi-pass op exists)."""
+    multi = [op for op in ops if op.num_passes > 1]
+    if not multi:
+        raise EncodingRefusal(
+            "stack_by_auto_underivable",
+            cause="stack_by=True needs multi-pass ops, and this trace has none.",
+            remedy="pass an explicit annotation (a field name or a callable) to stack_by.",
+        )
+    previous = 0
+    for op in multi:
+        if op.pass_number < previous:
+            raise EncodingRefusal(
+                "stack_by_auto_underivable",
+                cause=f"the loops are not in lockstep: {op.label!r} (pass {op.pass_number}) "
+                f"runs after a pass {previous} op, so 'same column = same timepoint' has no "
+                "ground truth.",
+                remedy="pass an explicit annotation (a field name or a callable) to stack_by "
+                "if you assert your own semantics.",
+            )
+        previous = op.pass_number
+
+
+def _hashable(value: Any, node_id: str, name: str) -> Hashable | None:
+    if value is None:
+        return None
+    if hasattr(value, "numel") and hasattr(value, "item") and value.numel() == 1:
+        value = value.item()
+    if not isinstance(value, Hashable):
+        raise EncodingRefusal(
+            "encoding_value_invalid",
+            cause=f"stack_by={name!r} gave an unhashable {type(value).__name__} for node "
+            f"{node_id!r}.",
+            remedy="return a number, string or other hashable value (or None) per node.",
+        )
+    return value
+
+
+def stack(plan: Plan, trace: Trace, stack_by: Any) -> Stacking:
+    """The rank groups for ``stack_by`` on ``plan`` (unrolled view only)."""
+    if plan.view == "rolled":
+        raise EncodingRefusal(
+            "stack_by_requires_unrolled",
+            cause="stack_by pins individual passes, and the rolled view has one node per layer.",
+            remedy="draw with view='unrolled' (the default) to stack passes.",
+        )
+    auto = stack_by is True or stack_by == "auto"
+    if auto:
+        check_lockstep(trace.ops)
+        name = "pass_number"
+        source = None
+    else:
+        source = resolve_source(stack_by, channel="stack_by")
+        name = source.name
+    groups: dict[Hashable, list[str]] = {}
+    values: dict[str, float] = {}
+    eligible = 0
+    for node in plan.nodes:
+        record = node.record
+        if not isinstance(record, Op):
+            continue
+        eligible += 1
+        if auto:
+            value: Hashable | None = record.pass_number if record.num_passes > 1 else None
+        else:
+            assert source is not None
+            value = _hashable(source.raw(record), node.id, name)
+        if value is None:
+            continue
+        groups.setdefault(value, []).append(node.id)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            values[node.id] = float(value)
+    kept = {value: tuple(ids) for value, ids in groups.items() if len(ids) > 1}
+    return Stacking(annotation=name, groups=kept, values=values, eligible=eligible)
