@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
 
-__all__ = ["FONT", "FONTSIZE", "PAGES", "Palette", "RANKDIR"]
+__all__ = ["FONT", "FONTSIZE", "PAGES", "RANKDIR", "Palette"]
 
 #: graphviz-pure carries metrics for Helvetica (its Arimo font); bold comes from <B>.
 FONT: Final = "Helvetica"
