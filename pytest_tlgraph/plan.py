@@ -5,7 +5,7 @@ A pure function of ``(Trace, view/collapse options)``: channels never change it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,21 +76,30 @@ def _clusters(
 ) -> tuple[tuple[Cluster, ...], dict[str, str | None]]:
     """Clusters holding at least two visible nodes (a one-op module is named by its
     node's ``@module`` row instead), and each node's innermost drawn cluster."""
-    chains = {r.label: _cluster_chain(trace, view, r.module_calls) for r in records}
+    return clusters_for(trace, view, {r.label: r.module_calls for r in records})
+
+
+def clusters_for(
+    trace: Trace, view: str, chains: Mapping[str, Sequence[tuple[str, int]]]
+) -> tuple[tuple[Cluster, ...], dict[str, str | None]]:
+    """The drawn clusters for visible nodes given as node id -> module-call chain (root
+    first): a call is a cluster when it holds at least two visible nodes. Also returns
+    each node's innermost drawn cluster (``None`` at the top level)."""
+    drawn = {node_id: _cluster_chain(trace, view, chain) for node_id, chain in chains.items()}
     population: dict[str, int] = {}
-    for chain in chains.values():
+    for chain in drawn.values():
         for cid, _, _ in chain:
             population[cid] = population.get(cid, 0) + 1
     kept: dict[str, Cluster] = {}
     innermost: dict[str, str | None] = {}
-    for label, chain in chains.items():
+    for node_id, chain in drawn.items():
         parent: str | None = None
         for cid, address, type_name in chain:
             if population[cid] < 2:
                 break
             kept.setdefault(cid, Cluster(cid, address, type_name, parent))
             parent = cid
-        innermost[label] = parent
+        innermost[node_id] = parent
     return tuple(kept.values()), innermost
 
 
@@ -102,11 +111,7 @@ def build_plan(
         from pytest_tlgraph.collapse import build_collapsed_plan
 
         return build_collapsed_plan(trace, view=view, depth=depth, collapse=collapse)
-    records: list[Op | Layer]
-    if view == "rolled":
-        records = list(trace.layers.values())
-    else:
-        records = list(trace.ops)
+    records: list[Op | Layer] = list(trace.layers.values()) if view == "rolled" else list(trace.ops)
     clusters, innermost = _clusters(trace, view, records)
     nodes = tuple(
         PlanNode(

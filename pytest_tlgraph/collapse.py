@@ -1,0 +1,287 @@
+"""Collapsed plans (ENCODING.md §4): module boxes, segments and repeat folds.
+
+* ``depth=N``: every module call nested deeper than ``N`` is one box (top-level children
+  have depth 1, so ``depth=0`` boxes every top-level call); its ops are hidden and its
+  edges rerouted to the box.
+* ``collapse="max"``: ``depth=0`` plus one segment capsule per run of root-level ops,
+  with repeats folded.
+* ``collapse="auto"``: the deepest depth whose drawing, repeats folded, has at most
+  ``AUTO_NODE_BUDGET`` visible nodes.
+
+Every op maps to exactly one visible unit, so member lists partition the ops and edges
+are the op edges mapped onto units. The plan is a pure function of the trace and these
+options: channels never change it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from pytest_tlgraph.collapse_records import (
+    ADDITIVE_FIELDS,
+    BoxRecord,
+    CollapsedRecord,
+    FoldRecord,
+    SegmentRecord,
+    box_record,
+    segment_record,
+)
+from pytest_tlgraph.folds import call_signature, fold_runs, fold_title
+from pytest_tlgraph.plan import Plan, PlanNode, build_plan, clusters_for
+from pytest_tlgraph.trace import ModuleCall, Trace
+
+__all__ = [
+    "ADDITIVE_FIELDS",
+    "AUTO_NODE_BUDGET",
+    "COLLAPSED_KINDS",
+    "BoxRecord",
+    "CollapsedRecord",
+    "FoldRecord",
+    "SegmentRecord",
+    "auto_plan",
+    "build_collapsed_plan",
+]
+
+#: ``collapse="auto"`` keeps the drawing within this many visible nodes when it can.
+AUTO_NODE_BUDGET: Final = 150
+#: Plan node kinds that stand for a group of ops.
+COLLAPSED_KINDS: Final = frozenset({"box", "segment", "fold"})
+
+Chain = tuple[tuple[str, int], ...]
+
+
+@dataclass
+class _Unit:
+    """A visible node while the plan is being built."""
+
+    id: str
+    kind: str
+    chain: Chain  # the module calls whose clusters may hold it, root first
+    record: Any = None  # Op or Layer for plain nodes
+    calls: list[ModuleCall] = field(default_factory=list)  # boxes
+    names: list[str] = field(default_factory=list)  # segments: labels listed
+    funcs: list[str] = field(default_factory=list)  # segments: their functions
+    boxes: tuple[str, ...] = ()  # folds: the folded box ids, representative first
+
+
+def _validate(view: str, depth: int | None, collapse: str | None) -> None:
+    if view not in ("unrolled", "rolled"):
+        raise ValueError(f"view={view!r} is not a view; pass 'unrolled' or 'rolled'")
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 0):
+        raise ValueError(f"depth={depth!r} must be a non-negative int; pass e.g. depth=1")
+    if collapse not in (None, "auto", "max"):
+        raise ValueError(f"collapse={collapse!r} is not a collapse mode; pass 'auto' or 'max'")
+    if collapse == "max" and depth is not None:
+        raise ValueError(
+            f"collapse='max' with depth={depth} conflict: 'max' always boxes every top-level "
+            "module call, so depth has no meaning there. Drop depth=, or pass "
+            "collapse='auto' with depth= as the deepest level auto may pick."
+        )
+
+
+def build_collapsed_plan(
+    trace: Trace, *, view: str = "unrolled", depth: int | None = None, collapse: str | None = None
+) -> Plan:
+    """The plan of ``trace`` with module calls collapsed by ``depth`` or ``collapse``.
+
+    With ``collapse="auto"`` a ``depth`` caps the depth auto may pick. A drawing with
+    nothing to collapse (``depth`` at or past the deepest module call) is the plain plan.
+    """
+    _validate(view, depth, collapse)
+    if collapse == "max":
+        return _collapsed(trace, view, depth=0, segments=True, folds=True)
+    if collapse == "auto":
+        return auto_plan(trace, view=view, max_depth=depth)[0]
+    if depth is None:
+        return build_plan(trace, view=view)
+    return _collapsed(trace, view, depth=depth, segments=False, folds=False)
+
+
+def auto_plan(
+    trace: Trace,
+    *,
+    view: str = "unrolled",
+    max_depth: int | None = None,
+    budget: int = AUTO_NODE_BUDGET,
+) -> tuple[Plan, int | None]:
+    """``(plan, depth)`` for ``collapse="auto"``: the deepest depth (at most
+    ``max_depth``) whose plan, repeats folded, has at most ``budget`` nodes.
+
+    ``depth`` is ``None`` when even ``depth=0`` is over budget: the plan is then the
+    ``collapse="max"`` plan, the most compact drawing there is.
+    """
+    top = max((call.depth for call in trace.modules), default=0)
+    start = top if max_depth is None else min(max_depth, top)
+    for depth in range(start, -1, -1):
+        if depth >= top:
+            # Nothing is deeper than ``top``: this is the plain drawing.
+            if (len(trace.layers) if view == "rolled" else len(trace.ops)) <= budget:
+                return build_plan(trace, view=view), depth
+            continue
+        plan = _collapsed(trace, view, depth=depth, segments=False, folds=True)
+        if len(plan.nodes) <= budget:
+            return plan, depth
+    return _collapsed(trace, view, depth=0, segments=True, folds=True), None
+
+
+def _collapsed(trace: Trace, view: str, *, depth: int, segments: bool, folds: bool) -> Plan:
+    calls = {call.key: call for call in trace.modules}
+    units: dict[str, _Unit] = {}
+    unit_of = _assign(trace, view, depth, segments, calls, units)
+    if not any(unit.kind in COLLAPSED_KINDS for unit in units.values()):
+        return build_plan(trace, view=view)
+    redirect = _fold(trace, view, unit_of, units, calls) if folds else {}
+    return _assemble(trace, view, unit_of, redirect, units)
+
+
+def _assign(
+    trace: Trace,
+    view: str,
+    depth: int,
+    segments: bool,
+    calls: Mapping[tuple[str, int], ModuleCall],
+    units: dict[str, _Unit],
+) -> dict[str, str]:
+    """Map every op label to its unit id, registering the units in ``units``."""
+    rolled = view == "rolled"
+    unit_of: dict[str, str] = {}
+    pending: list[list[str]] = []  # runs of root-level ops awaiting a segment
+    previous_root = False
+    for op in trace.ops:
+        chain = op.module_calls
+        boxed = next((i for i, key in enumerate(chain) if calls[key].depth > depth), None)
+        if boxed is not None:
+            address, number = chain[boxed]
+            uid = f"@{address}" if rolled else f"@{address}#{number}"
+            unit = units.setdefault(uid, _Unit(uid, "box", chain[:boxed]))
+            if calls[chain[boxed]] not in unit.calls:
+                unit.calls.append(calls[chain[boxed]])
+            unit_of[op.label] = uid
+        elif segments and op.has_function and len(chain) <= 1:
+            if not previous_root:
+                pending.append([])
+            pending[-1].append(op.label)
+        else:
+            uid = op.layer if rolled else op.label
+            if uid not in units:
+                record = trace.layers[op.layer] if rolled else op
+                kind = op.func if not op.has_function else ("layer" if rolled else "op")
+                units[uid] = _Unit(uid, kind, chain, record=record)
+            unit_of[op.label] = uid
+        previous_root = boxed is None and segments and op.has_function and len(chain) <= 1
+    for run in _merge_runs(trace, pending) if rolled else pending:
+        names = list(dict.fromkeys(trace.op(label).layer for label in run)) if rolled else run
+        uid = f"segment:{names[0]}"
+        funcs = [trace.op(label).func for label in run]
+        if rolled:
+            funcs = [trace.layers[name].func for name in names]
+        units[uid] = _Unit(uid, "segment", (), names=list(names), funcs=funcs)
+        unit_of.update(dict.fromkeys(run, uid))
+    return unit_of
+
+
+def _merge_runs(trace: Trace, runs: Sequence[list[str]]) -> list[list[str]]:
+    """Rolled view: runs that share a layer become one segment, since a layer is one
+    node; each merged run lists its ops in execution order."""
+    owner: dict[str, int] = {}
+    groups: list[set[str] | None] = []
+    for run in runs:
+        layers = {trace.op(label).layer for label in run}
+        hits = sorted({owner[layer] for layer in layers if layer in owner})
+        merged = set(layers)
+        for index in hits:
+            merged |= groups[index] or set()
+            groups[index] = None
+        groups.append(merged)
+        for layer in merged:
+            owner[layer] = len(groups) - 1
+    out = []
+    for group in groups:
+        if group is not None:
+            out.append([op.label for op in trace.ops if op.layer in group])
+    out.sort(key=lambda ops: trace.op(ops[0]).index)
+    return out
+
+
+def _fold(
+    trace: Trace,
+    view: str,
+    unit_of: Mapping[str, str],
+    units: dict[str, _Unit],
+    calls: Mapping[tuple[str, int], ModuleCall],
+) -> dict[str, str]:
+    """Register a fold unit per run of consecutive same-structure sibling boxes; return
+    each folded box id -> its fold id."""
+    types = {key: call.type_name for key, call in calls.items()}
+    sequence: list[str] = []
+    for op in trace.ops:
+        uid = unit_of[op.label]
+        if not sequence or sequence[-1] != uid:
+            sequence.append(uid)
+    candidates: dict[str, tuple[Hashable, Hashable]] = {}
+    for uid, unit in units.items():
+        if unit.kind != "box":
+            continue
+        # Rolled boxes are per address, so their siblings are told apart by address.
+        parents = tuple(
+            dict.fromkeys(
+                (call.parent[0] if call.parent else None) if view == "rolled" else call.parent
+                for call in unit.calls
+            )
+        )
+        signature = tuple(call_signature(trace, call, types) for call in unit.calls)
+        candidates[uid] = (parents, signature)
+    redirect: dict[str, str] = {}
+    for run in fold_runs(sequence, candidates):
+        fid = f"{run[0]}*{len(run)}"
+        units[fid] = _Unit(fid, "fold", units[run[0]].chain, boxes=run)
+        redirect.update(dict.fromkeys(run, fid))
+    return redirect
+
+
+def _assemble(
+    trace: Trace,
+    view: str,
+    unit_of: Mapping[str, str],
+    redirect: Mapping[str, str],
+    units: Mapping[str, _Unit],
+) -> Plan:
+    by_unit: dict[str, list[str]] = {}  # before folding: folds need each box's members
+    members: dict[str, list[str]] = {}  # emission order: first appearance in execution
+    for op in trace.ops:
+        uid = unit_of[op.label]
+        by_unit.setdefault(uid, []).append(op.label)
+        members.setdefault(redirect.get(uid, uid), []).append(op.label)
+    clusters, innermost = clusters_for(trace, view, {uid: units[uid].chain for uid in members})
+    nodes = []
+    for uid, labels in members.items():
+        unit = units[uid]
+        if unit.kind == "fold":
+            boxes = [box_record(trace, units[b].calls, by_unit[b]) for b in unit.boxes]
+            record: Any = FoldRecord.of(
+                boxes, fold_title([b.module for b in boxes], boxes[0].module_type)
+            )
+        elif unit.kind == "box":
+            record = box_record(trace, unit.calls, labels)
+        elif unit.kind == "segment":
+            record = segment_record(trace, labels, unit.names, unit.funcs)
+        else:
+            record = unit.record
+        if unit.kind in COLLAPSED_KINDS:
+            module: str | None = record.module
+        else:
+            module = record.module if record.has_function else None
+        nodes.append(PlanNode(uid, unit.kind, record, tuple(labels), module, innermost[uid]))
+    edges: dict[tuple[str, str], None] = {}
+    for op in trace.ops:
+        target = redirect.get(unit_of[op.label], unit_of[op.label])
+        for parent in op.parents:
+            source = redirect.get(unit_of[parent], unit_of[parent])
+            # A collapsed node swallows its internal edges; a rolled layer keeps its own
+            # recurrence edge, as in the plain rolled drawing.
+            if source == target and units[target].kind in COLLAPSED_KINDS:
+                continue
+            edges[(source, target)] = None
+    return Plan(view=view, nodes=tuple(nodes), edges=tuple(edges), clusters=clusters)
