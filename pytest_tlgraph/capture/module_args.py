@@ -55,11 +55,25 @@ def _plain(value: Any) -> Any:
     return repr(value)
 
 
+def _torch_forward(module: nn.Module) -> bool:
+    """Whether the module runs a ``forward`` written in torch itself.
+
+    A subclass of a table family that overrides ``forward`` keeps its args, but its
+    output no longer follows the torch module's shape contract, so it gets no family
+    (and no arg of it is ever suppressed).
+    """
+    for klass in type(module).__mro__:
+        if "forward" in vars(klass):
+            return klass.__module__.split(".", 1)[0] == "torch"
+    return False
+
+
 def module_args(module: nn.Module) -> tuple[str | None, Mapping[str, Any] | None]:
     """``(family, args)``: the module's family in the arg-suppression table (``"linear"``,
     ``"conv"``, ``"norm"``, ``"layernorm"``, ``"embedding"``, ``"mha"``, ``"dropout"``,
     ``"torch"`` for other torch.nn modules) and the constructor args shown on its output
-    op; ``(None, None)`` for modules outside torch.nn, whose args we cannot name."""
+    op; ``(None, None)`` for modules outside torch.nn, whose args we cannot name. A
+    subclass of a table family that overrides ``forward`` gets ``(None, args)``."""
     for family, classes, names in _FAMILY_ARGS:
         if isinstance(module, classes):
             values = {}
@@ -68,7 +82,7 @@ def module_args(module: nn.Module) -> tuple[str | None, Mapping[str, Any] | None
                     values[name] = getattr(module, "bias", None) is not None
                 elif hasattr(module, name):
                     values[name] = _plain(getattr(module, name))
-            return family, MappingProxyType(values)
+            return (family if _torch_forward(module) else None), MappingProxyType(values)
     if type(module).__module__.startswith("torch.nn."):
         constants = getattr(type(module), "__constants__", ())
         values = {
