@@ -67,8 +67,9 @@ class DrawOptions:
             if isinstance(fields_, str):
                 raise TypeError("node_label_fields takes a list of tokens, not one string")
             kwargs["node_label_fields"] = tuple(fields_)
-        if kwargs.get("stack_by") is False:
-            kwargs["stack_by"] = None
+        for channel in ("color_by", "size_by", "stack_by"):
+            if kwargs.get(channel) is False:  # False means "off", exactly like None
+                kwargs[channel] = None
         return cls(**kwargs)
 
     @property

@@ -17,9 +17,9 @@ from typing import Any, Final
 from pytest_tlgraph.dot import NodeStatement
 from pytest_tlgraph.encoding.key import KEY_ID, BarLine, KeyLine, TextLine, key_label
 from pytest_tlgraph.encoding.ramps import ramp_for_page
-from pytest_tlgraph.encoding.scales import normalise, transform
-from pytest_tlgraph.encoding.sources import ValueSource, resolve_source
-from pytest_tlgraph.encoding.stack import stack
+from pytest_tlgraph.encoding.scales import check_scale, normalise, transform
+from pytest_tlgraph.encoding.sources import ValueSource, coerce, require_available, resolve_source
+from pytest_tlgraph.encoding.stack import is_auto, require_unrolled, stack
 from pytest_tlgraph.encoding.state import ChannelState, EncodingState
 from pytest_tlgraph.encoding.values import Collected, collect
 from pytest_tlgraph.errors import EncodingRefusal
@@ -49,47 +49,47 @@ class Encoding:
 
 
 class _Reader:
-    """Reads source values, calling each callable exactly once per node per draw."""
+    """Reads source values. A callable is called exactly once per node per draw, even
+    when several channels use it: its raw results are remembered by (callable, node)."""
 
     def __init__(self, trace: Trace) -> None:
         self._trace = trace
-        self._memo: dict[tuple[int, str], float | None] = {}
+        self._memo: dict[tuple[int, str], Any] = {}
 
     def source(self, spec: Any, channel: str) -> ValueSource:
         source = resolve_source(spec, channel=channel)
-        if source.field == "device_time" and self._trace.device_join != "joined":
-            reason = self._trace.device_join_reason or (
-                "the trace was captured without a profiler session"
-                if self._trace.device_join is None
-                else f"the profiler join ended {self._trace.device_join!r}"
-            )
-            raise EncodingRefusal(
-                "device_time_unavailable",
-                cause=f"{channel}='device_time' needs device kernels joined to ops, but {reason}.",
-                remedy="capture with profile=True on a machine with a GPU (the join must "
-                "reach 'joined'), or choose another source such as 'time'.",
-            )
+        require_available(source, self._trace, channel)
         return source
 
-    def collect(self, plan: Plan, source: ValueSource, channel: str) -> Collected:
+    def raw(self, source: ValueSource, record: Any, node_id: str) -> Any:
         if source.fn is None:
-            return collect(plan, source, channel=channel)
-        key = id(source.fn)
+            return source.raw(record)
+        key = (id(source.fn), node_id)
+        if key not in self._memo:
+            self._memo[key] = source.raw(record)
+        return self._memo[key]
 
+    def collect(self, plan: Plan, source: ValueSource, channel: str) -> Collected:
         def read(record: Any, node_id: str) -> float | None:
-            if (key, node_id) not in self._memo:
-                self._memo[(key, node_id)] = source.read(record, node_id)
-            return self._memo[(key, node_id)]
+            return coerce(self.raw(source, record, node_id), source=source.name, node_id=node_id)
 
         return collect(plan, source, channel=channel, read=read)
 
 
-def _domain_text(source: ValueSource, domain: tuple[float, float] | None, masked: bool):  # type: ignore[no-untyped-def]
+def _domain_text(
+    source: ValueSource, domain: tuple[float, float] | None, masked: bool
+) -> tuple[str, str] | None:
     if domain is None:
         return None
     if masked:
         return (_MASKED, _MASKED)
     return (source.format(domain[0]), source.format(domain[1]))
+
+
+def _value_text(source: ValueSource, got: Collected, masked: bool) -> Mapping[str, str]:
+    if masked:
+        return MappingProxyType({})
+    return MappingProxyType({node_id: source.format(v) for node_id, v in got.values.items()})
 
 
 def _color(
@@ -116,7 +116,7 @@ def _color(
     state = ChannelState(
         source=source.name, values=MappingProxyType(dict(got.values)), domain=domain,
         transform="linear", eligible=got.eligible, encoded=len(fills), domain_text=text,
-        fills=MappingProxyType(fills),
+        fills=MappingProxyType(fills), value_text=_value_text(source, got, masked),
     )  # fmt: skip
     return state, line
 
@@ -154,7 +154,7 @@ def _size(
     state = ChannelState(
         source=source.name, values=MappingProxyType(dict(got.values)), domain=domain,
         transform=scale, eligible=got.eligible, encoded=len(sizes), domain_text=text,
-        sizes=MappingProxyType(sizes),
+        sizes=MappingProxyType(sizes), value_text=_value_text(source, got, masked),
     )  # fmt: skip
     return state, line
 
@@ -175,7 +175,21 @@ def encode(
             cause=f"size_scale={options.size_scale!r} was given without size_by.",
             remedy="add size_by=<source>, or drop size_scale.",
         )
+    scale = options.size_scale or "sqrt"
+    check_scale(scale)
+    if options.stack_by is not None:
+        require_unrolled(plan)
     reader = _Reader(trace)
+    color_source = (
+        reader.source(options.color_by, "color_by") if options.color_by is not None else None
+    )
+    size_source = reader.source(options.size_by, "size_by") if options.size_by is not None else None
+    stacking = None
+    if options.stack_by is not None:
+        stack_source = (
+            None if is_auto(options.stack_by) else reader.source(options.stack_by, "stack_by")
+        )
+        stacking = stack(plan, trace, stack_source, raw=reader.raw)
     channels: dict[str, ChannelState] = {}
     notes: list[str] = []
     aggregation: list[str] = []
@@ -187,11 +201,6 @@ def encode(
         notes.extend(n for n in got.notes if n not in notes)
         aggregation.extend(a for a in got.aggregation if a not in aggregation)
 
-    stacking = stack(plan, trace, options.stack_by) if options.stack_by is not None else None
-    color_source = (
-        reader.source(options.color_by, "color_by") if options.color_by is not None else None
-    )
-    size_source = reader.source(options.size_by, "size_by") if options.size_by is not None else None
     if color_source is not None:
         got = reader.collect(plan, color_source, "color_by")
         merge(got)
@@ -205,7 +214,6 @@ def encode(
         got = reader.collect(plan, size_source, "size_by")
         merge(got)
         masked = mask_volatile and size_source.volatile
-        scale = options.size_scale or "sqrt"
         channels["size_by"], line = _size(specs, size_source, got, scale, masked)
         lines.append(line)
         if masked:

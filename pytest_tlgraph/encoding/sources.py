@@ -14,9 +14,16 @@ from typing import Any, Final
 
 from pytest_tlgraph.encoding.units import format_value, key_name
 from pytest_tlgraph.errors import EncodingRefusal
-from pytest_tlgraph.trace import Layer, Op
+from pytest_tlgraph.trace import Layer, Op, Trace
 
-__all__ = ["ADDITIVE_FIELDS", "BUILTIN_FIELDS", "ValueSource", "resolve_source"]
+__all__ = [
+    "ADDITIVE_FIELDS",
+    "BUILTIN_FIELDS",
+    "ValueSource",
+    "coerce",
+    "require_available",
+    "resolve_source",
+]
 
 #: Builtin tokens and the record field each reads (``dims`` is computed).
 BUILTIN_FIELDS: Final = {
@@ -48,6 +55,11 @@ class ValueSource:
     token: str  # builtin token, field name, or "callable"
     field: str | None
     fn: Callable[[Any], Any] | None
+
+    @property
+    def requested(self) -> str:
+        """The source as the user wrote it: ``'dims'``, ``'flops_total'``, ``callable f``."""
+        return self.name if self.fn is not None else repr(self.token)
 
     @property
     def additive(self) -> bool:
@@ -83,6 +95,26 @@ class ValueSource:
         """The value rules: ``None``/NaN/inf -> ``None`` (unencoded); numbers and
         one-element tensors -> float; anything else refuses ``encoding_value_invalid``."""
         return coerce(self.raw(record), source=self.name, node_id=node_id)
+
+
+def require_available(source: ValueSource, trace: Trace, channel: str) -> None:
+    """Refuse ``device_time_unavailable`` unless the trace's device join reached
+    ``joined``: a missing join must never read as zero device time."""
+    if source.field != "device_time" or trace.device_join == "joined":
+        return
+    if trace.device_join is None:
+        why = "this trace was captured without a profiler session (profile=False)"
+    else:
+        detail = (trace.device_join_reason or "").strip().rstrip(".")
+        why = f"this trace's profiler join ended {trace.device_join!r}" + (
+            f" ({detail})" if detail else ""
+        )
+    raise EncodingRefusal(
+        "device_time_unavailable",
+        cause=f"{channel}={source.requested} needs device kernels joined to ops, but {why}.",
+        remedy="capture with profile=True on a machine with a GPU (the join must reach "
+        "'joined'), or choose another source such as 'time'.",
+    )
 
 
 def _dims(shape: tuple[int, ...] | None) -> int | None:

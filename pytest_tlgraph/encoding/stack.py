@@ -7,16 +7,17 @@ decrease. An explicit annotation (field or callable) bypasses the licence.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+import math
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_tlgraph.encoding.sources import resolve_source
+from pytest_tlgraph.encoding.sources import ValueSource
 from pytest_tlgraph.errors import EncodingRefusal
 from pytest_tlgraph.plan import Plan
 from pytest_tlgraph.trace import Op, Trace
 
-__all__ = ["Stacking", "check_lockstep", "stack"]
+__all__ = ["Stacking", "check_lockstep", "is_auto", "require_unrolled", "stack"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,11 +54,37 @@ def check_lockstep(ops: Sequence[Op]) -> None:
         previous = op.pass_number
 
 
-def _hashable(value: Any, node_id: str, name: str) -> Hashable | None:
+def is_auto(stack_by: Any) -> bool:
+    """Whether ``stack_by`` asks for the derived ``pass_number`` annotation."""
+    return stack_by is True or (isinstance(stack_by, str) and stack_by == "auto")
+
+
+def require_unrolled(plan: Plan) -> None:
+    """Refuse ``stack_by_requires_unrolled`` on the rolled view."""
+    if plan.view == "rolled":
+        raise EncodingRefusal(
+            "stack_by_requires_unrolled",
+            cause="stack_by pins individual passes, and the rolled view has one node per layer.",
+            remedy="draw with view='unrolled' (the default) to stack passes.",
+        )
+
+
+def _annotation(value: Any, node_id: str, name: str) -> Hashable | None:
+    """The rank-group key of one node: ``None`` (not pinned) for missing, NaN or
+    infinite values, the item of a one-element tensor, refusal for anything unhashable."""
     if value is None:
         return None
-    if hasattr(value, "numel") and hasattr(value, "item") and value.numel() == 1:
+    if hasattr(value, "numel") and hasattr(value, "item"):  # a tensor, without importing torch
+        if value.numel() != 1:
+            raise EncodingRefusal(
+                "encoding_value_invalid",
+                cause=f"stack_by={name!r} gave a tensor with {value.numel()} elements for node "
+                f"{node_id!r}.",
+                remedy="return one annotation per node (a one-element tensor counts as its item).",
+            )
         value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None  # NaN never equals itself, so it could not share a rank anyway
     if not isinstance(value, Hashable):
         raise EncodingRefusal(
             "encoding_value_invalid",
@@ -68,21 +95,25 @@ def _hashable(value: Any, node_id: str, name: str) -> Hashable | None:
     return value
 
 
-def stack(plan: Plan, trace: Trace, stack_by: Any) -> Stacking:
-    """The rank groups for ``stack_by`` on ``plan`` (unrolled view only)."""
-    if plan.view == "rolled":
-        raise EncodingRefusal(
-            "stack_by_requires_unrolled",
-            cause="stack_by pins individual passes, and the rolled view has one node per layer.",
-            remedy="draw with view='unrolled' (the default) to stack passes.",
-        )
-    auto = stack_by is True or stack_by == "auto"
-    if auto:
+def stack(
+    plan: Plan,
+    trace: Trace,
+    source: ValueSource | None,
+    *,
+    raw: Callable[[ValueSource, Any, str], Any] | None = None,
+) -> Stacking:
+    """The rank groups on ``plan`` (unrolled view only).
+
+    ``source=None`` is the auto form (``pass_number`` of multi-pass ops, under the
+    lockstep licence); otherwise ``raw(source, record, node_id)`` reads each node's
+    annotation (default: ``source.raw``), so a callable shared with another channel is
+    still called once per node.
+    """
+    require_unrolled(plan)
+    if source is None:
         check_lockstep(trace.ops)
         name = "pass_number"
-        source = None
     else:
-        source = resolve_source(stack_by, channel="stack_by")
         name = source.name
     groups: dict[Hashable, list[str]] = {}
     values: dict[str, float] = {}
@@ -92,15 +123,17 @@ def stack(plan: Plan, trace: Trace, stack_by: Any) -> Stacking:
         if not isinstance(record, Op):
             continue
         eligible += 1
-        if auto:
-            value: Hashable | None = record.pass_number if record.num_passes > 1 else None
+        value: Hashable | None
+        if source is None:
+            value = record.pass_number if record.num_passes > 1 else None
         else:
-            assert source is not None
-            value = _hashable(source.raw(record), node.id, name)
+            read = raw(source, record, node.id) if raw is not None else source.raw(record)
+            value = _annotation(read, node.id, name)
         if value is None:
             continue
         groups.setdefault(value, []).append(node.id)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             values[node.id] = float(value)
+    # A group of one pins nothing against anything: dropping it keeps the DOT minimal.
     kept = {value: tuple(ids) for value, ids in groups.items() if len(ids) > 1}
     return Stacking(annotation=name, groups=kept, values=values, eligible=eligible)

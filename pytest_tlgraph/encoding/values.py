@@ -98,8 +98,9 @@ def collect(
                     )
                     raise EncodingRefusal(
                         "size_by_rolled_varying",
-                        cause=f"size_by={source.name!r} has no single value on rolled node "
-                        f"{node.id!r}{detail}: it varies across its {record.num_passes} passes.",
+                        cause=f"size_by={source.requested} ({source.name}) has no single value "
+                        f"on rolled node {node.id!r}{detail}: it is not certified single-valued "
+                        f"across its {record.num_passes} passes.",
                         remedy="draw view='unrolled' to size each pass, or size by an exact "
                         "cross-pass total such as 'device_time' or a callable.",
                     )
