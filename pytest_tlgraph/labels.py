@@ -1,20 +1,41 @@
 """Label rows per visible node (ENCODING.md §5): plain text, top to bottom.
 
 Rows are plain text here; ``dot.py`` escapes them and sets the bold title.
+
+Default rows, in order: the title (bold; ``(xN)`` on rolled multi-pass nodes), the
+shape summary (rolled nodes whose passes vary in shape), ``shape, bytes``, the
+saved-for-backward row (only with ``show_saved_for_backward=True``), the args row
+(redundant args suppressed unless ``show_redundant_args=True``), the params row and
+``@module``. ``node_label_fields`` replaces them with the rows of its tokens, in order
+(see :data:`LABEL_FIELDS`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Final
 
-from pytest_tlgraph.encoding.units import format_bytes
+from pytest_tlgraph.encoding.units import format_bytes, format_flops
+from pytest_tlgraph.errors import EncodingRefusal
 from pytest_tlgraph.options import DrawOptions
 from pytest_tlgraph.plan import PlanNode
-from pytest_tlgraph.trace import Layer, Op, Trace
+from pytest_tlgraph.suppression import input_shape, output_shape, redundant_args
+from pytest_tlgraph.trace import Layer, Op, Shape, Trace
 
-__all__ = ["Row", "format_shape", "node_rows"]
+__all__ = [
+    "LABEL_FIELDS",
+    "Row",
+    "args_row",
+    "check_label_fields",
+    "dtype_name",
+    "format_shape",
+    "node_rows",
+    "saved_for_backward_row",
+]
+
+Record = Op | Layer
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +53,13 @@ def format_shape(shape: tuple[int, ...] | None) -> str:
     return "x".join(str(d) for d in shape) if shape else "scalar"
 
 
+def dtype_name(dtype: Any) -> str | None:
+    """``torch.float16`` -> ``float16`` (framework namespace dropped); ``None`` stays."""
+    if dtype is None:
+        return None
+    return str(dtype).rpartition(".")[2]
+
+
 def _title(node: PlanNode) -> str:
     record = node.record
     if isinstance(record, Layer) and record.num_passes > 1:
@@ -39,7 +67,11 @@ def _title(node: PlanNode) -> str:
     return node.id
 
 
-def _shape_row(record: Op | Layer) -> str | None:
+def _rolled_multipass(record: Record) -> bool:
+    return isinstance(record, Layer) and record.num_passes > 1
+
+
+def _shape_row(record: Record) -> str | None:
     if record.shape is None:
         return None
     size = record.activation_memory
@@ -48,20 +80,102 @@ def _shape_row(record: Op | Layer) -> str | None:
     return f"{format_shape(record.shape)}, {format_bytes(size)}"
 
 
+def saved_for_backward_row(record: Record) -> str | None:
+    """``saved for backward: 2 tensors, 288 B``, only where retention measured positive.
+
+    ``None`` when nothing was saved or no backward graph was built (the measurement is
+    ``None``), so an absent row makes no claim. On a rolled multi-pass layer the values
+    are cross-pass sums and the row ends `` (total across passes)``.
+    """
+    count, size = record.num_autograd_tensors, record.autograd_memory
+    if count is None or count <= 0 or size is None:
+        return None
+    noun = "tensor" if count == 1 else "tensors"
+    text = f"saved for backward: {count} {noun}, {format_bytes(size)}"
+    return text + " (total across passes)" if _rolled_multipass(record) else text
+
+
+@dataclass(frozen=True, slots=True)
+class _Varying:
+    """An arg whose value differs between the passes of a rolled layer."""
+
+    values: tuple[Any, ...]
+
+
 def _format_arg(value: Any) -> str:
+    if isinstance(value, _Varying):
+        return "/".join(_format_arg(v) for v in value.values)
     if isinstance(value, tuple):
-        return "(" + ", ".join(_format_arg(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+        return (
+            "(" + ", ".join(_format_arg(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+        )
     return str(value)
 
 
-def args_row(args: Mapping[str, Any] | None) -> str | None:
-    """``in_features=32, out_features=10``: the module's constructor args."""
+def args_row(
+    args: Mapping[str, Any] | None,
+    *,
+    family: str | None,
+    input_shape: tuple[int, ...] | None,
+    output_shape: tuple[int, ...] | None,
+    show_redundant: bool = False,
+) -> str | None:
+    """``kernel_size=(3, 3), stride=(2, 2)``: a module's constructor args, in order.
+
+    Args that provably duplicate a captured dimension are left out (the check and its
+    closed family table live in :mod:`pytest_tlgraph.suppression`): ``family`` is the
+    module family, ``input_shape`` the shape of the module's single input (``None`` for
+    several inputs or none), ``output_shape`` its output shape (``None`` when unknown or
+    varying). A mismatch or a missing shape keeps the arg. ``show_redundant=True``
+    shows every arg. ``None`` when no arg is left to show.
+    """
     if not args:
         return None
-    return ", ".join(f"{name}={_format_arg(value)}" for name, value in args.items())
+    hidden: frozenset[str] = frozenset()
+    if not show_redundant:
+        hidden = redundant_args(
+            args, family=family, input_shape=input_shape, output_shape=output_shape
+        )
+    parts = [f"{name}={_format_arg(value)}" for name, value in args.items() if name not in hidden]
+    return ", ".join(parts) if parts else None
 
 
-def _params_row(record: Op | Layer) -> str | None:
+def _module_args(record: Record) -> Mapping[str, Any] | None:
+    """The record's args; on a rolled layer whose passes read different args, the
+    values that differ are shown per pass (``in_features=4/8``) rather than dropped."""
+    if record.module_args is not None or not isinstance(record, Layer):
+        return record.module_args
+    per_pass = [a for a in record.varying.get("module_args", ()) if a is not None]
+    if not per_pass:
+        return None
+    merged: dict[str, Any] = {}
+    for name in dict.fromkeys(name for args in per_pass for name in args):
+        values = tuple(dict.fromkeys(args[name] for args in per_pass if name in args))
+        merged[name] = values[0] if len(values) == 1 else _Varying(values)
+    return MappingProxyType(merged)
+
+
+def _record_args_row(record: Record, trace: Trace | None, show_redundant: bool) -> str | None:
+    args = _module_args(record)
+    source: Shape | None = None
+    if trace is None:
+        # A record drawn without its trace cannot be checked: show every arg.
+        show_redundant = True
+    else:
+        try:
+            source = input_shape(record, trace)
+        except KeyError:
+            show_redundant = True
+    return args_row(
+        args,
+        family=record.module_family,
+        input_shape=source,
+        output_shape=output_shape(record),
+        show_redundant=show_redundant,
+    )
+
+
+def _params_row(record: Record) -> str | None:
     if not record.params:
         return None
     prefix = f"{record.module}." if record.module else ""
@@ -72,18 +186,120 @@ def _params_row(record: Op | Layer) -> str | None:
     return "params: " + ", ".join(parts)
 
 
-def node_rows(node: PlanNode, *, trace: Trace, options: DrawOptions) -> tuple[Row, ...]:
-    """The label rows of one plan node under ``options``."""
-    record = node.record
-    rows = [Row(_title(node), bold=True)]
-    if not isinstance(record, (Op, Layer)):
-        return tuple(rows)
-    for text in (
-        _shape_row(record),
-        args_row(record.module_args),
-        _params_row(record),
-        f"@{record.module}" if node.kind in ("op", "layer") and record.module else None,
-    ):
+def _module_row(node: PlanNode, record: Record) -> str | None:
+    return f"@{record.module}" if node.kind in ("op", "layer") and record.module else None
+
+
+def _per_pass(record: Record, text: str) -> str:
+    return f"{text} per pass" if _rolled_multipass(record) else text
+
+
+def _field_row(token: str, node: PlanNode, record: Record, trace: Trace | None,
+               options: DrawOptions) -> str | None:  # fmt: skip
+    """The row of one ``node_label_fields`` token (see :data:`LABEL_FIELDS`)."""
+    function = record.has_function
+    if token == "op":
+        return record.func if function else None
+    if token == "shape":
+        return None if record.shape is None else format_shape(record.shape)
+    if token == "dtype":
+        return dtype_name(record.dtype)
+    if token == "shape_summary":
+        return record.shape_summary if isinstance(record, Layer) else None
+    if token == "bytes":
+        size = record.activation_memory
+        return None if size is None else _per_pass(record, format_bytes(size))
+    if token == "args":
+        return _record_args_row(record, trace, options.show_redundant_args)
+    if token == "params":
+        return _params_row(record)
+    if token == "module":
+        return _module_row(node, record)
+    if token == "pass":
+        if not function:
+            return None
+        if isinstance(record, Layer):
+            return f"{record.num_passes} pass" + ("" if record.num_passes == 1 else "es")
+        return f"pass {record.pass_number}/{record.num_passes}"
+    if token == "flops":
+        flops = record.flops_forward
+        return None if flops is None or not function else _per_pass(record, format_flops(flops))
+    raise AssertionError(token)  # check_label_fields admits only known tokens
+
+
+#: The ``node_label_fields`` tokens, each naming one row:
+#:
+#: ``name``  the bold title (the label, ``(xN)`` on rolled multi-pass nodes);
+#: ``op``  the function name (``linear``); ``shape``  the output shape (``2x32``);
+#: ``dtype``  the output dtype without namespace (``float16``); ``shape_summary``  the
+#: across-pass shape summary (rolled multi-pass nodes whose shapes vary); ``bytes``  the
+#: output bytes; ``args``  the constructor args, checked suppression applied;
+#: ``params``  the parameters read; ``module``  ``@address``; ``pass``  ``pass 2/3`` on
+#: an op node, ``3 passes`` on a rolled node; ``flops``  forward FLOPs (``16 FLOPs``).
+#: On rolled multi-pass nodes ``bytes`` and ``flops`` are the passes' common value and
+#: read ``... per pass``. Input and output records have no ``op``, ``pass`` or
+#: ``flops`` row. A token whose value is unset contributes no row.
+LABEL_FIELDS: Final = (
+    "name", "op", "shape", "dtype", "shape_summary", "bytes", "args", "params", "module",
+    "pass", "flops",
+)  # fmt: skip
+
+
+def check_label_fields(fields: Sequence[object]) -> tuple[str, ...]:
+    """The tokens of ``fields``; an unknown token refuses ``node_label_field_invalid``."""
+    for token in fields:
+        if not isinstance(token, str) or token not in LABEL_FIELDS:
+            raise EncodingRefusal(
+                "node_label_field_invalid",
+                cause=f"node_label_fields has the unknown token {token!r}.",
+                remedy=f"use only these tokens: {', '.join(LABEL_FIELDS)}.",
+            )
+    return tuple(str(token) for token in fields)
+
+
+def _picked_rows(node: PlanNode, record: Record, trace: Trace | None,
+                 options: DrawOptions, tokens: tuple[str, ...]) -> list[Row]:  # fmt: skip
+    rows = []
+    for token in tokens:
+        if token == "name":
+            rows.append(Row(_title(node), bold=True))
+            continue
+        text = _field_row(token, node, record, trace, options)
         if text is not None:
             rows.append(Row(text))
-    return tuple(rows)
+    # A node is never drawn blank: with no row left, it keeps its title.
+    return rows or [Row(_title(node), bold=True)]
+
+
+def _default_rows(node: PlanNode, record: Record, trace: Trace | None,
+                  options: DrawOptions) -> list[Row]:  # fmt: skip
+    texts = (
+        record.shape_summary if isinstance(record, Layer) else None,
+        _shape_row(record),
+        saved_for_backward_row(record) if options.show_saved_for_backward else None,
+        _record_args_row(record, trace, options.show_redundant_args),
+        _params_row(record),
+        _module_row(node, record),
+    )
+    return [Row(_title(node), bold=True), *(Row(t) for t in texts if t is not None)]
+
+
+def node_rows(node: PlanNode, *, trace: Trace | None, options: DrawOptions) -> tuple[Row, ...]:
+    """The label rows of one plan node under ``options``.
+
+    ``trace`` is the trace the node's record belongs to; with ``None`` (a record drawn
+    detached) no arg can be checked, so every arg is shown.
+    """
+    tokens = None
+    if options.node_label_fields is not None:
+        tokens = check_label_fields(options.node_label_fields)
+    record = node.record
+    if node.kind in ("box", "segment", "fold"):
+        from pytest_tlgraph.collapse_rows import collapsed_rows
+
+        return collapsed_rows(node, trace=trace, options=options)
+    if not isinstance(record, (Op, Layer)):
+        return (Row(_title(node), bold=True),)
+    if tokens is not None:
+        return tuple(_picked_rows(node, record, trace, options, tokens))
+    return tuple(_default_rows(node, record, trace, options))

@@ -268,7 +268,9 @@ def test_table_never_lists_a_never_candidate() -> None:
 
 _dims = st.integers(min_value=1, max_value=6)
 _shapes = st.lists(_dims, min_size=0, max_size=5).map(tuple)
-_values = st.one_of(_dims, st.booleans(), st.tuples(_dims, _dims), st.none(), st.sampled_from(["same", "zeros"]))
+_values = st.one_of(
+    _dims, st.booleans(), st.tuples(_dims, _dims), st.none(), st.sampled_from(["same", "zeros"])
+)
 _names = st.sampled_from(
     sorted({c.arg for cs in FAMILY_TABLE.values() for c in cs} | NEVER_CANDIDATES | {"bias"})
 )
