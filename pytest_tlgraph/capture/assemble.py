@@ -21,7 +21,8 @@ __all__ = ["assemble", "shape_summary"]
 
 
 def _fmt_shape(shape: Sequence[int]) -> str:
-    return "x".join(str(d) for d in shape)
+    # A 0-d pass reads "scalar" (as in the shape row), never an empty string.
+    return "x".join(str(d) for d in shape) if shape else "scalar"
 
 
 def shape_summary(shapes: Sequence[tuple[int, ...] | None]) -> str | None:
