@@ -1,0 +1,129 @@
+"""Invariants of collapsed plans over randomly nested real models (hypothesis)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from torch import nn
+
+from pytest_tlgraph import capture
+from pytest_tlgraph.collapse import ADDITIVE_FIELDS, COLLAPSED_KINDS
+from pytest_tlgraph.collapse_records import member_sums
+from pytest_tlgraph.plan import Plan, build_plan
+from pytest_tlgraph.trace import Trace
+
+
+class Node(nn.Module):
+    """Runs its items in order: submodules, or ``"op"`` for a bare ``torch.sin`` issued
+    by this module itself. ``residual`` adds the input back at the end."""
+
+    def __init__(self, items: list[Any], residual: bool) -> None:
+        super().__init__()
+        self.residual = residual
+        self.plan: list[int | None] = []
+        self.parts = nn.ModuleList()
+        for item in items:
+            if item == "op":
+                self.plan.append(None)
+            else:
+                self.plan.append(len(self.parts))
+                self.parts.append(build(item))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x
+        for index in self.plan:
+            y = torch.sin(y) if index is None else self.parts[index](y)
+        return x + y if self.residual else y
+
+
+def build(spec: Any) -> nn.Module:
+    if spec == "linear":
+        return nn.Linear(3, 3)
+    if spec == "relu":
+        return nn.ReLU()
+    kind, items = spec
+    return Node(items, residual=kind == "res")
+
+
+leaf = st.sampled_from(["linear", "relu", "op"])
+specs = st.recursive(
+    leaf,
+    lambda inner: st.tuples(
+        st.sampled_from(["seq", "res"]), st.lists(inner, min_size=1, max_size=3)
+    ),
+    max_leaves=10,
+)
+models = st.lists(specs, min_size=1, max_size=4)
+
+
+def trace_of(items: list[Any]) -> Trace:
+    torch.manual_seed(0)
+    return capture(Node(items, residual=False), torch.randn(1, 3))
+
+
+def check_plan(trace: Trace, plan: Plan) -> None:
+    ids = [n.id for n in plan.nodes]
+    assert len(ids) == len(set(ids))
+    owner = {label: n.id for n in plan.nodes for label in n.members}
+    assert sorted(owner) == sorted(op.label for op in trace.ops)
+    assert sum(len(n.members) for n in plan.nodes) == len(trace.ops)
+    kinds = {n.id: n.kind for n in plan.nodes}
+    mapped = {
+        (owner[p], owner[op.label])
+        for op in trace.ops
+        for p in op.parents
+        if owner[p] != owner[op.label] or kinds[owner[p]] not in COLLAPSED_KINDS
+    }
+    assert set(plan.edges) == mapped
+    assert len(plan.edges) == len(set(plan.edges))
+    population: dict[str, int] = {}
+    parents = {c.id: c.parent for c in plan.clusters}
+    for node in plan.nodes:
+        cid = node.cluster
+        while cid is not None:
+            population[cid] = population.get(cid, 0) + 1
+            cid = parents[cid]
+    assert all(population.get(c.id, 0) >= 2 for c in plan.clusters)
+    for node in plan.nodes:
+        if node.kind in ("box", "segment"):
+            sums = member_sums([trace.op(label) for label in node.members])
+            assert {f: getattr(node.record, f) for f in ADDITIVE_FIELDS} == sums
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(items=models)
+def test_collapsed_plans_partition_ops_and_map_edges(items: list[Any]) -> None:
+    trace = trace_of(items)
+    top = max(c.depth for c in trace.modules)
+    for view in ("unrolled", "rolled"):
+        counts = []
+        for depth in range(top + 1):
+            plan = build_plan(trace, view=view, depth=depth)
+            check_plan(trace, plan)
+            assert "fold" not in {n.kind for n in plan.nodes}
+            counts.append(len(plan.nodes))
+            if view == "unrolled":
+                boxed = [n.record.depth for n in plan.nodes if n.kind == "box"]
+                assert set(boxed) <= {depth + 1}
+        # A shallower depth only merges nodes: never more nodes than a deeper one.
+        assert counts == sorted(counts)
+        for collapse in ("max", "auto"):
+            plan = build_plan(trace, view=view, collapse=collapse)
+            check_plan(trace, plan)
+            assert plan == build_plan(trace, view=view, collapse=collapse)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(items=models)
+def test_max_leaves_no_root_op_and_no_nested_module_visible(items: list[Any]) -> None:
+    trace = trace_of(items)
+    for view in ("unrolled", "rolled"):
+        plan = build_plan(trace, view=view, collapse="max")
+        assert {n.kind for n in plan.nodes} <= {"input", "output", *COLLAPSED_KINDS}
+        assert plan.clusters == ()
+        segments = [n for n in plan.nodes if n.kind == "segment"]
+        for node in segments:
+            assert all(trace.op(label).module == "" for label in node.members)
