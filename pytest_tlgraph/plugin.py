@@ -1,3 +1,277 @@
-"""The pytest11 entry point: pytest glue only (options, ini, marker, fixture)."""
+"""The pytest11 entry point: pytest glue only (options, ini, marker, report header, fixture).
+
+Every option exists on the command line and in the ini file, with one precedence rule:
+a per-call argument (or the test's ``tlgraph`` marker) wins over the command line,
+which wins over the ini file, which wins over the default. Nothing heavy is imported
+here: torch loads only when a test calls the fixture.
+"""
 
 from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import pytest
+
+if TYPE_CHECKING:
+    from syrupy.assertion import SnapshotAssertion
+
+    from pytest_tlgraph.snapshots.fixture import Settings, TlgraphSnapshot
+
+__all__ = [
+    "pytest_addoption",
+    "pytest_configure",
+    "pytest_report_header",
+    "pytest_sessionfinish",
+    "pytest_terminal_summary",
+    "pytest_unconfigure",
+    "tlgraph_snapshot",
+]
+
+_SETTINGS: Final = pytest.StashKey["Settings"]()
+_DEFAULT_RENDERER: Final = pytest.StashKey[str]()
+_HTML: Final = pytest.StashKey["tuple[Path, int]"]()
+_DEFAULT_RESULTS: Final = "tlgraph-results"
+_FALSE: Final = frozenset({"false", "no", "off", "0"})
+_TRUE: Final = frozenset({"true", "yes", "on", "1"})
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Register the ``--tlgraph-*`` options and their ini keys."""
+    group = parser.getgroup("tlgraph", "tlgraph: snapshots of PyTorch model graphs")
+    group.addoption(
+        "--tlgraph-renderer",
+        choices=("pure", "system"),
+        default=None,
+        help="renderer that draws snapshot PNGs: pure (graphviz-pure, default) or system "
+        "(Graphviz dot). ini: tlgraph_renderer",
+    )
+    group.addoption(
+        "--tlgraph-no-png",
+        action="store_true",
+        default=False,
+        help="compare the DOT only: no PNG is rendered or compared (stored PNGs are kept). "
+        "ini: tlgraph_png = false",
+    )
+    group.addoption(
+        "--tlgraph-threshold",
+        type=float,
+        default=None,
+        metavar="F",
+        help="pixelmatch per-pixel colour threshold, 0 to 1 (default 0.1). ini: tlgraph_threshold",
+    )
+    group.addoption(
+        "--tlgraph-max-diff-pixels",
+        type=int,
+        default=None,
+        metavar="N",
+        help="mismatched pixels allowed before a PNG fails (default 0). "
+        "ini: tlgraph_max_diff_pixels",
+    )
+    group.addoption(
+        "--tlgraph-results",
+        default=None,
+        metavar="DIR",
+        help="directory for failure artifacts and report.html (default tlgraph-results, "
+        "relative to the rootdir). ini: tlgraph_results",
+    )
+    group.addoption(
+        "--tlgraph-force-render",
+        action="store_true",
+        default=False,
+        help="always render the PNG, even when the stored one provably came from the same "
+        "DOT and renderer",
+    )
+    for name, text in (
+        ("tlgraph_renderer", "renderer for snapshot PNGs: pure or system"),
+        ("tlgraph_png", "false: compare the DOT only"),
+        ("tlgraph_threshold", "pixelmatch per-pixel threshold (0.1)"),
+        ("tlgraph_max_diff_pixels", "mismatched pixels allowed (0)"),
+        ("tlgraph_results", "directory for failure artifacts and report.html"),
+    ):
+        parser.addini(name, text, default="")
+
+
+def _ini_value(config: pytest.Config, name: str, kind: type) -> Any:
+    raw = str(config.getini(name)).strip()
+    if not raw:
+        return None
+    try:
+        if kind is bool:
+            if raw.lower() not in _TRUE | _FALSE:
+                raise ValueError(raw)
+            return raw.lower() in _TRUE
+        return kind(raw)
+    except ValueError:
+        raise pytest.UsageError(
+            f"ini option {name} = {raw!r} is not a valid {kind.__name__}; fix it in the ini file"
+        ) from None
+
+
+def _settings(config: pytest.Config) -> Settings:
+    from pytest_tlgraph.snapshots.artifacts import ResultsDir
+    from pytest_tlgraph.snapshots.fixture import Settings, check_setting
+
+    cli = {
+        "renderer": config.getoption("tlgraph_renderer"),
+        "png": False if config.getoption("tlgraph_no_png") else None,
+        "threshold": config.getoption("tlgraph_threshold"),
+        "max_diff_pixels": config.getoption("tlgraph_max_diff_pixels"),
+    }
+    kinds: dict[str, type] = {"renderer": str, "png": bool, "threshold": float}
+    kinds["max_diff_pixels"] = int
+    values: dict[str, Any] = {}
+    for name, kind in kinds.items():
+        if cli[name] is not None:
+            where, value = f"--tlgraph-{name.replace('_', '-')}", cli[name]
+        else:
+            where, value = f"ini tlgraph_{name}", _ini_value(config, f"tlgraph_{name}", kind)
+        if value is not None:
+            try:
+                values[name] = check_setting(name, value, where)
+            except (TypeError, ValueError) as error:
+                raise pytest.UsageError(str(error)) from None
+    # A command-line path reads from where pytest was started, an ini path from the
+    # rootdir (as pytest's own path options do).
+    results = config.getoption("tlgraph_results")
+    base = config.invocation_params.dir
+    if results is None:
+        results = _ini_value(config, "tlgraph_results", str) or _DEFAULT_RESULTS
+        base = config.rootpath
+    return Settings(
+        rootdir=config.rootpath,
+        results=ResultsDir(base / results),
+        force_render=bool(config.getoption("tlgraph_force_render")),
+        **values,
+    )
+
+
+def _color(config: pytest.Config) -> bool:
+    """Colour the failure message only when the terminal shows colour (NO_COLOR off)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    return bool(reporter is not None and config.get_terminal_writer().hasmarkup)
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the marker, resolve the settings, clear the previous session's results."""
+    config.addinivalue_line(
+        "markers",
+        "tlgraph(**options): default draw options (and png, renderer, threshold, "
+        "max_diff_pixels) for the tlgraph_snapshot calls of a test; per-call arguments win",
+    )
+    settings = _settings(config)
+    config.stash[_SETTINGS] = settings
+    if not _is_worker(config):
+        settings.results.clear_previous()
+    from pytest_tlgraph import render
+
+    # Drawing.png() inside a test uses the run's renderer too; restored at unconfigure.
+    config.stash[_DEFAULT_RENDERER] = render.get_default_renderer()
+    render.set_default_renderer(settings.renderer)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Put back the renderer default this run replaced."""
+    previous = config.stash.get(_DEFAULT_RENDERER, None)
+    if previous is not None:
+        from pytest_tlgraph import render
+
+        render.set_default_renderer(previous)
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """``tlgraph: torch 2.13.0, renderer pure (graphviz-pure 0.2.2)``."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from pytest_tlgraph.errors import RenderError
+    from pytest_tlgraph.render import renderer_version
+
+    try:
+        torch = f"torch {version('torch')}"  # read from metadata: importing torch is slow
+    except PackageNotFoundError:
+        torch = "torch not installed"
+    settings = config.stash[_SETTINGS]
+    try:
+        drawn_by = renderer_version(settings.renderer)
+    except RenderError as error:
+        drawn_by = f"unavailable: {error}"
+    png = "" if settings.png else ", PNG comparison off"
+    return [f"tlgraph: {torch}, renderer {settings.renderer} ({drawn_by}){png}"]
+
+
+@pytest.fixture
+def tlgraph_snapshot(
+    request: pytest.FixtureRequest, snapshot: SnapshotAssertion
+) -> TlgraphSnapshot:
+    """Snapshot a model's graph drawing: the canonical DOT (byte for byte) and its PNG.
+
+    ``tlgraph_snapshot(model, inputs=None, *, name=None, kwargs=None, backward=False,
+    png=None, renderer=None, threshold=None, max_diff_pixels=None, **draw_options)``
+    captures ``model`` (in eval mode, restored after; the global RNG state restored),
+    draws it with ``draw_options``, and compares with
+    ``__snapshots__/<test module>/<test>[<name>].gv`` and ``.png``. ``inputs=None``
+    uses ``model.example_input_array``. Unnamed calls are numbered in call order.
+    Returns the ``Drawing``. A missing snapshot fails; ``--snapshot-update`` writes it.
+    """
+    from pytest_tlgraph.snapshots.fixture import TlgraphSnapshot
+
+    marker: dict[str, Any] = {}
+    # The closest marker wins: apply them from the farthest (module) to the test's own.
+    for mark in reversed(list(request.node.iter_markers("tlgraph"))):
+        if mark.args:
+            raise TypeError(
+                "@pytest.mark.tlgraph takes keyword arguments only (draw options such as "
+                f"color_by='flops', or png/renderer/threshold/max_diff_pixels); got {mark.args!r}"
+            )
+        marker.update(mark.kwargs)
+    config = request.config
+    settings = replace(
+        config.stash[_SETTINGS],
+        update=bool(config.option.update_snapshots),
+        color=_color(config),
+    )
+    module = Path(request.node.path)
+    if module.is_relative_to(config.rootpath):
+        module = module.relative_to(config.rootpath)
+    return TlgraphSnapshot(
+        snapshot=snapshot,
+        settings=settings,
+        marker=marker,
+        nodeid=request.node.nodeid,
+        module=module,
+    )
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Write report.html once, on the controller (or the only process), from the records
+    every worker left."""
+    config = session.config
+    if _is_worker(config) or _SETTINGS not in config.stash:
+        return
+    from pytest_tlgraph.snapshots.artifacts import REPORT_NAME
+    from pytest_tlgraph.snapshots.html import write_html
+
+    results = config.stash[_SETTINGS].results
+    records = results.read_records()
+    if records:
+        path = write_html(records, results.root, results.root / REPORT_NAME)
+        config.stash[_HTML] = (path, len(records))
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Point at the HTML report when snapshots failed."""
+    found = config.stash.get(_HTML, None)
+    if found is not None:
+        path, count = found
+        terminalreporter.write_sep("-", "tlgraph")
+        terminalreporter.write_line(
+            f"{count} snapshot failure{'s' if count != 1 else ''}; report: {path}"
+        )

@@ -1,0 +1,24 @@
+"""Snapshot comparison: the syrupy extensions, the pixel diff and the failure report.
+
+``compare_png`` and ``PngComparison`` are public and usable outside the fixture. They
+load on first use, so importing this package (as the pytest plugin does) costs no
+numpy or Pillow import.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_tlgraph.snapshots.pixeldiff import PngComparison, compare_png
+
+__all__ = ["PngComparison", "compare_png"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module 'pytest_tlgraph.snapshots' has no attribute {name!r}")
+    value = getattr(importlib.import_module("pytest_tlgraph.snapshots.pixeldiff"), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,294 @@
+"""The syrupy extensions: the canonical DOT as text, the rendered PNG as pixels.
+
+Storage, update and unused-snapshot logic are syrupy's own (``SingleFileSnapshotExtension``):
+these classes only say which files are theirs, how to read them without crashing on a
+damaged file, and how two PNGs match. Each claims only files it provably wrote (DOT
+text that starts with ``digraph tlgraph``, PNGs carrying our ``tEXt`` provenance), so
+``--snapshot-update`` never deletes a foreign file that happens to share a suffix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+
+from pytest_tlgraph.snapshots.pngmeta import PNG_SIGNATURE, add_text_chunks, read_text_chunks
+
+if TYPE_CHECKING:
+    from syrupy.assertion import AssertionResult, SnapshotAssertion
+    from syrupy.types import SerializableData, SerializedData, SnapshotIndex
+
+    from pytest_tlgraph.snapshots.pixeldiff import PngComparison
+
+__all__ = [
+    "DOT_HEADER",
+    "DPI",
+    "RENDERER_KEY",
+    "SHA_KEY",
+    "PngMatch",
+    "Provenance",
+    "SnapshotCall",
+    "TlgraphDotExtension",
+    "TlgraphPngExtension",
+    "dot_sha256",
+    "render_snapshot_png",
+    "renderer_mismatch",
+    "reusable",
+]
+
+#: Every canonical drawing starts so (``dot.emit``).
+DOT_HEADER: Final = "digraph tlgraph {"
+#: ``tEXt`` keys recorded in every stored PNG.
+RENDERER_KEY: Final = "tlgraph-renderer"
+SHA_KEY: Final = "tlgraph-dot-sha256"
+#: Snapshots are always rendered at this explicit dpi (graphviz-pure's implicit default
+#: anti-aliases differently).
+DPI: Final = 96
+
+
+def dot_sha256(dot: str) -> str:
+    """The content hash a PNG records of the DOT it was drawn from."""
+    return hashlib.sha256(dot.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where a stored PNG came from: renderer with version, and the DOT's hash."""
+
+    renderer: str | None
+    dot_sha256: str | None
+
+    @classmethod
+    def of(cls, png: bytes) -> Provenance:
+        """Read it from the PNG's ``tEXt`` chunks (``None`` fields when absent)."""
+        chunks = read_text_chunks(png)
+        return cls(chunks.get(RENDERER_KEY), chunks.get(SHA_KEY))
+
+    @property
+    def family(self) -> str | None:
+        """The renderer without its version: ``graphviz-pure`` or ``dot``."""
+        return self.renderer.rsplit(" ", 1)[0] if self.renderer else None
+
+
+def render_snapshot_png(dot: str, renderer: str) -> bytes:
+    """Render ``dot`` at the fixed snapshot dpi and record its provenance in the PNG."""
+    from pytest_tlgraph.render import render_png, renderer_version
+
+    png = render_png(dot, renderer=renderer, dpi=DPI)
+    return add_text_chunks(
+        png, {RENDERER_KEY: renderer_version(renderer), SHA_KEY: dot_sha256(dot)}
+    )
+
+
+def reusable(stored: bytes, dot: str, renderer: str) -> bool:
+    """True when ``stored`` provably came from ``dot`` and this renderer and version, and
+    is intact: rendering again would give the same bytes (the skip-render shortcut)."""
+    from pytest_tlgraph.render import renderer_version
+
+    if Provenance.of(stored) != Provenance(renderer_version(renderer), dot_sha256(dot)):
+        return False
+    try:
+        add_text_chunks(stored, {})  # walks and CRC-checks every chunk up to IEND
+    except ValueError:
+        return False
+    return True
+
+
+def renderer_mismatch(expected: Provenance, actual: Provenance) -> str | None:
+    """The one line that explains a baseline drawn by another renderer, or ``None``.
+
+    Only a different renderer counts: another version of the same renderer is still
+    compared pixel by pixel (the verdict mentions the versions).
+    """
+    if expected.family is None or expected.family == actual.family:
+        return None
+    hint = "--tlgraph-renderer=system" if expected.family == "dot" else "--tlgraph-renderer=pure"
+    return (
+        f"renderer mismatch: the baseline PNG was drawn by {expected.renderer}, this run "
+        f"draws with {actual.renderer}; pixels are not compared across renderers. "
+        f"Run with {hint} to compare, or --snapshot-update to redraw the baseline."
+    )
+
+
+class TlgraphDotExtension(SingleFileSnapshotExtension):
+    """The canonical DOT, stored as ``<test>[<name>].gv`` and compared byte for byte."""
+
+    file_extension = "gv"
+    _write_mode = WriteMode.TEXT
+
+    def is_snapshot_location(self, *, location: str) -> bool:
+        """Claim only ``.gv`` files that are tlgraph drawings."""
+        if not location.endswith(".gv"):
+            return False
+        try:
+            with open(location, "rb") as f:
+                return f.read(len(DOT_HEADER)) == DOT_HEADER.encode()
+        except OSError:
+            return False
+
+    def read_snapshot_data_from_location(
+        self, *, snapshot_location: str, snapshot_name: str, session_id: str
+    ) -> SerializableData | None:
+        """The stored text; undecodable bytes are replaced, so a damaged file fails
+        the comparison (and can be rewritten) instead of crashing the read."""
+        try:
+            with open(snapshot_location, "rb") as f:
+                raw = f.read()
+        except FileNotFoundError:
+            return None
+        # A checkout with CRLF line ends is still the same drawing.
+        return raw.decode("utf-8", errors="replace").replace("\r\n", "\n")
+
+    def diff_lines(
+        self, serialized_data: SerializedData, snapshot_data: SerializedData
+    ) -> Iterator[str]:
+        """A unified diff, ``- snapshot`` / ``+ received``."""
+        from pytest_tlgraph.snapshots.report import unified_dot_diff
+
+        yield from unified_dot_diff(str(snapshot_data), str(serialized_data))
+
+
+@dataclass(frozen=True, slots=True)
+class PngMatch:
+    """The outcome of one PNG comparison, kept for the failure report."""
+
+    comparison: PngComparison | None
+    mismatch_line: str | None
+    error: str | None
+    stale_provenance: bool = False
+
+
+class TlgraphPngExtension(SingleFileSnapshotExtension):
+    """The rendered PNG, stored as ``<test>[<name>].png`` and compared by pixels.
+
+    ``threshold``, ``max_diff_pixels`` and ``update`` are set on the instance by the
+    fixture before each comparison; ``last`` holds the outcome of the latest one.
+    """
+
+    file_extension = "png"
+    threshold: float = 0.1
+    max_diff_pixels: int = 0
+    update: bool = False
+    last: PngMatch | None = None
+
+    def is_snapshot_location(self, *, location: str) -> bool:
+        """Claim only ``.png`` files that carry our provenance metadata."""
+        if not location.endswith(".png"):
+            return False
+        try:
+            with open(location, "rb") as f:
+                data = f.read()
+        except OSError:
+            return False
+        return data.startswith(PNG_SIGNATURE) and Provenance.of(data).renderer is not None
+
+    def matches(self, *, serialized_data: Any, snapshot_data: Any) -> bool:
+        """Pixels within budget and the same renderer. Under ``--snapshot-update`` a
+        baseline whose recorded DOT hash or renderer is stale counts as changed too, so
+        it is rewritten and the skip-render shortcut keeps working."""
+        from pytest_tlgraph.snapshots.pixeldiff import compare_png
+
+        expected, actual = bytes(snapshot_data), bytes(serialized_data)
+        if expected == actual:
+            self.last = PngMatch(None, None, None)
+            return True
+        old, new = Provenance.of(expected), Provenance.of(actual)
+        line = renderer_mismatch(old, new)
+        if line is not None:
+            self.last = PngMatch(None, line, None)
+            return False
+        try:
+            comparison = compare_png(
+                expected, actual, threshold=self.threshold, max_diff_pixels=self.max_diff_pixels
+            )
+        except ValueError as error:
+            self.last = PngMatch(None, None, str(error))
+            return False
+        stale = old != new
+        self.last = PngMatch(comparison, None, None, stale_provenance=stale)
+        return comparison.passed and not (self.update and stale)
+
+    def diff_lines(
+        self, serialized_data: SerializedData, snapshot_data: SerializedData
+    ) -> Iterator[str]:
+        """One verdict line instead of a byte dump."""
+        if self.last is None or self.last.comparison is None:
+            yield (self.last and (self.last.mismatch_line or self.last.error)) or "PNG differs"
+            return
+        found = self.last.comparison
+        yield f"PNG: {found.mismatched} mismatched pixels (budget {found.max_diff_pixels})"
+
+
+class SnapshotCall:
+    """The syrupy assertions of one fixture call: the DOT and, when compared, the PNG.
+
+    Both are made from the test's ``snapshot`` fixture, so syrupy does the storage,
+    ``--snapshot-update`` writes and unused-snapshot accounting (xdist included).
+    """
+
+    def __init__(
+        self,
+        snapshot: SnapshotAssertion,
+        index: SnapshotIndex,
+        *,
+        threshold: float,
+        max_diff_pixels: int,
+    ) -> None:
+        self.index = index
+        self.update = bool(snapshot.update_snapshots)
+        self.dot = snapshot.use_extension(TlgraphDotExtension)
+        self.png = snapshot.use_extension(TlgraphPngExtension)
+        extension = self.png.extension
+        assert isinstance(extension, TlgraphPngExtension)
+        extension.threshold = threshold
+        extension.max_diff_pixels = max_diff_pixels
+        extension.update = self.update
+        self.png_extension = extension
+
+    @property
+    def name(self) -> str:
+        """The snapshot's name: ``test_x``, ``test_x.1`` or ``test_x[name]``."""
+        location = self.dot.test_location
+        return TlgraphDotExtension.get_snapshot_name(test_location=location, index=self.index)
+
+    def location(self, assertion: SnapshotAssertion) -> str:
+        """Where ``assertion`` stores this call's snapshot."""
+        return assertion.extension.get_location(
+            test_location=assertion.test_location, index=self.index
+        )
+
+    def stored(self, assertion: SnapshotAssertion) -> Any:
+        """The stored snapshot, or ``None`` when missing or unreadable."""
+        try:
+            return assertion.extension.read_snapshot_data_from_location(
+                snapshot_location=self.location(assertion), snapshot_name=self.name, session_id=""
+            )
+        except OSError:
+            return None
+
+    def check(self, assertion: SnapshotAssertion, data: Any) -> AssertionResult:
+        """Run the assertion (syrupy records it, and writes under --snapshot-update)."""
+        # syrupy numbers an unnamed assertion by its own executions: a fresh assertion
+        # per call gives 0, and a truthy index is passed as the name.
+        bound = assertion(name=self.index) if self.index else assertion
+        _ = bound == data
+        return bound.executions[bound.num_executions - 1]
+
+    def received_png(self, dot: str, renderer: str, *, force: bool) -> bytes:
+        """The PNG to compare: the stored one when :func:`reusable` (unless ``force``),
+        else a fresh render."""
+        if not force:
+            stored = self.stored(self.png)
+            if isinstance(stored, bytes) and reusable(stored, dot, renderer):
+                return stored
+        return render_snapshot_png(dot, renderer)
+
+    def keep(self, assertion: SnapshotAssertion) -> None:
+        """Count an existing snapshot as used, unchanged (it is compared with itself)."""
+        stored = self.stored(assertion)
+        if stored is not None:
+            self.check(assertion, stored)

@@ -1,0 +1,340 @@
+"""The logic behind the ``tlgraph_snapshot`` fixture: capture, draw, render, compare, report.
+
+Torch and the capture machinery are imported inside the call, so a test session that
+never uses the fixture never imports torch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from pytest_tlgraph.snapshots.artifacts import ResultsDir
+from pytest_tlgraph.snapshots.extensions import (
+    SnapshotCall,
+    TlgraphDotExtension,
+    render_snapshot_png,
+)
+from pytest_tlgraph.snapshots.report import DotOutcome, PngOutcome, build_report, unified_dot_diff
+from pytest_tlgraph.snapshots.structure import graph_from_drawing
+
+if TYPE_CHECKING:
+    from syrupy.assertion import SnapshotAssertion
+    from torch import nn
+
+    from pytest_tlgraph.drawing import Drawing
+    from pytest_tlgraph.trace import Trace
+
+__all__ = ["SETTING_NAMES", "Settings", "TlgraphSnapshot", "check_setting"]
+
+#: Per-call (and marker) arguments that override the command line and the ini file.
+SETTING_NAMES: Final = ("png", "renderer", "threshold", "max_diff_pixels")
+_VOLATILE: Final = frozenset({"time", "device_time"})
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """The resolved comparison settings of one run (command line over ini over default)."""
+
+    rootdir: Path
+    results: ResultsDir
+    renderer: str = "pure"
+    png: bool = True
+    threshold: float = 0.1
+    max_diff_pixels: int = 0
+    force_render: bool = False
+    update: bool = False
+    color: bool = False
+
+
+def check_setting(name: str, value: Any, where: str) -> Any:
+    """Validate one comparison setting, naming ``where`` it came from and the remedy."""
+    if name == "png":
+        if not isinstance(value, bool):
+            raise TypeError(f"{where}: png must be True or False, got {value!r}")
+    elif name == "renderer":
+        if value not in ("pure", "system"):
+            raise ValueError(f"{where}: renderer must be 'pure' or 'system', got {value!r}")
+    elif name == "threshold":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            raise ValueError(f"{where}: threshold must be a number from 0 to 1, got {value!r}")
+        value = float(value)
+    elif name == "max_diff_pixels" and (
+        isinstance(value, bool) or not isinstance(value, int) or value < 0
+    ):
+        raise ValueError(f"{where}: max_diff_pixels must be an int >= 0, got {value!r}")
+    return value
+
+
+class TlgraphSnapshot:
+    """The callable returned by the ``tlgraph_snapshot`` fixture (one per test)."""
+
+    def __init__(
+        self,
+        *,
+        snapshot: SnapshotAssertion,
+        settings: Settings,
+        marker: Mapping[str, Any],
+        nodeid: str,
+        module: Path,
+    ) -> None:
+        self._snapshot = snapshot
+        self._nodeid = nodeid
+        self._module = module
+        self._settings = settings
+        self._marker = dict(marker)
+        self._calls = 0
+        self._names: set[int | str] = set()
+        for key in SETTING_NAMES:
+            if key in self._marker:
+                check_setting(key, self._marker[key], "@pytest.mark.tlgraph")
+        _check_draw_names(
+            {k: v for k, v in self._marker.items() if k not in SETTING_NAMES},
+            "@pytest.mark.tlgraph",
+        )
+
+    def __call__(
+        self,
+        model: nn.Module,
+        inputs: Any = None,
+        *,
+        name: str | None = None,
+        kwargs: Mapping[str, Any] | None = None,
+        backward: bool = False,
+        png: bool | None = None,
+        renderer: str | None = None,
+        threshold: float | None = None,
+        max_diff_pixels: int | None = None,
+        **draw_options: Any,
+    ) -> Drawing:
+        """Snapshot ``model``'s drawing: see ``pytest_tlgraph.plugin.tlgraph_snapshot``."""
+        __tracebackhide__ = True
+        index = self._claim_index(name)
+        per_call = {"png": png, "renderer": renderer, "threshold": threshold}
+        per_call["max_diff_pixels"] = max_diff_pixels
+        settings = self._resolve(per_call)
+        _check_draw_names(draw_options, "tlgraph_snapshot()")
+        options = {
+            **{k: v for k, v in self._marker.items() if k not in SETTING_NAMES},
+            **draw_options,
+        }
+        call = SnapshotCall(
+            self._snapshot,
+            index,
+            threshold=settings.threshold,
+            max_diff_pixels=settings.max_diff_pixels,
+        )
+        try:
+            args, call_kwargs = _resolve_inputs(model, inputs, kwargs)
+            trace = _capture(model, args, call_kwargs, backward)
+            from pytest_tlgraph.drawing import draw
+
+            drawing = draw(trace, mask_volatile=True, **options)
+            received_png = (
+                call.received_png(drawing.dot, settings.renderer, force=settings.force_render)
+                if settings.png
+                else None
+            )
+        except BaseException:
+            # A draw that failed writes nothing; its stored snapshots count as used, so
+            # --snapshot-update does not delete them as obsolete either.
+            call.keep(call.dot)
+            call.keep(call.png)
+            self._keep_rest()
+            raise
+        stem = settings.results.stem(self._module, call.name)
+        if settings.png and _VOLATILE.intersection(
+            str(options.get(k)) for k in ("color_by", "size_by")
+        ):
+            _write_measured(trace, options, stem, settings)
+        message = _check(call, drawing, received_png, settings, stem, self._nodeid)
+        if not settings.png and not self._settings.png:
+            # The run compares no PNG (--tlgraph-no-png): its baseline stays, unchanged.
+            call.keep(call.png)
+        if message is not None:
+            self._keep_rest()
+            raise AssertionError(message)
+        return drawing
+
+    def _keep_rest(self) -> None:
+        """The calls after a failing one do not run: their stored snapshots are not
+        obsolete, so they count as used (syrupy would report them unused, and
+        --snapshot-update would delete them)."""
+        location = self._snapshot.test_location
+        base = TlgraphDotExtension.get_snapshot_name(test_location=location, index=0)
+        folder = Path(TlgraphDotExtension.dirname(test_location=location))
+        stems = {p.stem for p in folder.glob("*.gv")} | {p.stem for p in folder.glob("*.png")}
+        for stem in sorted(stems):
+            index: int | str | None = None
+            if stem == base:
+                index = 0
+            elif stem.startswith(base + ".") and stem[len(base) + 1 :].isdigit():
+                index = int(stem[len(base) + 1 :])
+            elif stem.startswith(base + "[") and stem.endswith("]"):
+                index = stem[len(base) + 1 : -1]
+            if index is not None and index not in self._names:
+                self._names.add(index)
+                call = SnapshotCall(self._snapshot, index, threshold=0.1, max_diff_pixels=0)
+                call.keep(call.dot)
+                call.keep(call.png)
+
+    def _claim_index(self, name: str | None) -> int | str:
+        """syrupy's numbering: a name, else the number of earlier calls in the test."""
+        if name is not None and (not isinstance(name, str) or not name):
+            raise ValueError(f"tlgraph_snapshot(name=...) must be a non-empty str, got {name!r}")
+        index: int | str = name if name is not None else self._calls
+        self._calls += 1
+        if index in self._names:
+            raise ValueError(
+                f"tlgraph_snapshot: the snapshot name {index!r} is used twice in this test; "
+                "give each call its own name=..."
+            )
+        self._names.add(index)
+        return index
+
+    def _resolve(self, per_call: Mapping[str, Any]) -> Settings:
+        changes = {}
+        for key in SETTING_NAMES:
+            if per_call.get(key) is not None:
+                changes[key] = check_setting(key, per_call[key], "tlgraph_snapshot()")
+            elif key in self._marker:
+                changes[key] = self._marker[key]
+        return dataclasses.replace(self._settings, **changes)
+
+
+def _check_draw_names(options: Mapping[str, Any], where: str) -> None:
+    from pytest_tlgraph.options import DrawOptions
+
+    known = {f.name for f in dataclasses.fields(DrawOptions)}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise TypeError(
+            f"{where} got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
+            f"draw options are: {', '.join(sorted(known))}; snapshot settings are: "
+            f"{', '.join(SETTING_NAMES)}"
+        )
+
+
+def _resolve_inputs(
+    model: Any, inputs: Any, kwargs: Mapping[str, Any] | None
+) -> tuple[Any, dict[str, Any]]:
+    """The call's inputs, or ``model.example_input_array`` as PyTorch Lightning reads it
+    (a tuple or list is positional arguments, a dict is keyword arguments)."""
+    if inputs is not None:
+        return inputs, dict(kwargs or {})
+    example = getattr(model, "example_input_array", None)
+    if example is None:
+        raise TypeError(
+            f"tlgraph_snapshot({type(model).__name__}) got no inputs and the model has no "
+            "example_input_array. Pass them as the second argument, e.g. "
+            "tlgraph_snapshot(model, torch.randn(1, 3, 32, 32)), or set "
+            "model.example_input_array to a tensor, a tuple of arguments or a dict of "
+            "keyword arguments."
+        )
+    if isinstance(example, Mapping):
+        return (), {**example, **(kwargs or {})}
+    return example, dict(kwargs or {})
+
+
+def _capture(model: Any, args: Any, kwargs: dict[str, Any], backward: bool) -> Trace:
+    """Capture in eval mode, then restore every submodule's mode and the global RNG."""
+    import torch
+
+    from pytest_tlgraph.capture import capture
+
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(
+            f"tlgraph_snapshot() takes a torch.nn.Module, got {type(model).__name__}; "
+            "wrap a plain function in an nn.Module whose forward calls it"
+        )
+    modes = [(module, module.training) for module in model.modules()]
+    cpu_rng = torch.get_rng_state()
+    cuda_rng = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None
+    try:
+        model.eval()
+        return capture(model, args, kwargs=kwargs, backward=backward)
+    finally:
+        for module, training in modes:
+            module.training = training
+        torch.set_rng_state(cpu_rng)
+        if cuda_rng is not None:
+            torch.cuda.set_rng_state_all(cuda_rng)
+
+
+def _write_measured(
+    trace: Trace, options: Mapping[str, Any], stem: Path, settings: Settings
+) -> None:
+    """Time channels are snapshotted masked; the measured picture goes to the results."""
+    from pytest_tlgraph.drawing import draw
+
+    measured = draw(trace, **options)
+    settings.results.write_measured(stem, render_snapshot_png(measured.dot, settings.renderer))
+
+
+def _check(
+    call: SnapshotCall,
+    drawing: Drawing,
+    received_png: bytes | None,
+    settings: Settings,
+    stem: Path,
+    nodeid: str,
+) -> str | None:
+    """Compare the DOT and the PNG (both, always); on failure write the artifacts and the
+    record for the HTML report, and return the message."""
+    dot_result = call.check(call.dot, drawing.dot)
+    png_result = call.check(call.png, received_png) if received_png is not None else None
+    if dot_result.success and (png_result is None or png_result.success):
+        return None
+    root = settings.rootdir
+    stored = dot_result.recalled_data
+    dot = DotOutcome(
+        path=display_path(dot_result.snapshot_location, root),
+        expected=None if stored is None else str(stored),
+        received=drawing.dot,
+        passed=dot_result.success,
+        error=None if dot_result.exception is None else repr(dot_result.exception),
+    )
+    diff = [] if dot.expected is None else list(unified_dot_diff(dot.expected, drawing.dot))
+    match = call.png_extension.last if png_result is not None else None
+    expected_png = png_result.recalled_data if png_result is not None else None
+    written = settings.results.write_failure(
+        stem,
+        actual=received_png,
+        expected=expected_png if isinstance(expected_png, bytes) else None,
+        diff=match.comparison.diff_png if match and match.comparison else None,
+        dot_diff="\n".join(diff) + "\n" if diff and not dot.passed else None,
+    )
+    png = None
+    if png_result is not None:
+        png = PngOutcome(
+            path=display_path(png_result.snapshot_location, root),
+            exists=png_result.recalled_data is not None,
+            passed=png_result.success,
+            match=match,
+            images={k: display_path(p, root) for k, p in written.images().items()},
+        )
+    report = build_report(
+        name=call.name,
+        nodeid=nodeid,
+        dot=dot,
+        png=png,
+        received=graph_from_drawing(drawing),
+        diff=diff,
+        full_diff_path=None if written.dot_diff is None else display_path(written.dot_diff, root),
+        state_text=drawing.state.describe() if drawing.state is not None else None,
+    )
+    settings.results.write_record(stem, nodeid=nodeid, report=report, artifacts=written)
+    hint = "\nto accept the received drawing: pytest --snapshot-update"
+    return report.text(color=settings.color) + hint
+
+
+def display_path(path: str | os.PathLike[str], rootdir: Path) -> str:
+    """``path`` relative to the rootdir when it is inside it (shorter in CI logs)."""
+    try:
+        return Path(path).resolve().relative_to(rootdir.resolve()).as_posix()
+    except ValueError:
+        return str(path)
