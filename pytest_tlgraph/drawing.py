@@ -86,7 +86,8 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
     captions = [caption(trace)]
     state = None
     encoded = None
-    if opts.channels:
+    # size_scale alone activates no channel, but encode() must still refuse it.
+    if opts.channels or opts.size_scale is not None:
         from pytest_tlgraph.encoding.channels import encode
 
         encoded = encode(plan, specs, trace=trace, options=opts, mask_volatile=mask_volatile)

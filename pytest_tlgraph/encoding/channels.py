@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
 
-from pytest_tlgraph.dot import NodeStatement
+from pytest_tlgraph.dot import NodeStatement, html_escape
 from pytest_tlgraph.encoding.key import KEY_ID, BarLine, KeyLine, TextLine, key_label
 from pytest_tlgraph.encoding.ramps import ramp_for_page
 from pytest_tlgraph.encoding.scales import check_scale, normalise, transform
@@ -34,6 +34,10 @@ __all__ = ["Encoding", "encode"]
 #: Masked volatile channels draw every encoded node at this placeholder fraction.
 _MASK_F: Final = 0.5
 _MASKED: Final = "masked"
+# Graphviz's default node width and height (inches): a label smaller than this still
+# draws a node this big, and an emitted width/height would replace the floor.
+_MIN_WIDTH: Final = 0.75
+_MIN_HEIGHT: Final = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,18 +125,23 @@ def _color(
     return state, line
 
 
+def _node_box(spec: Mapping[str, Any]) -> tuple[float, float]:
+    """The box a node gets in a plain drawing: its label box, but at least Graphviz's
+    default node size, so the smallest-value node looks like an unencoded one."""
+    rows = [html_escape(row) for row in spec["rows"]]
+    width, height = estimate_label_box(
+        rows, fontsize=FONTSIZE, bold_first=0 in spec.get("bold_rows", ())
+    )
+    return (max(width, _MIN_WIDTH), max(height, _MIN_HEIGHT))
+
+
 def _size(
     specs: dict[str, dict[str, Any]], source: ValueSource, got: Collected, scale: str, masked: bool
 ) -> tuple[ChannelState, KeyLine]:
     scaled = transform(got.values, scale, source=source.name)
     _, fractions = normalise(scaled)
     domain = (min(got.values.values()), max(got.values.values())) if got.values else None
-    boxes = {
-        node_id: estimate_label_box(
-            specs[node_id]["rows"], fontsize=FONTSIZE, bold_first=0 in specs[node_id]["bold_rows"]
-        )
-        for node_id in fractions
-    }
+    boxes = {node_id: _node_box(specs[node_id]) for node_id in fractions}
     sizes: dict[str, tuple[float, float]] = {}
     if boxes:
         base_w = statistics.median(w for w, _ in boxes.values())
