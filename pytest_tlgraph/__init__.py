@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_tlgraph.errors import EncodingRefusal, RenderError, TlgraphError, TraceError
 
 if TYPE_CHECKING:
-    from pytest_tlgraph import node_styles
+    import pytest_tlgraph.node_styles as node_styles
     from pytest_tlgraph.capture import capture
     from pytest_tlgraph.drawing import Drawing, Node
     from pytest_tlgraph.encoding.state import EncodingState
