@@ -120,20 +120,46 @@ def auto_plan(
             if (len(trace.layers) if view == "rolled" else len(trace.ops)) <= budget:
                 return build_plan(trace, view=view), depth
             continue
-        plan = _collapsed(trace, view, depth=depth, segments=False, folds=True)
-        if len(plan.nodes) <= budget:
-            return plan, depth
+        # Count before assembling: only the chosen depth pays for records and clusters.
+        grouping = _group(trace, view, depth=depth, segments=False, folds=True)
+        if grouping is None or grouping.node_count <= budget:
+            return _plan(trace, view, grouping), depth
     return _collapsed(trace, view, depth=0, segments=True, folds=True), None
 
 
-def _collapsed(trace: Trace, view: str, *, depth: int, segments: bool, folds: bool) -> Plan:
+@dataclass
+class _Grouping:
+    """Every op's unit, the fold each folded box went into, and the units by id."""
+
+    unit_of: dict[str, str]
+    redirect: dict[str, str]
+    units: dict[str, _Unit]
+
+    @property
+    def node_count(self) -> int:
+        """How many nodes the plan will have."""
+        return len({self.redirect.get(uid, uid) for uid in self.unit_of.values()})
+
+
+def _group(trace: Trace, view: str, *, depth: int, segments: bool, folds: bool) -> _Grouping | None:
+    """The grouping of ops into units, or ``None`` when nothing collapses."""
     calls = {call.key: call for call in trace.modules}
     units: dict[str, _Unit] = {}
     unit_of = _assign(trace, view, depth, segments, calls, units)
     if not any(unit.kind in COLLAPSED_KINDS for unit in units.values()):
-        return build_plan(trace, view=view)
+        return None
     redirect = _fold(trace, view, unit_of, units, calls) if folds else {}
-    return _assemble(trace, view, unit_of, redirect, units)
+    return _Grouping(unit_of, redirect, units)
+
+
+def _plan(trace: Trace, view: str, grouping: _Grouping | None) -> Plan:
+    if grouping is None:
+        return build_plan(trace, view=view)
+    return _assemble(trace, view, grouping.unit_of, grouping.redirect, grouping.units)
+
+
+def _collapsed(trace: Trace, view: str, *, depth: int, segments: bool, folds: bool) -> Plan:
+    return _plan(trace, view, _group(trace, view, depth=depth, segments=segments, folds=folds))
 
 
 def _assign(

@@ -58,10 +58,9 @@ def _kind(record: Op | Layer, view: str) -> str:
 
 
 def _cluster_chain(
-    trace: Trace, view: str, chain: Sequence[tuple[str, int]]
+    types: Mapping[tuple[str, int], str], view: str, chain: Sequence[tuple[str, int]]
 ) -> tuple[tuple[str, str, str], ...]:
     """(cluster id, address, type) for each non-root module in ``chain``."""
-    types = {call.key: call.type_name for call in trace.modules}
     out = []
     for address, number in chain:
         if address == "":
@@ -85,7 +84,9 @@ def clusters_for(
     """The drawn clusters for visible nodes given as node id -> module-call chain (root
     first): a call is a cluster when it holds at least two visible nodes. Also returns
     each node's innermost drawn cluster (``None`` at the top level)."""
-    drawn = {node_id: _cluster_chain(trace, view, chain) for node_id, chain in chains.items()}
+    # Built once: a lookup per chain would make large drawings quadratic.
+    types = {call.key: call.type_name for call in trace.modules}
+    drawn = {node_id: _cluster_chain(types, view, chain) for node_id, chain in chains.items()}
     population: dict[str, int] = {}
     for chain in drawn.values():
         for cid, _, _ in chain:
