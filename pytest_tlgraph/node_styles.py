@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from pytest_tlgraph import style
+
+if TYPE_CHECKING:
+    from pytest_tlgraph.drawing import Node
 
 __all__ = ["ATTENTION_FUNCS", "SCORE_FUNCS", "attention_node_mode", "is_attention_module"]
 
@@ -87,7 +90,7 @@ def _trimmed(rows: list[str], bold: list[int]) -> tuple[list[str], list[int]]:
     return (kept, kept_bold) if kept else (rows, bold)
 
 
-def attention_node_mode(node: Any, spec: dict[str, Any]) -> dict[str, Any] | None:
+def attention_node_mode(node: Node, spec: dict[str, Any]) -> dict[str, Any] | None:
     """Make attention computations stand out; leave every other node unchanged.
 
     Attention nodes are ``scaled_dot_product_attention`` and
