@@ -7,7 +7,6 @@ import torch
 from torch import nn
 
 from pytest_tlgraph import EncodingRefusal, capture
-from pytest_tlgraph.encoding.units import format_bytes
 from pytest_tlgraph.labels import LABEL_FIELDS, dtype_name, node_rows
 from pytest_tlgraph.options import DrawOptions
 from pytest_tlgraph.plan import build_plan
@@ -56,11 +55,11 @@ class _Sum(nn.Module):
 def test_default_rows_in_spec_order() -> None:
     trace = _trace_mlp(grad=True)
     rows = trace.draw(show_saved_for_backward=True).nodes["linear_2"].rows
-    saved = trace.op("linear_2")
+    # linear saves its input (the 2x8 relu output, 64 B) and its 3x8 weight (96 B).
     assert rows == (
         "linear_2",
         "2x3, 24 B",
-        f"saved for backward: 2 tensors, {format_bytes(saved.autograd_memory)}",
+        "saved for backward: 2 tensors, 160 B",
         "bias=True",
         "params: weight 3x8, bias 3",
         "@2",
