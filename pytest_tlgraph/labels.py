@@ -60,24 +60,20 @@ def dtype_name(dtype: Any) -> str | None:
     return str(dtype).rpartition(".")[2]
 
 
+def _rolled_multipass(record: object) -> bool:
+    return isinstance(record, Layer) and record.num_passes > 1
+
+
 def _title(node: PlanNode) -> str:
     record = node.record
-    if isinstance(record, Layer) and record.num_passes > 1:
-        return f"{record.label} (x{record.num_passes})"
-    return node.id
-
-
-def _rolled_multipass(record: Record) -> bool:
-    return isinstance(record, Layer) and record.num_passes > 1
+    return f"{record.label} (x{record.num_passes})" if _rolled_multipass(record) else node.id
 
 
 def _shape_row(record: Record) -> str | None:
     if record.shape is None:
         return None
-    size = record.activation_memory
-    if size is None:
-        return format_shape(record.shape)
-    return f"{format_shape(record.shape)}, {format_bytes(size)}"
+    size, shape = record.activation_memory, format_shape(record.shape)
+    return shape if size is None else f"{shape}, {format_bytes(size)}"
 
 
 def saved_for_backward_row(record: Record) -> str | None:
@@ -227,18 +223,15 @@ def _field_row(token: str, node: PlanNode, record: Record, trace: Trace | None,
     raise AssertionError(token)  # check_label_fields admits only known tokens
 
 
-#: The ``node_label_fields`` tokens, each naming one row:
-#:
-#: ``name``  the bold title (the label, ``(xN)`` on rolled multi-pass nodes);
-#: ``op``  the function name (``linear``); ``shape``  the output shape (``2x32``);
-#: ``dtype``  the output dtype without namespace (``float16``); ``shape_summary``  the
-#: across-pass shape summary (rolled multi-pass nodes whose shapes vary); ``bytes``  the
-#: output bytes; ``args``  the constructor args, checked suppression applied;
-#: ``params``  the parameters read; ``module``  ``@address``; ``pass``  ``pass 2/3`` on
-#: an op node, ``3 passes`` on a rolled node; ``flops``  forward FLOPs (``16 FLOPs``).
-#: On rolled multi-pass nodes ``bytes`` and ``flops`` are the passes' common value and
-#: read ``... per pass``. Input and output records have no ``op``, ``pass`` or
-#: ``flops`` row. A token whose value is unset contributes no row.
+#: The ``node_label_fields`` tokens, each naming one row: ``name`` the bold title;
+#: ``op`` the function name (``linear``); ``shape`` the output shape (``2x32``); ``dtype``
+#: the output dtype without namespace (``float16``); ``shape_summary`` the across-pass
+#: shape summary; ``bytes`` the output bytes; ``args`` the constructor args (checked
+#: suppression applied); ``params`` the parameters read; ``module`` ``@address``;
+#: ``pass`` ``pass 2/3`` on an op node, ``3 passes`` on a rolled node; ``flops`` forward
+#: FLOPs (``16 FLOPs``). On rolled multi-pass nodes ``bytes`` and ``flops`` are the
+#: passes' common value and read ``... per pass``. Input and output records have no
+#: ``op``, ``pass`` or ``flops`` row. A token whose value is unset contributes no row.
 LABEL_FIELDS: Final = (
     "name", "op", "shape", "dtype", "shape_summary", "bytes", "args", "params", "module",
     "pass", "flops",
