@@ -122,7 +122,7 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
         graph = _with_graph_attrs(graph, encoded.graph_attrs)
     if chosen == "rank":
         graph = _with_graph_attrs(graph, rank_graph_attrs())
-        positions = rank_positions(plan, opts.direction)
+        positions = rank_positions(plan, opts.direction, {k: n.rows for k, n in public.items()})
         graph = replace(
             graph,
             nodes=[
