@@ -6,6 +6,8 @@ import re
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from torch import nn
 
 from pytest_tlgraph import EncodingRefusal, Op, Trace, capture
@@ -218,3 +220,48 @@ def test_stacked_drawing_renders() -> None:
     png = trace_of(Lockstep()).draw(stack_by=True, direction="leftright").png()
     image = Image.open(BytesIO(png))
     assert image.format == "PNG" and image.width > image.height  # columns read left to right
+
+
+class Scheduled(nn.Module):
+    """Calls ``a`` or ``b`` in the order ``schedule`` gives: any interleaving of loops."""
+
+    def __init__(self, schedule: str) -> None:
+        super().__init__()
+        self.a = nn.Linear(2, 2)
+        self.b = nn.Linear(2, 2)
+        self.schedule = schedule
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for name in self.schedule:
+            x = self.a(x) if name == "a" else self.b(x)
+        return x
+
+
+@settings(max_examples=40, deadline=None)
+@given(schedule=st.text(alphabet="ab", min_size=1, max_size=7))
+def test_the_licence_holds_exactly_when_pass_numbers_never_decrease(schedule: str) -> None:
+    trace = capture(Scheduled(schedule), torch.randn(1, 2))
+    counts = {name: schedule.count(name) for name in "ab"}
+    seen = {"a": 0, "b": 0}
+    layer = {name: f"linear_{i}" for i, name in enumerate(dict.fromkeys(schedule), start=1)}
+    breaker = None
+    previous = 0
+    for name in schedule:
+        seen[name] += 1
+        if counts[name] < 2:
+            continue
+        if seen[name] < previous and breaker is None:
+            breaker = f"{layer[name]}:{seen[name]}"
+        previous = seen[name]
+    if max(counts.values()) < 2 or breaker is not None:
+        with pytest.raises(EncodingRefusal) as info:
+            trace.draw(stack_by=True)
+        assert info.value.code == "stack_by_auto_underivable"
+        if breaker is not None:
+            assert repr(breaker) in info.value.cause
+    else:
+        drawing = trace.draw(stack_by=True)
+        assert drawing.state is not None
+        for number, ids in drawing.state.channels["stack_by"].groups.items():
+            assert len(ids) > 1
+            assert all(trace.op(i).pass_number == number for i in ids)
