@@ -16,8 +16,6 @@ from typing import TYPE_CHECKING, Any, Final
 import pytest
 
 if TYPE_CHECKING:
-    from syrupy.assertion import SnapshotAssertion
-
     from pytest_tlgraph.snapshots.fixture import Settings, TlgraphSnapshot
 
 __all__ = [
@@ -208,9 +206,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 @pytest.fixture
-def tlgraph_snapshot(
-    request: pytest.FixtureRequest, snapshot: SnapshotAssertion
-) -> TlgraphSnapshot:
+def tlgraph_snapshot(request: pytest.FixtureRequest) -> TlgraphSnapshot:
     """Snapshot a model's graph drawing: the canonical DOT (byte for byte) and its PNG.
 
     ``tlgraph_snapshot(model, inputs=None, *, name=None, kwargs=None, backward=False,
@@ -221,6 +217,7 @@ def tlgraph_snapshot(
     uses ``model.example_input_array``. Unnamed calls are numbered in call order.
     Returns the ``Drawing``. A missing snapshot fails; ``--snapshot-update`` writes it.
     """
+    from pytest_tlgraph.snapshots.extensions import base_assertion
     from pytest_tlgraph.snapshots.fixture import TlgraphSnapshot
 
     marker: dict[str, Any] = {}
@@ -242,7 +239,7 @@ def tlgraph_snapshot(
     if module.is_relative_to(config.rootpath):
         module = module.relative_to(config.rootpath)
     return TlgraphSnapshot(
-        snapshot=snapshot,
+        snapshot=base_assertion(request),
         settings=settings,
         marker=marker,
         nodeid=request.node.nodeid,

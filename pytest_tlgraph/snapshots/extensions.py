@@ -19,6 +19,7 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from pytest_tlgraph.snapshots.pngmeta import PNG_SIGNATURE, add_text_chunks, read_text_chunks
 
 if TYPE_CHECKING:
+    import pytest
     from syrupy.assertion import AssertionResult, SnapshotAssertion
     from syrupy.types import SerializableData, SerializedData, SnapshotIndex
 
@@ -34,6 +35,7 @@ __all__ = [
     "SnapshotCall",
     "TlgraphDotExtension",
     "TlgraphPngExtension",
+    "base_assertion",
     "dot_sha256",
     "render_snapshot_png",
     "renderer_mismatch",
@@ -221,6 +223,31 @@ class TlgraphPngExtension(SingleFileSnapshotExtension):
             return
         found = self.last.comparison
         yield f"PNG: {found.mismatched} mismatched pixels (budget {found.max_diff_pixels})"
+
+
+def base_assertion(request: pytest.FixtureRequest) -> SnapshotAssertion:
+    """A syrupy assertion for the requesting test, made as syrupy's ``snapshot`` fixture
+    makes its own but with our DOT extension.
+
+    Requesting ``snapshot`` itself would register syrupy's default (amber) extension,
+    whose discovery claims every unknown file under ``__snapshots__/`` as an obsolete
+    snapshot, so ``--snapshot-update`` would delete foreign files next to ours.
+    """
+    from syrupy.assertion import SnapshotAssertion
+    from syrupy.location import PyTestLocation
+
+    config = request.config
+    options: dict[str, Any] = {}
+    update_new = getattr(config.option, "update_new_snapshots_only", None)
+    if update_new is not None:
+        options["update_new_snapshots_only"] = bool(update_new)
+    return SnapshotAssertion(
+        update_snapshots=bool(config.option.update_snapshots),
+        extension_class=TlgraphDotExtension,
+        test_location=PyTestLocation(request.node),
+        session=config._syrupy,  # type: ignore[attr-defined]  # set by syrupy at sessionstart
+        **options,
+    )
 
 
 class SnapshotCall:
