@@ -114,6 +114,35 @@ def attention_trace() -> Trace:
     return capture(AttentionBlock(), torch.randn(2, 5, 16))
 
 
+class LockstepRNN(nn.Module):
+    """An encoder cell and a decoder cell alternating over three timesteps."""
+
+    def __init__(self, dim: int = 8, steps: int = 3) -> None:
+        super().__init__()
+        self.enc = nn.Linear(2 * dim, dim)
+        self.dec = nn.Linear(2 * dim, dim)
+        self.dim, self.steps = dim, steps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = y = x[:, 0]
+        for t in range(self.steps):
+            h = torch.tanh(self.enc(torch.cat([x[:, t], h], dim=-1)))
+            y = torch.tanh(self.dec(torch.cat([h, y], dim=-1)))
+        return y
+
+
+def lockstep_trace() -> Trace:
+    """The two-cell recurrence on one sequence of three 8-wide steps."""
+    torch.manual_seed(0)
+    return capture(LockstepRNN(), torch.randn(1, 3, 8))
+
+
+def square_trace() -> Trace:
+    """Linear, ReLU, Linear, every tensor 1x8: one output size throughout."""
+    torch.manual_seed(0)
+    return capture(nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 8)), torch.randn(1, 8))
+
+
 #: ``(filename, function)``: each function returns the drawing written to ``filename``.
 FIGURES: list[tuple[str, Callable[[], Drawing]]] = [
     ("conv_args_before.png", lambda: conv_trace().draw(show_redundant_args=True)),
@@ -125,6 +154,16 @@ FIGURES: list[tuple[str, Callable[[], Drawing]]] = [
         "attention_style_after.png",
         lambda: attention_trace().draw(node_spec_fn=attention_node_mode),
     ),
+    ("color_by_flops_light.png", lambda: conv_trace().draw(color_by="flops")),
+    ("color_by_flops_dark.png", lambda: conv_trace().draw(color_by="flops", page="dark")),
+    ("size_by_bytes.png", lambda: conv_trace().draw(size_by="bytes")),
+    (
+        "stack_by_lockstep.png",
+        lambda: lockstep_trace().draw(stack_by=True, direction="leftright"),
+    ),
+    # Every tensor of the square net is 1x8 float32: no range, a one-line key.
+    ("key_degenerate.png", lambda: square_trace().draw(color_by="bytes")),
+    ("collapsed_flops.png", lambda: transformer_trace().draw(collapse="max", color_by="flops")),
 ]
 
 
