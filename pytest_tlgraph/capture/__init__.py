@@ -10,7 +10,8 @@ from torch import nn
 from torch.utils.hooks import RemovableHandle
 
 from pytest_tlgraph.capture.assemble import assemble
-from pytest_tlgraph.capture.recorder import Recorder, iter_tensors
+from pytest_tlgraph.capture.measure import add_boundary, iter_tensors
+from pytest_tlgraph.capture.recorder import Recorder
 from pytest_tlgraph.errors import TraceError
 from pytest_tlgraph.trace import Trace
 
@@ -28,7 +29,14 @@ def _positional(inputs: Any) -> tuple[Any, ...]:
 def _loss(output: Any, backward: BackwardSpec) -> torch.Tensor | None:
     """The scalar to backpropagate: the user's, or the sum of all float outputs."""
     if callable(backward):
-        return backward(output)
+        loss = backward(output)
+        if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+            raise TypeError(
+                f"the backward callable returned {type(loss).__name__}"
+                f"{'' if not isinstance(loss, torch.Tensor) else f' of shape {tuple(loss.shape)}'}"
+                "; it must return a one-element loss tensor (e.g. output.sum())"
+            )
+        return loss
     floats = [t for t in iter_tensors(output) if t.is_floating_point() and t.requires_grad]
     if not floats:
         return None
@@ -39,7 +47,7 @@ def _run_backward(loss: torch.Tensor | None, model: nn.Module, inputs: tuple[Any
     """Backpropagate without touching any ``.grad``: ``autograd.grad`` on the leaves."""
     if loss is None or loss.grad_fn is None:
         return
-    leaves = [p for p in model.parameters() if p.requires_grad]
+    leaves: list[torch.Tensor] = [p for p in model.parameters() if p.requires_grad]
     leaves += [t for t in iter_tensors(inputs) if t.requires_grad and t.is_leaf]
     if leaves:
         torch.autograd.grad(loss, leaves, allow_unused=True)
@@ -47,10 +55,21 @@ def _run_backward(loss: torch.Tensor | None, model: nn.Module, inputs: tuple[Any
 
 def _hook_modules(model: nn.Module, recorder: Recorder) -> list[RemovableHandle]:
     handles: list[RemovableHandle] = []
-    for address, module in model.named_modules():
-        handles.append(module.register_forward_pre_hook(recorder.pre_hook(address)))
-        handles.append(module.register_forward_hook(recorder.post_hook(address)))
+    try:
+        for address, module in model.named_modules():
+            # First in line: ops issued by the model's own pre-hooks belong to the call.
+            pre = recorder.pre_hook(address)
+            handles.append(module.register_forward_pre_hook(pre, prepend=True))
+            handles.append(module.register_forward_hook(recorder.post_hook(address)))
+    except BaseException:
+        _unhook(handles)
+        raise
     return handles
+
+
+def _unhook(handles: list[RemovableHandle]) -> None:
+    for handle in handles:
+        handle.remove()
 
 
 def capture(
@@ -75,28 +94,34 @@ def capture(
             f"capture() takes a torch.nn.Module, got {type(model).__name__}; "
             "wrap a plain function in an nn.Module whose forward calls it"
         )
+    if kwargs is not None and not isinstance(kwargs, Mapping):
+        raise TypeError(
+            f"capture(kwargs=...) takes a mapping of keyword arguments for forward, got "
+            f"{type(kwargs).__name__}; pass positional arguments as inputs=(a, b, ...)"
+        )
     args = _positional(inputs)
     kw = dict(kwargs or {})
     recorder = Recorder(model, backward=bool(backward), profile=profile)
+    # Keyword tensors are inputs too: an op reading one must have a parent to point at.
     for i, t in enumerate(iter_tensors((args, kw)), start=1):
         raw = recorder.add_record("input", ("input", i), [], t)
         recorder.register(t, raw.index)
-    handles = _hook_modules(model, recorder)
     profiler = _start_profiler() if profile else None
     output: Any = None
     try:
+        handles = _hook_modules(model, recorder)
         try:
             with recorder:
-                output = _forward(model, args, kw, recorder)
+                output = _forward(model, args, kw)
         finally:
-            for handle in handles:
-                handle.remove()
+            _unhook(handles)
             if profiler is not None:
                 profiler.__exit__(None, None, None)
         if backward:
             _run_backward(_loss(output, backward), model, args)
     except Exception as error:
         where = recorder.failed or f"module {recorder.current_module or '<root>'!r}"
+        recorder.release()
         raise TraceError(
             f"{type(model).__name__} raised {type(error).__name__} during capture at {where}: "
             f"{error}. Fix the model or its inputs; the capture kept nothing.",
@@ -105,7 +130,7 @@ def capture(
     for i, t in enumerate(iter_tensors(output), start=1):
         producer = recorder.producer(t)
         recorder.add_record("output", ("output", i), [] if producer is None else [producer], t)
-    join = _join(profiler, len(recorder.ops)) if profiler is not None else None
+    join = _join(profiler, recorder.ranges) if profiler is not None else None
     recorder.release()
     return assemble(
         recorder.ops,
@@ -118,9 +143,12 @@ def capture(
     )
 
 
-def _forward(model: nn.Module, args: tuple[Any, ...], kw: dict[str, Any], rec: Recorder) -> Any:
-    rec.runner_code = _forward.__code__
+def _forward(model: nn.Module, args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
     return model(*args, **kw)
+
+
+# Source chains stop here at the latest, even for ops issued outside any module call.
+add_boundary(_forward.__code__)
 
 
 def _start_profiler() -> Any:
@@ -128,14 +156,17 @@ def _start_profiler() -> Any:
     if torch.cuda.is_available():
         activities.append(torch.profiler.ProfilerActivity.CUDA)
     profiler = torch.profiler.profile(activities=activities)
-    profiler.__enter__()
+    profiler.__enter__()  # type: ignore[no-untyped-call]
     return profiler
 
 
-def _join(profiler: Any, count: int) -> tuple[dict[int, int | None], str, str | None]:
+def _join(
+    profiler: Any, ranges: Mapping[int, int]
+) -> tuple[dict[int, int | None], str, str | None]:
+    """Device time per op index from the profiler ranges the recorder opened."""
     from pytest_tlgraph.capture.profiler_join import events_from_profiler, join_device_time
 
-    names = [f"tlgraph::{i}" for i in range(count)]
-    joined = join_device_time(events_from_profiler(profiler), names)
-    per_op = {int(name.split("::")[1]): value for name, value in joined.per_op.items()}
+    names = {str(number): index for index, number in ranges.items()}
+    joined = join_device_time(events_from_profiler(profiler), list(names))
+    per_op = {names[name]: value for name, value in joined.per_op.items()}
     return per_op, joined.status, joined.reason

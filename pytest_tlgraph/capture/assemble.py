@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Final
 
-from pytest_tlgraph.capture.recorder import ModuleFrame, RawOp
+from pytest_tlgraph.capture.raw import ModuleFrame, RawOp
 from pytest_tlgraph.trace import (
     MEASUREMENT_FIELDS,
     PER_PASS_FIELDS,
@@ -38,7 +39,7 @@ def shape_summary(shapes: Sequence[tuple[int, ...] | None]) -> str | None:
         varying = [axis for axis in range(len(first)) if len({s[axis] for s in concrete}) > 1]
         if len(varying) == 1:
             values = [s[varying[0]] for s in concrete]
-            pairs = list(zip(values, values[1:], strict=False))
+            pairs = list(pairwise(values))
             if all(a >= b for a, b in pairs) or all(a <= b for a, b in pairs):
                 return f"{values[0]}->{values[-1]}"
             return f"{min(values)}-{max(values)}"
@@ -54,9 +55,8 @@ def _layer_labels(raw_ops: Sequence[RawOp]) -> tuple[list[str], dict[str, list[i
     for raw in raw_ops:
         layer = by_key.get(raw.layer_key)
         if layer is None:
-            counts[raw.func] = counts.get(raw.func, 0) + 1
-            layer = f"{raw.func}_{counts[raw.func]}"
-            by_key[raw.layer_key] = layer
+            counts[raw.func] = number = counts.get(raw.func, 0) + 1
+            layer = by_key[raw.layer_key] = f"{raw.func}_{number}"
             members[layer] = []
         members[layer].append(raw.index)
         labels.append(layer)
@@ -71,23 +71,59 @@ def _common(values: Sequence[Any]) -> tuple[Any, bool]:
     return None, True
 
 
-def _build_layer(label: str, ops: Sequence[Op]) -> Layer:
+_LAYER_FIELDS: Final = ("shape", "dtype", "params", "module_args", *MEASUREMENT_FIELDS)
+_NO_VARYING: Final[Mapping[str, tuple[Any, ...]]] = MappingProxyType({})
+
+
+def _op(
+    raw: RawOp,
+    label: str,
+    layer: str,
+    number: int,
+    passes: int,
+    parents: tuple[str, ...],
+    children: tuple[str, ...],
+    device_time: int | None,
+) -> Op:
+    forward, backward, total, macs = raw.flops
+    return Op(
+        label, layer, raw.func, number, passes, raw.index, parents, children, raw.shape,
+        raw.dtype, raw.module, raw.module_calls, raw.params, raw.module_args,
+        raw.module_type, raw.module_family, raw.func_duration, raw.activation_memory,
+        forward, backward, total, macs, raw.autograd_memory, raw.num_autograd_tensors,
+        raw.magnitude, raw.grad_norm, device_time,
+    )  # fmt: skip
+
+
+def _layer(
+    label: str, ops: Sequence[Op], parents: tuple[str, ...], children: tuple[str, ...]
+) -> Layer:
+    """The rolled record of ``ops``: shared values, varying fields, summed totals."""
+    first = ops[0]
+    if len(ops) == 1:
+        # One pass: every field is that pass's value (a sum of one is the value).
+        return Layer(
+            label, first.func, (first.label,), 1, parents, children, first.shape,
+            first.dtype, first.module, first.module_calls, first.params, first.module_args,
+            first.module_type, first.module_family, None, _NO_VARYING, first.func_duration,
+            first.activation_memory, first.flops_forward, first.flops_backward,
+            first.flops_total, first.macs_forward, first.autograd_memory,
+            first.num_autograd_tensors, first.magnitude, first.grad_norm, first.device_time,
+        )  # fmt: skip
     varying: dict[str, tuple[Any, ...]] = {}
     values: dict[str, Any] = {}
-    for name in ("shape", "dtype", "params", "module_args", *MEASUREMENT_FIELDS):
+    for name in _LAYER_FIELDS:
         per_pass = tuple(getattr(op, name) for op in ops)
         if name in SUMMED_FIELDS:
             values[name] = None if any(v is None for v in per_pass) else sum(per_pass)
             continue
         value, varies = _common(per_pass)
-        if len(ops) > 1 and name in PER_PASS_FIELDS and ops[0].has_function:
+        if name in PER_PASS_FIELDS and first.has_function:
+            # Run-to-run noise: two equal readings are a coincidence, not one value.
             value, varies = None, True
         values[name] = value
         if varies:
             varying[name] = per_pass
-    parents = tuple(dict.fromkeys(p.rsplit(":", 1)[0] for op in ops for p in op.parents))
-    children = tuple(dict.fromkeys(c.rsplit(":", 1)[0] for op in ops for c in op.children))
-    first = ops[0]
     return Layer(
         label=label,
         func=first.func,
@@ -100,7 +136,7 @@ def _build_layer(label: str, ops: Sequence[Op]) -> Layer:
         module_type=first.module_type,
         module_family=first.module_family,
         shape_summary=shape_summary([op.shape for op in ops]),
-        varying=MappingProxyType(varying),
+        varying=MappingProxyType(varying) if varying else _NO_VARYING,
         **values,
     )
 
@@ -117,70 +153,44 @@ def assemble(
 ) -> Trace:
     """Assign layer labels, pass numbers and children; freeze into a ``Trace``."""
     layer_of, members = _layer_labels(raw_ops)
-    pass_of: dict[int, tuple[int, int]] = {}
-    for indices in members.values():
-        for number, index in enumerate(indices, start=1):
-            pass_of[index] = (number, len(indices))
-    labels = [
-        layer if pass_of[i][1] == 1 else f"{layer}:{pass_of[i][0]}"
-        for i, layer in enumerate(layer_of)
-    ]
-    children: list[list[str]] = [[] for _ in raw_ops]
+    labels = list(layer_of)
+    pass_of = [(1, 1)] * len(raw_ops)
+    for layer, indices in members.items():
+        if len(indices) > 1:
+            for number, index in enumerate(indices, start=1):
+                pass_of[index] = (number, len(indices))
+                labels[index] = f"{layer}:{number}"
+    children: list[list[int]] = [[] for _ in raw_ops]
     for raw in raw_ops:
         for parent in raw.parents:
-            children[parent].append(labels[raw.index])
+            children[parent].append(raw.index)
+    times = device_time or {}
     ops = tuple(
-        Op(
-            label=labels[raw.index],
-            layer=layer_of[raw.index],
-            func=raw.func,
-            pass_number=pass_of[raw.index][0],
-            num_passes=pass_of[raw.index][1],
-            index=raw.index,
-            parents=tuple(labels[p] for p in raw.parents),
-            children=tuple(children[raw.index]),
-            shape=raw.shape,
-            dtype=raw.dtype,
-            module=raw.module,
-            module_calls=raw.module_calls,
-            params=raw.params,
-            module_args=raw.module_args,
-            module_type=raw.module_type,
-            module_family=raw.module_family,
-            func_duration=raw.func_duration,
-            activation_memory=raw.activation_memory,
-            flops_forward=raw.flops[0],
-            flops_backward=raw.flops[1],
-            flops_total=raw.flops[2],
-            macs_forward=raw.flops[3],
-            autograd_memory=raw.autograd_memory,
-            num_autograd_tensors=raw.num_autograd_tensors,
-            magnitude=raw.magnitude,
-            grad_norm=raw.grad_norm,
-            device_time=(device_time or {}).get(raw.index),
+        _op(
+            raw, labels[i], layer_of[i], *pass_of[i],
+            tuple(labels[p] for p in raw.parents), tuple(labels[c] for c in children[i]),
+            times.get(i),
         )
-        for raw in raw_ops
-    )
-    layers = {
-        layer: _build_layer(layer, [ops[i] for i in indices]) for layer, indices in members.items()
-    }
+        for i, raw in enumerate(raw_ops)
+    )  # fmt: skip
+    layers = {}
+    for layer, indices in members.items():
+        # Layer edges come from op indices, never from parsing labels.
+        parents = dict.fromkeys(layer_of[p] for i in indices for p in raw_ops[i].parents)
+        kids = dict.fromkeys(layer_of[c] for i in indices for c in children[i])
+        layers[layer] = _layer(layer, [ops[i] for i in indices], (*parents,), (*kids,))
     ops_of_call: dict[tuple[str, int], list[str]] = {}
     for op in ops:
         for key in op.module_calls:
             ops_of_call.setdefault(key, []).append(op.label)
     calls = tuple(
         ModuleCall(
-            address=f.address,
-            call_number=f.call_number,
-            type_name=f.type_name,
-            depth=f.depth,
-            parent=f.parent,
-            ops=tuple(ops_of_call.get((f.address, f.call_number), ())),
-            module_args=f.module_args,
-            module_family=f.module_family,
+            f.address, f.call_number, f.type_name, f.depth, f.parent,
+            tuple(ops_of_call.get((f.address, f.call_number), ())), f.module_args,
+            f.module_family,
         )
         for f in frames
-    )
+    )  # fmt: skip
     return Trace(
         ops=ops,
         layers=MappingProxyType(layers),

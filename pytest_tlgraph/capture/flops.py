@@ -1,13 +1,19 @@
 """FLOP accounting (ENCODING.md §1.3).
 
 Matmul, linear, conv, bmm, baddbmm and attention FLOPs come from torch's own counter
-(``torch.utils.flop_counter.flop_registry``), attributed to the op that issued them by a
-dispatch mode entered only around those calls. Pointwise ops cost a per-element factor
-times the output numel; views, reshapes and copies cost 0; anything else is ``None``.
+(``torch.utils.flop_counter.flop_registry``), attributed to the op that issued them.
+Pointwise ops cost a per-element factor times the output numel; views, reshapes and
+copies cost 0; anything else is ``None``.
+
+Counting runs the call again under a dispatch mode, after the timed real call, so the
+counter's overhead never shows up in ``func_duration``. A count depends only on the
+call's shapes and scalar arguments, so it is memoised on that signature: a model that
+repeats a block pays for one count per distinct call.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -15,7 +21,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import flop_registry
 
-__all__ = ["COUNTED_FUNCS", "FlopCount", "TorchFlopCounter", "flops_for"]
+__all__ = ["COUNTED_FUNCS", "FlopCount", "TorchFlopCounter", "count_flops", "flops_for"]
 
 #: Calls whose cost torch's counter knows: the dispatch mode runs around these only.
 COUNTED_FUNCS: Final = frozenset(
@@ -72,12 +78,19 @@ class FlopCount:
     macs: int | None
 
 
-class TorchFlopCounter(TorchDispatchMode):
+class TorchFlopCounter(TorchDispatchMode):  # type: ignore[no-untyped-call]
     """Sums torch's own FLOP formulas over the aten ops one call dispatches."""
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]
         self.flops = 0
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # torch otherwise wraps ``__torch_dispatch__`` to keep torch.compile out of it,
+        # which imports torch._dynamo (over a second) on the first count. Nothing here
+        # is ever compiled.
+        return False
 
     def __torch_dispatch__(
         self,
@@ -98,6 +111,123 @@ class TorchFlopCounter(TorchDispatchMode):
         if formula is not None:
             self.flops += int(formula(*args, **kwargs, out_val=out))
         return out
+
+
+_SCALARS: Final = (bool, int, float, str, torch.dtype, torch.device, torch.layout)
+_FLAT: Final = frozenset({bool, int, float, str, type(None), torch.dtype})
+_MEMO_LIMIT: Final = 4096
+_memo: dict[Hashable, int] = {}
+
+
+class _Unkeyable(Exception):
+    """An argument whose value cannot be part of a memo key."""
+
+
+def _key(value: Any) -> Hashable:
+    if isinstance(value, torch.Tensor):
+        return (value.shape, value.dtype, value.is_cuda, value.layout)
+    if isinstance(value, (list, tuple)):
+        return (type(value), *(_key(v) for v in value))
+    if value is None or isinstance(value, _SCALARS):
+        return (type(value), value)
+    raise _Unkeyable
+
+
+def _signature(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Hashable | None:
+    """What a FLOP count depends on: shapes, dtypes and scalar arguments."""
+    parts: list[Hashable] = [name]
+    try:
+        for a in args:
+            # The common arguments first, without the general walk.
+            if isinstance(a, torch.Tensor):
+                parts.append((a.shape, a.dtype, a.is_cuda, a.layout))
+            elif type(a) in _FLAT:
+                parts.append((type(a), a))
+            else:
+                parts.append(_key(a))
+        if kwargs:
+            parts.append(tuple((k, _key(v)) for k, v in sorted(kwargs.items())))
+    except _Unkeyable:
+        return None
+    return tuple(parts)
+
+
+def _meta(value: Any) -> Any:
+    """``value`` with every tensor replaced by a meta tensor of the same layout."""
+    if isinstance(value, torch.Tensor):
+        return torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device="meta")
+    if isinstance(value, (list, tuple)):
+        return type(value)(_meta(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _meta(v) for k, v in value.items()}
+    return value
+
+
+def _cuda_devices(value: Any) -> list[int]:
+    if isinstance(value, torch.Tensor):
+        return [value.device.index or 0] if value.device.type == "cuda" else []
+    if isinstance(value, (list, tuple)):
+        return sorted({d for v in value for d in _cuda_devices(v)})
+    if isinstance(value, dict):
+        return _cuda_devices(list(value.values()))
+    return []
+
+
+def _replay(
+    func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *, meta: bool
+) -> int | None:
+    """Count one call by running it again under the counter, with no autograd graph,
+    the random state restored (dropout inside attention draws numbers) and no ``out=``.
+
+    ``meta=True`` runs it on meta tensors: no device work at all, and torch takes its
+    decomposed path, which its formulas cover where a fused CPU kernel is unlisted.
+    """
+    kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+    if meta:
+        args, kwargs = _meta(args), _meta(kwargs)
+    counter = TorchFlopCounter()
+    try:
+        with (
+            torch.no_grad(),
+            torch.random.fork_rng(devices=_cuda_devices((args, kwargs))),
+            counter,
+        ):
+            func(*args, **kwargs)
+    except Exception:
+        # A call that cannot be repeated has no count: unknown, never guessed.
+        return None
+    return counter.flops
+
+
+def count_flops(
+    func: Callable[..., Any],
+    name: str,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    *,
+    device_work: bool = True,
+) -> int | None:
+    """Torch's FLOP count of ``func(*args, **kwargs)`` (a ``COUNTED_FUNCS`` call).
+
+    ``device_work=False`` counts on meta tensors only, so no kernel runs outside the
+    op's profiler range.
+    """
+    key = _signature(name, args, kwargs)
+    if key is not None:
+        known = _memo.get(key)
+        if known is not None:
+            return known
+    counted = _replay(func, args, kwargs, meta=False) if device_work else None
+    if not counted:
+        # Zero from a call that multiplies matrices means the kernel torch chose is
+        # missing from its table (CPU attention, fused RNNs): count the decomposition.
+        on_meta = _replay(func, args, kwargs, meta=True)
+        counted = on_meta if on_meta is not None else counted
+    if key is not None and counted is not None:
+        if len(_memo) >= _MEMO_LIMIT:
+            _memo.clear()
+        _memo[key] = counted
+    return counted
 
 
 def flops_for(func: str, counted: int | None, out_numel: int | None) -> FlopCount:
