@@ -16,7 +16,13 @@ from typing import Final
 
 from pytest_tlgraph.errors import RenderError
 
-__all__ = ["RENDERERS", "get_default_renderer", "render_png", "renderer_version", "set_default_renderer"]
+__all__ = [
+    "RENDERERS",
+    "get_default_renderer",
+    "render_png",
+    "renderer_version",
+    "set_default_renderer",
+]
 
 RENDERERS: Final = ("pure", "system")
 _TIMEOUT_S: Final = 300
@@ -84,7 +90,8 @@ def _run_system(dot: str, dpi: int) -> bytes:
     # same explicit dpi (our DOT never sets dpi itself, so nothing overrides it).
     text = dot.replace("{\n", f"{{\n  graph [dpi={dpi}];\n", 1)
     try:
-        return graphviz.pipe("dot", "png", text.encode(), quiet=True)
+        png: bytes = graphviz.pipe("dot", "png", text.encode(), quiet=True)
+        return png
     except graphviz.ExecutableNotFound as error:
         raise RenderError(
             "renderer 'system' needs Graphviz's dot program, which was not found on PATH. "

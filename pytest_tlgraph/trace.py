@@ -43,6 +43,7 @@ SUMMED_FIELDS: Final = frozenset({"autograd_memory", "num_autograd_tensors", "de
 #: across passes, even when two passes happen to read the same number.
 PER_PASS_FIELDS: Final = frozenset({"func_duration"})
 
+
 @dataclass(frozen=True, slots=True)
 class Op:
     """One node record in execution order: a torch call that returned a tensor, or an
