@@ -35,7 +35,8 @@ class Tower(nn.Module):
         x = x * 2
         for block in self.blocks:
             x = block(x)
-        return self.head(torch.relu(x))
+        out: torch.Tensor = self.head(torch.relu(x))
+        return out
 
 
 @pytest.fixture(scope="module")

@@ -116,3 +116,17 @@ def test_a_model_without_linear_layers_has_none_of_the_words_at_all() -> None:
     assert "tlgraph_key" in drawing.nodes
     for word in FORBIDDEN:
         assert word not in drawing.dot.lower()
+
+
+def test_callable_names_are_escaped_in_the_key_and_caption(mlp: Trace) -> None:
+    class Hostile:
+        __name__ = 'a<b>&"c'
+
+        def __call__(self, record: Any) -> float:
+            return float(record.index)
+
+    drawing = mlp.draw(color_by=Hostile(), stack_by=Hostile())
+    assert drawing.nodes["tlgraph_key"].rows[0] == 'callable a<b>&"c: 0 [bar] 4'
+    assert "callable a&lt;b&gt;&amp;&quot;c" in drawing.dot
+    assert "a<b>" not in drawing.dot
+    assert "stacked by: callable a&lt;b&gt;&amp;&quot;c" in drawing.dot

@@ -99,8 +99,8 @@ def test_dims_on_a_rolled_node_with_one_shape_is_encoded(recurrent: Trace) -> No
 
 def test_exact_cross_pass_total_encodes_with_an_aggregation_line(recurrent: Trace) -> None:
     layer = recurrent.layers["linear_1"]
-    per_pass = [recurrent.op(label).autograd_memory for label in layer.ops]
-    assert all(isinstance(v, int) for v in per_pass)
+    per_pass = [recurrent.op(label).autograd_memory or 0 for label in layer.ops]
+    assert all(v > 0 for v in per_pass)
     for channel in ("color_by", "size_by"):
         drawing = recurrent.draw(view="rolled", **{channel: "autograd_memory"})
         assert drawing.state is not None

@@ -107,6 +107,7 @@ def test_base_is_the_median_label_box_and_long_labels_start_from_their_own(mlp: 
     lo, hi = math.sqrt(32), math.sqrt(128)
     for node_id, (w, h) in sizes.items():
         value = mlp.op(node_id).activation_memory
+        assert value is not None
         grow = math.sqrt(1 + 3 * (math.sqrt(value) - lo) / (hi - lo))
         own_w, own_h = boxes[node_id]
         assert w == pytest.approx(max(own_w, base_w) * grow, abs=TOL)

@@ -92,7 +92,8 @@ def test_grad_norm_key_needs_a_backward_capture(mlp: Trace, mlp_backward: Trace)
     (line,) = key(mlp_backward, color_by="grad_norm")
     assert line.startswith("grad norm: ") and " [bar] " in line
     # Input and output records carry no gradient: their nodes read n/a.
-    assert "n/a = unencoded" in mlp_backward.draw(color_by="grad_norm").state.notes
+    state = mlp_backward.draw(color_by="grad_norm").state
+    assert state is not None and "n/a = unencoded" in state.notes
     assert key(mlp, color_by="grad_norm") == ("grad norm: no values",)
 
 

@@ -60,7 +60,8 @@ class LateResumption(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.b(self.a(x))
         x = self.a(self.a(x))
-        return self.b(x)
+        out: torch.Tensor = self.b(x)
+        return out
 
 
 def trace_of(model: nn.Module) -> Trace:
