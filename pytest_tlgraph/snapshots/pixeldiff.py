@@ -1,0 +1,268 @@
+"""Fast pixel comparison of two PNGs, counting exactly as ``pixelmatch`` does.
+
+The ``pixelmatch`` package is the reference: for the same pair of images and the
+same threshold, :func:`compare_png` returns its count to the pixel. It reimplements
+the same algorithm (the YIQ colour delta of Kotsarenko and Ramos, alpha blended
+against white, and the anti-aliasing detector of Vysniauskas), vectorised with numpy
+and applied only to pixels whose raw RGBA differs: a pixel that did not change can
+never exceed the threshold, and in a rendered graph almost all of them did not.
+Every float operation runs in the reference's order, in float64, so borderline
+pixels fall on the same side of the threshold.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from functools import partial
+from typing import Final, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+from PIL import Image, PngImagePlugin
+
+from pytest_tlgraph.snapshots.pngmeta import read_png_size
+
+__all__ = ["MAX_IMAGE_PIXELS", "PngComparison", "compare_png"]
+
+#: Largest image, in pixels, that :func:`compare_png` decodes. Pillow's own
+#: decompression-bomb guard warns from about 89 megapixels, which a big graph drawn
+#: at 96 dpi can reach; snapshots are our own renders, so they are held to this cap
+#: instead (about 1.6 GB for the decoded pair) and Pillow's global limit is left alone.
+MAX_IMAGE_PIXELS: Final = 200_000_000
+
+_NOT_PNG = "{side} image is not a PNG (no PNG signature and IHDR header)"
+
+_U8 = npt.NDArray[np.uint8]
+_U32 = npt.NDArray[np.uint32]
+_F64 = npt.NDArray[np.float64]
+_INT = npt.NDArray[np.intp]
+_BOOL = npt.NDArray[np.bool_]
+
+# The 8 neighbours in the reference's visiting order (x outer, y inner): the order
+# decides which of two equally dark (or bright) neighbours is remembered.
+_DX = np.array([-1, -1, -1, 0, 0, 1, 1, 1])
+_DY = np.array([-1, 0, 1, -1, 1, -1, 0, 1])
+# Diff image palette. Greys are the reference's draw_gray_pixel (fade 0.1 towards
+# white by alpha) indexed [luma, alpha]; they never go below 229, so palette slots
+# 0 and 1 are free for the highlight colours.
+_LEVELS = np.arange(256, dtype=np.float64)
+_FADED = (255.0 + (_LEVELS[:, None] - 255.0) * (0.1 * _LEVELS[None, :] / 255.0)).astype(np.uint8)
+_FADED_OPAQUE = _FADED[:, 255].tolist()
+_RED, _YELLOW = 0, 1
+_PALETTE = bytes([255, 0, 0, 255, 255, 0]) + bytes(np.repeat(np.arange(2, 256, dtype=np.uint8), 3))
+
+
+@dataclass(frozen=True)
+class PngComparison:
+    """The verdict of :func:`compare_png`.
+
+    ``mismatched`` counts pixels that differ beyond ``threshold`` and are not
+    anti-aliasing. When the sizes differ no pixel is compared: ``size_changed`` is
+    true, ``passed`` is false whatever the budget, and ``mismatched`` is the pixel
+    count of the larger image (every pixel is taken as changed). ``diff_png`` is a
+    pixelmatch-style diff image (the expected image in faded grey, mismatched pixels
+    red, anti-aliased differing pixels yellow), or ``None`` when no pixel differs
+    beyond the threshold or the sizes differ. Sizes are ``(width, height)``.
+    """
+
+    passed: bool
+    mismatched: int
+    size_changed: bool
+    diff_png: bytes | None
+    expected_size: tuple[int, int]
+    actual_size: tuple[int, int]
+    threshold: float
+    max_diff_pixels: int
+
+
+def compare_png(
+    expected: bytes, actual: bytes, *, threshold: float = 0.1, max_diff_pixels: int = 0
+) -> PngComparison:
+    """Compare two PNG images pixel by pixel, as ``pixelmatch`` with ``includeAA=False``.
+
+    ``threshold`` (0 to 1) is pixelmatch's per-pixel colour threshold; the comparison
+    passes when at most ``max_diff_pixels`` pixels mismatch. Identical bytes pass
+    without decoding. Raises ``ValueError`` naming the side (expected or actual) that
+    is not a decodable PNG or is larger than :data:`MAX_IMAGE_PIXELS`.
+    """
+    if not 0.0 <= threshold <= 1.0:
+        raise ValueError(f"threshold must be between 0 and 1, got {threshold!r}")
+    if max_diff_pixels < 0:
+        raise ValueError(f"max_diff_pixels must be >= 0, got {max_diff_pixels!r}")
+    verdict = partial(PngComparison, threshold=threshold, max_diff_pixels=max_diff_pixels)
+    if expected == actual:  # nothing is decoded, so the size cap does not apply
+        size = read_png_size(expected)
+        if size is None:
+            raise ValueError(_NOT_PNG.format(side="expected"))
+        return verdict(True, 0, False, None, size, size)
+    image1, image2 = _decode(expected, "expected"), _decode(actual, "actual")
+    if image1.size != image2.size:
+        larger = max(image1.width * image1.height, image2.width * image2.height)
+        return verdict(False, larger, True, None, image1.size, image2.size)
+    width, height = image1.size
+    flat1, flat2 = _rgba(image1), _rgba(image2)
+    px1, px2 = flat1.view(np.uint32).reshape(-1), flat2.view(np.uint32).reshape(-1)
+    idx = np.flatnonzero(px1 != px2)
+    idx = idx[_colour_delta(_rgb(flat1, idx), _rgb(flat2, idx)) > 35215 * threshold * threshold]
+    hood = _Hood.around(idx, width, height)
+    aa = _antialiased(flat1, px1, px2, hood)
+    rest = np.flatnonzero(~aa)  # the reference tests the actual image only for these
+    aa[rest] = _antialiased(flat2, px2, px1, hood.take(rest))
+    mismatched = int(idx.size - np.count_nonzero(aa))
+    diff_png = _diff_png(image1, flat1, idx, aa) if idx.size else None
+    passed = mismatched <= max_diff_pixels
+    return verdict(passed, mismatched, False, diff_png, image1.size, image2.size)
+
+
+def _checked_size(png: bytes, side: str) -> tuple[int, int]:
+    size = read_png_size(png)
+    if size is None:
+        raise ValueError(_NOT_PNG.format(side=side))
+    if size[0] * size[1] > MAX_IMAGE_PIXELS:
+        raise ValueError(
+            f"{side} image is {size[0]}x{size[1]} pixels, above the cap of "
+            f"{MAX_IMAGE_PIXELS:,} pixels (pytest_tlgraph.snapshots.pixeldiff."
+            "MAX_IMAGE_PIXELS); draw the graph smaller (lower dpi, depth or collapse)"
+        )
+    return size
+
+
+def _decode(png: bytes, side: str) -> Image.Image:
+    """Decode to a loaded RGB or RGBA image, naming ``side`` in any error."""
+    _checked_size(png, side)
+    try:
+        # Building the PNG reader directly skips Image.open's bomb check, which reads
+        # a process-wide limit; _checked_size has applied our own cap instead.
+        image: Image.Image = PngImagePlugin.PngImageFile(io.BytesIO(png))
+        image.load()
+        if image.mode in ("RGB", "RGBA") and "transparency" not in image.info:
+            return image
+        # Palette, grey and tRNS images as the reference sees them (it converts too).
+        return image.convert("RGBA")
+    except Exception as exc:  # Pillow reports damage with many exception types
+        raise ValueError(f"{side} image could not be decoded as PNG: {exc}") from exc
+
+
+def _rgba(image: Image.Image) -> _U8:
+    """Raw pixels as a read-only (width * height, 4) RGBA array."""
+    if image.mode == "RGBA":
+        return np.frombuffer(image.tobytes(), dtype=np.uint8).reshape(-1, 4)
+    # Pillow keeps RGB padded to 4 bytes a pixel, and fills the pad with 255 when it
+    # decodes: read that way, RGB is already opaque RGBA, without convert("RGBA")
+    # and its extra full-size buffer (page faults dominate at 6 megapixels).
+    flat = np.frombuffer(image.tobytes("raw", "RGBX"), dtype=np.uint8).reshape(-1, 4)
+    if flat[:, 3].min() == 255:  # a reduction: checks the pad without a temporary
+        return flat
+    return _rgba(image.convert("RGBA"))
+
+
+def _rgb(flat: _U8, idx: _INT) -> _F64:
+    """Channels of the given pixels as floats, blended against white by alpha."""
+    px = flat[idx]
+    if bool((px[..., 3] == 255).all()):
+        return px[..., :3].astype(np.float64)
+    # The reference blends only when alpha < 255; for alpha 255 the formula gives
+    # the channel back exactly (a / 255 == 1.0), so it applies to every pixel.
+    alpha = px[..., 3:] / 255.0
+    blended: _F64 = 255.0 + (px[..., :3] - 255.0) * alpha
+    return blended
+
+
+def _brightness(rgb: _F64) -> _F64:
+    y: _F64 = rgb[..., 0] * 0.29889531 + rgb[..., 1] * 0.58662247 + rgb[..., 2] * 0.11448223
+    return y
+
+
+def _colour_delta(rgb1: _F64, rgb2: _F64) -> _F64:
+    """Squared YIQ distance of pixel pairs (the reference's ``color_delta``)."""
+    r1, g1, b1 = rgb1[..., 0], rgb1[..., 1], rgb1[..., 2]
+    r2, g2, b2 = rgb2[..., 0], rgb2[..., 1], rgb2[..., 2]
+    y = _brightness(rgb1) - _brightness(rgb2)
+    i = (r1 * 0.59597799 - g1 * 0.27417610 - b1 * 0.32180189) - (
+        r2 * 0.59597799 - g2 * 0.27417610 - b2 * 0.32180189
+    )
+    q = (r1 * 0.21147017 - g1 * 0.52261711 + b1 * 0.31114694) - (
+        r2 * 0.21147017 - g2 * 0.52261711 + b2 * 0.31114694
+    )
+    delta: _F64 = 0.5053 * y * y + 0.299 * i * i + 0.1957 * q * q
+    return delta
+
+
+class _Hood(NamedTuple):
+    """Pixels (flat indices) with their 8 neighbours, in the reference's order."""
+
+    idx: _INT
+    nb: _INT  # (n, 8); a missing neighbour holds the centre's index, to stay in bounds
+    valid: _BOOL  # (n, 8): which neighbours exist
+    border: _INT  # 1 on the image border: the reference's head start on equal siblings
+    width: int
+    height: int
+
+    @classmethod
+    def around(cls, idx: _INT, width: int, height: int) -> _Hood:
+        xs, ys = idx % width, idx // width
+        left, right, up, down = xs > 0, xs < width - 1, ys > 0, ys < height - 1
+        valid = np.stack(
+            [left & up, left, left & down, up, down, right & up, right, right & down], axis=1
+        )
+        nb = np.where(valid, idx[:, None] + (_DY * width + _DX), idx[:, None])
+        border = (~(left & right & up & down)).astype(np.intp)
+        return cls(idx, nb, valid, border, width, height)
+
+    def take(self, rows: _INT) -> _Hood:
+        """The same pixels' neighbourhoods, for the given rows only."""
+        return self._replace(
+            idx=self.idx[rows], nb=self.nb[rows], valid=self.valid[rows], border=self.border[rows]
+        )
+
+    def equal_siblings(self, px: _U32) -> _INT:
+        """Border bonus plus the neighbours whose raw pixel equals the centre's."""
+        same = self.valid & (px[self.nb] == px[self.idx][:, None])
+        count: _INT = self.border + np.count_nonzero(same, axis=1)
+        return count
+
+
+def _antialiased(flat: _U8, px: _U32, other: _U32, hood: _Hood) -> _BOOL:
+    """The reference's ``antialiased(img, x, y, ..., img2)`` for many pixels at once."""
+    result = np.zeros(hood.idx.size, dtype=np.bool_)
+    # A raw-equal neighbour has brightness delta 0, so 3+ of them settle "not
+    # anti-aliased" with integer work alone; most candidates of a shift stop here.
+    rows = np.flatnonzero(hood.equal_siblings(px) <= 2)
+    hood = hood.take(rows)
+    nb, valid = hood.nb, hood.valid
+    delta = _brightness(_rgb(flat, hood.idx))[:, None] - _brightness(_rgb(flat, nb))
+    zeroes = hood.border + np.count_nonzero(valid & (delta == 0), axis=1)
+    # First darkest / brightest neighbour in visiting order: the reference's strict
+    # comparisons keep the first one they meet, as argmin / argmax do.
+    darker = np.where(valid & (delta < 0), delta, np.inf)
+    brighter = np.where(valid & (delta > 0), delta, -np.inf)
+    at = np.arange(rows.size)
+    k_min, k_max = darker.argmin(axis=1), brighter.argmax(axis=1)
+    keep = (zeroes <= 2) & np.isfinite(darker[at, k_min]) & np.isfinite(brighter[at, k_max])
+    # Anti-aliased if the darkest or the brightest neighbour has 3+ equal siblings
+    # in both images; both kinds are checked in one batch.
+    extremes = np.concatenate([nb[at, k_min][keep], nb[at, k_max][keep]])
+    around = _Hood.around(extremes, hood.width, hood.height)
+    many = (around.equal_siblings(px) > 2) & (around.equal_siblings(other) > 2)
+    half = extremes.size // 2
+    result[rows[keep]] = many[:half] | many[half:]
+    return result
+
+
+def _diff_png(expected: Image.Image, flat: _U8, idx: _INT, aa: _BOOL) -> bytes:
+    """Encode the diff image as a palette PNG (grey levels plus red and yellow)."""
+    # Pillow's integer luma stands in for the reference's float brightness: within
+    # one grey level of it, and ten times cheaper on a large image.
+    luma = expected.convert("L")
+    if expected.mode == "RGB":  # opaque: one fade for every pixel, a Pillow point LUT
+        index = np.array(luma.point(_FADED_OPAQUE)).reshape(-1)
+    else:
+        index = _FADED[np.frombuffer(luma.tobytes(), dtype=np.uint8), flat[:, 3]]
+    index[idx] = np.where(aa, _YELLOW, _RED)
+    image = Image.frombuffer("P", expected.size, index, "raw", "P", 0, 1)  # no copy
+    image.putpalette(_PALETTE)
+    out = io.BytesIO()
+    # Speed over size: the diff is a throwaway artifact, written only on failure.
+    image.save(out, format="PNG", compress_level=1)
+    return out.getvalue()
