@@ -8,7 +8,8 @@ from collections.abc import Mapping
 import pytest
 import torch
 
-from pytest_tlgraph import EncodingRefusal, Trace, capture
+from pytest_tlgraph import EncodingRefusal, Trace
+from pytest_tlgraph.capture import capture
 from pytest_tlgraph.drawing import draw
 from tests.models import MLP, RecurrentCell, seeded
 

@@ -9,7 +9,8 @@ import pytest
 import torch
 from torch import nn
 
-from pytest_tlgraph import Drawing, Trace, capture
+from pytest_tlgraph import Drawing, Trace
+from pytest_tlgraph.capture import capture
 from tests.models import CNN, MLP, SharedModule, _ResidualBlock, seeded
 
 ADDITIVE = {

@@ -9,7 +9,8 @@ import re
 import pytest
 import torch
 
-from pytest_tlgraph import Trace, capture
+from pytest_tlgraph import Trace
+from pytest_tlgraph.capture import capture
 from pytest_tlgraph.encoding.ramps import ramp_for_page
 from pytest_tlgraph.style import PAGES
 from tests.models import CNN, MLP, seeded

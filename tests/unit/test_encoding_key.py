@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 import torch
 
-from pytest_tlgraph import Trace, capture
+from pytest_tlgraph import Trace
+from pytest_tlgraph.capture import capture
 from pytest_tlgraph.encoding.units import format_time
 from tests.models import CNN, MLP, BareLoop, RecurrentCell, Shrink, seeded
 

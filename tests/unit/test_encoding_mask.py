@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 import torch
 
-from pytest_tlgraph import Trace, capture
+from pytest_tlgraph import Trace
+from pytest_tlgraph.capture import capture
 from pytest_tlgraph.drawing import draw
 from tests.models import CNN, RecurrentCell, seeded
 

@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from pytest_tlgraph import Drawing, EncodingRefusal, Trace, capture
+from pytest_tlgraph import Drawing, EncodingRefusal, Trace
+from pytest_tlgraph.capture import capture
 from tests.models import CNN, MLP, RecurrentCell, SharedModule, Shrink, seeded
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from pytest_tlgraph import EncodingRefusal, Layer, Trace, capture
+from pytest_tlgraph import EncodingRefusal, Layer, Trace
+from pytest_tlgraph.capture import capture
 from tests.models import RecurrentCell, Shrink, seeded
 
 ROLLED_NOTE = "rolled multi-pass nodes unencoded: {} is not single-valued across passes"

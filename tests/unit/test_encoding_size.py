@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 import torch
 
-from pytest_tlgraph import EncodingRefusal, Op, Trace, capture
+from pytest_tlgraph import EncodingRefusal, Op, Trace
+from pytest_tlgraph.capture import capture
 from pytest_tlgraph.dot import html_escape
 from pytest_tlgraph.fontmetrics import estimate_label_box
 from tests.models import MLP, BareLoop, seeded

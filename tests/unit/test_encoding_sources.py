@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 import torch
 
-from pytest_tlgraph import EncodingRefusal, Layer, Op, Trace, capture
+from pytest_tlgraph import EncodingRefusal, Layer, Op, Trace
+from pytest_tlgraph.capture import capture
 from tests.models import CNN, MLP, RecurrentCell, seeded
 
 BYTES = re.compile(r"^\d+(\.\d+)? (B|KB|MB)$")

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from pytest_tlgraph import EncodingRefusal, Op, Trace, capture
+from pytest_tlgraph import EncodingRefusal, Op, Trace
+from pytest_tlgraph.capture import capture
 from tests.models import MLP, seeded
 
 

@@ -7,7 +7,8 @@ import dataclasses
 import pytest
 import torch
 
-from pytest_tlgraph import EncodingState, Trace, capture
+from pytest_tlgraph import EncodingState, Trace
+from pytest_tlgraph.capture import capture
 from pytest_tlgraph.encoding.state import ChannelState
 from tests.models import CNN, MLP, RecurrentCell, seeded
 

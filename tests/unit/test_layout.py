@@ -13,7 +13,8 @@ import torch
 from PIL import Image
 
 import pytest_tlgraph.layout
-from pytest_tlgraph import EncodingRefusal, Trace, capture
+from pytest_tlgraph import EncodingRefusal, Trace
+from pytest_tlgraph.capture import capture
 from pytest_tlgraph.dot import html_escape
 from pytest_tlgraph.fontmetrics import estimate_label_box
 from pytest_tlgraph.layout import rank_positions
