@@ -1,8 +1,9 @@
 """``encode``: the channels of one draw (ENCODING.md §3).
 
 Strictly presentation: it only adds ``fillcolor`` to colour-encoded nodes,
-``width``/``height``/``fixedsize`` to size-encoded nodes, rank groups, the key node and
-a caption line. Every refusal happens here, before anything is rendered.
+``width``/``height``/``fixedsize`` to size-encoded nodes, rank groups with ``newrank``,
+the key node and a caption line. Every channel refusal happens here, before anything
+is rendered (the layout fence refuses even earlier, in ``layout.py``).
 """
 
 from __future__ import annotations
@@ -97,7 +98,6 @@ def _value_text(source: ValueSource, got: Collected, masked: bool) -> Mapping[st
 
 
 def _color(
-    plan: Plan,
     specs: dict[str, dict[str, Any]],
     source: ValueSource,
     got: Collected,
@@ -214,7 +214,7 @@ def encode(
         got = reader.collect(plan, color_source, "color_by")
         merge(got)
         masked = mask_volatile and color_source.volatile
-        channels["color_by"], line = _color(plan, specs, color_source, got, options.page, masked)
+        channels["color_by"], line = _color(specs, color_source, got, options.page, masked)
         lines.append(line)
         if masked:
             notes.append(f"color_by: {color_source.name} masked for the snapshot (fills and key "
