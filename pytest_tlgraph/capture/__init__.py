@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -170,3 +172,22 @@ def _join(
     joined = join_device_time(events_from_profiler(profiler), list(names))
     per_op = {names[name]: value for name, value in joined.per_op.items()}
     return per_op, joined.status, joined.reason
+
+
+class _CallableModule(types.ModuleType):
+    """Importing a submodule binds ``pytest_tlgraph.capture`` to this package, which
+    would shadow the public ``capture`` function; calling the package calls it."""
+
+    def __call__(
+        self,
+        model: nn.Module,
+        inputs: Any,
+        *,
+        kwargs: Mapping[str, Any] | None = None,
+        backward: BackwardSpec = False,
+        profile: bool = False,
+    ) -> Trace:
+        return capture(model, inputs, kwargs=kwargs, backward=backward, profile=profile)
+
+
+sys.modules[__name__].__class__ = _CallableModule
