@@ -24,6 +24,7 @@ __all__ = [
     "DataclassOut",
     "DictOut",
     "Failing",
+    "HostileCluster",
     "HostileNames",
     "KwargsModel",
     "Pair",
@@ -212,6 +213,25 @@ class HostileNames(nn.Module):
         super().__init__()
         self.blocks = nn.ModuleDict(
             {'a<b&c"d': nn.Linear(4, 4), "e>f'g\\h": nn.Linear(4, 4), "{x}|[y];": nn.ReLU()}
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for block in self.blocks.values():
+            x = block(x)
+        return x
+
+
+class HostileCluster(nn.Module):
+    """A called submodule with a hostile name and two ops, so it is drawn as a cluster
+    whose id and title carry the name, next to a one-op module with another."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleDict(
+            {
+                'q"<&>\\ \u00fc{}|;': nn.Sequential(nn.Linear(4, 4), nn.Tanh()),
+                "line\nbreak\\": nn.ReLU(),
+            }
         )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
