@@ -217,7 +217,7 @@ def tlgraph_snapshot(request: pytest.FixtureRequest) -> TlgraphSnapshot:
     uses ``model.example_input_array``. Unnamed calls are numbered in call order.
     Returns the ``Drawing``. A missing snapshot fails; ``--snapshot-update`` writes it.
     """
-    from pytest_tlgraph.snapshots.extensions import base_assertion
+    from pytest_tlgraph.snapshots.call import base_assertion
     from pytest_tlgraph.snapshots.fixture import TlgraphSnapshot
 
     marker: dict[str, Any] = {}

@@ -19,9 +19,7 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from pytest_tlgraph.snapshots.pngmeta import PNG_SIGNATURE, add_text_chunks, read_text_chunks
 
 if TYPE_CHECKING:
-    import pytest
-    from syrupy.assertion import AssertionResult, SnapshotAssertion
-    from syrupy.types import SerializableData, SerializedData, SnapshotIndex
+    from syrupy.types import SerializableData, SerializedData
 
     from pytest_tlgraph.snapshots.pixeldiff import PngComparison
 
@@ -32,10 +30,8 @@ __all__ = [
     "SHA_KEY",
     "PngMatch",
     "Provenance",
-    "SnapshotCall",
     "TlgraphDotExtension",
     "TlgraphPngExtension",
-    "base_assertion",
     "dot_sha256",
     "render_snapshot_png",
     "renderer_mismatch",
@@ -223,99 +219,3 @@ class TlgraphPngExtension(SingleFileSnapshotExtension):
             return
         found = self.last.comparison
         yield f"PNG: {found.mismatched} mismatched pixels (budget {found.max_diff_pixels})"
-
-
-def base_assertion(request: pytest.FixtureRequest) -> SnapshotAssertion:
-    """A syrupy assertion for the requesting test, made as syrupy's ``snapshot`` fixture
-    makes its own but with our DOT extension.
-
-    Requesting ``snapshot`` itself would register syrupy's default (amber) extension,
-    whose discovery claims every unknown file under ``__snapshots__/`` as an obsolete
-    snapshot, so ``--snapshot-update`` would delete foreign files next to ours.
-    """
-    from syrupy.assertion import SnapshotAssertion
-    from syrupy.location import PyTestLocation
-
-    config = request.config
-    options: dict[str, Any] = {}
-    update_new = getattr(config.option, "update_new_snapshots_only", None)
-    if update_new is not None:
-        options["update_new_snapshots_only"] = bool(update_new)
-    return SnapshotAssertion(
-        update_snapshots=bool(config.option.update_snapshots),
-        extension_class=TlgraphDotExtension,
-        test_location=PyTestLocation(request.node),
-        session=config._syrupy,  # type: ignore[attr-defined]  # set by syrupy at sessionstart
-        **options,
-    )
-
-
-class SnapshotCall:
-    """The syrupy assertions of one fixture call: the DOT and, when compared, the PNG.
-
-    Both are made from the test's ``snapshot`` fixture, so syrupy does the storage,
-    ``--snapshot-update`` writes and unused-snapshot accounting (xdist included).
-    """
-
-    def __init__(
-        self,
-        snapshot: SnapshotAssertion,
-        index: SnapshotIndex,
-        *,
-        threshold: float,
-        max_diff_pixels: int,
-    ) -> None:
-        self.index = index
-        self.update = bool(snapshot.update_snapshots)
-        self.dot = snapshot.use_extension(TlgraphDotExtension)
-        self.png = snapshot.use_extension(TlgraphPngExtension)
-        extension = self.png.extension
-        assert isinstance(extension, TlgraphPngExtension)
-        extension.threshold = threshold
-        extension.max_diff_pixels = max_diff_pixels
-        extension.update = self.update
-        self.png_extension = extension
-
-    @property
-    def name(self) -> str:
-        """The snapshot's name: ``test_x``, ``test_x.1`` or ``test_x[name]``."""
-        location = self.dot.test_location
-        return TlgraphDotExtension.get_snapshot_name(test_location=location, index=self.index)
-
-    def location(self, assertion: SnapshotAssertion) -> str:
-        """Where ``assertion`` stores this call's snapshot."""
-        return assertion.extension.get_location(
-            test_location=assertion.test_location, index=self.index
-        )
-
-    def stored(self, assertion: SnapshotAssertion) -> Any:
-        """The stored snapshot, or ``None`` when missing or unreadable."""
-        try:
-            return assertion.extension.read_snapshot_data_from_location(
-                snapshot_location=self.location(assertion), snapshot_name=self.name, session_id=""
-            )
-        except OSError:
-            return None
-
-    def check(self, assertion: SnapshotAssertion, data: Any) -> AssertionResult:
-        """Run the assertion (syrupy records it, and writes under --snapshot-update)."""
-        # syrupy numbers an unnamed assertion by its own executions: a fresh assertion
-        # per call gives 0, and a truthy index is passed as the name.
-        bound = assertion(name=self.index) if self.index else assertion
-        _ = bound == data
-        return bound.executions[bound.num_executions - 1]
-
-    def received_png(self, dot: str, renderer: str, *, force: bool) -> bytes:
-        """The PNG to compare: the stored one when :func:`reusable` (unless ``force``),
-        else a fresh render."""
-        if not force:
-            stored = self.stored(self.png)
-            if isinstance(stored, bytes) and reusable(stored, dot, renderer):
-                return stored
-        return render_snapshot_png(dot, renderer)
-
-    def keep(self, assertion: SnapshotAssertion) -> None:
-        """Count an existing snapshot as used, unchanged (it is compared with itself)."""
-        stored = self.stored(assertion)
-        if stored is not None:
-            self.check(assertion, stored)

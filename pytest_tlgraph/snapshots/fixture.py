@@ -7,20 +7,14 @@ never uses the fixture never imports torch.
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_tlgraph.snapshots.artifacts import ResultsDir
-from pytest_tlgraph.snapshots.extensions import (
-    SnapshotCall,
-    TlgraphDotExtension,
-    render_snapshot_png,
-)
-from pytest_tlgraph.snapshots.report import DotOutcome, PngOutcome, build_report, unified_dot_diff
-from pytest_tlgraph.snapshots.structure import graph_from_drawing
+from pytest_tlgraph.snapshots.call import SnapshotCall
+from pytest_tlgraph.snapshots.extensions import TlgraphDotExtension, render_snapshot_png
 
 if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
@@ -151,7 +145,7 @@ class TlgraphSnapshot:
             str(options.get(k)) for k in ("color_by", "size_by")
         ):
             _write_measured(trace, options, stem, settings)
-        message = _check(call, drawing, received_png, settings, stem, self._nodeid)
+        message = call.compare(drawing, received_png, settings, stem, self._nodeid)
         if not settings.png and not self._settings.png:
             # The run compares no PNG (--tlgraph-no-png): its baseline stays, unchanged.
             call.keep(call.png)
@@ -273,68 +267,3 @@ def _write_measured(
 
     measured = draw(trace, **options)
     settings.results.write_measured(stem, render_snapshot_png(measured.dot, settings.renderer))
-
-
-def _check(
-    call: SnapshotCall,
-    drawing: Drawing,
-    received_png: bytes | None,
-    settings: Settings,
-    stem: Path,
-    nodeid: str,
-) -> str | None:
-    """Compare the DOT and the PNG (both, always); on failure write the artifacts and the
-    record for the HTML report, and return the message."""
-    dot_result = call.check(call.dot, drawing.dot)
-    png_result = call.check(call.png, received_png) if received_png is not None else None
-    if dot_result.success and (png_result is None or png_result.success):
-        return None
-    root = settings.rootdir
-    stored = dot_result.recalled_data
-    dot = DotOutcome(
-        path=display_path(dot_result.snapshot_location, root),
-        expected=None if stored is None else str(stored),
-        received=drawing.dot,
-        passed=dot_result.success,
-        error=None if dot_result.exception is None else repr(dot_result.exception),
-    )
-    diff = [] if dot.expected is None else list(unified_dot_diff(dot.expected, drawing.dot))
-    match = call.png_extension.last if png_result is not None else None
-    expected_png = png_result.recalled_data if png_result is not None else None
-    written = settings.results.write_failure(
-        stem,
-        actual=received_png,
-        expected=expected_png if isinstance(expected_png, bytes) else None,
-        diff=match.comparison.diff_png if match and match.comparison else None,
-        dot_diff="\n".join(diff) + "\n" if diff and not dot.passed else None,
-    )
-    png = None
-    if png_result is not None:
-        png = PngOutcome(
-            path=display_path(png_result.snapshot_location, root),
-            exists=png_result.recalled_data is not None,
-            passed=png_result.success,
-            match=match,
-            images={k: display_path(p, root) for k, p in written.images().items()},
-        )
-    report = build_report(
-        name=call.name,
-        nodeid=nodeid,
-        dot=dot,
-        png=png,
-        received=graph_from_drawing(drawing),
-        diff=diff,
-        full_diff_path=None if written.dot_diff is None else display_path(written.dot_diff, root),
-        state_text=drawing.state.describe() if drawing.state is not None else None,
-    )
-    settings.results.write_record(stem, nodeid=nodeid, report=report, artifacts=written)
-    hint = "\nto accept the received drawing: pytest --snapshot-update"
-    return report.text(color=settings.color) + hint
-
-
-def display_path(path: str | os.PathLike[str], rootdir: Path) -> str:
-    """``path`` relative to the rootdir when it is inside it (shorter in CI logs)."""
-    try:
-        return Path(path).resolve().relative_to(rootdir.resolve()).as_posix()
-    except ValueError:
-        return str(path)

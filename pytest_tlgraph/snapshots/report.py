@@ -17,15 +17,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from pytest_tlgraph.encoding.key import KEY_ID
-from pytest_tlgraph.snapshots.structure import (
+from pytest_tlgraph.snapshots.graphdata import (
     DotParseError,
     GraphData,
-    StructureSummary,
     html_label_body,
     label_rows,
     parse_dot,
-    summarize,
 )
+from pytest_tlgraph.snapshots.structure import StructureSummary, summarize
 
 if TYPE_CHECKING:
     from pytest_tlgraph.snapshots.extensions import PngMatch

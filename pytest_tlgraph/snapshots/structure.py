@@ -1,39 +1,24 @@
 """The structural summary of a snapshot failure: what changed in the drawn graph.
 
-Both sides are reduced to the same plain data, :class:`GraphData` (node id -> label
+Both sides are reduced to the same plain data, ``graphdata.GraphData`` (node id -> label
 rows, edges, cluster titles): the received side from ``Drawing.nodes`` / ``.edges`` /
-``.clusters``, the snapshot side by parsing the stored canonical DOT with
-:func:`parse_dot`. :func:`summarize` then compares the data, never label strings.
+``.clusters``, the snapshot side parsed from the stored canonical DOT. :func:`summarize`
+then compares the data, never label strings.
 """
 
 from __future__ import annotations
 
-import html
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from pytest_tlgraph.encoding.key import KEY_ID
+from pytest_tlgraph.snapshots.graphdata import GraphData
 
-if TYPE_CHECKING:
-    from pytest_tlgraph.drawing import Drawing
-
-__all__ = [
-    "DotParseError",
-    "GraphData",
-    "RowChange",
-    "StructureSummary",
-    "graph_from_drawing",
-    "parse_dot",
-    "summarize",
-]
-
-# DOT labels cannot hold a line break, so the emitter turns one into a space: applying
-# the same mapping to the received rows keeps both sides comparable.
-_LINE_BREAKS: Final = str.maketrans({"\n": " ", "\r": " "})
+__all__ = ["RowChange", "StructureSummary", "row_kind", "split_args", "summarize"]
 _ARG: Final = re.compile(r"[A-Za-z_]\w*=")
 _SHAPE: Final = re.compile(r"(?:\d+(?:x\d+)*|scalar|\?)(?:, .+)?")
 _SHAPE_SUMMARY: Final = re.compile(r"[\dx]+(?:->|-)[\dx]+")
@@ -47,121 +32,6 @@ _ROW_NAMES: Final = MappingProxyType(
         "row": "row",
     }
 )
-
-
-@dataclass(frozen=True, slots=True)
-class GraphData:
-    """A drawn graph as plain data: label rows per node id, edges, cluster titles."""
-
-    nodes: Mapping[str, tuple[str, ...]]
-    edges: tuple[tuple[str, str], ...]
-    clusters: tuple[str, ...]
-
-
-def graph_from_drawing(drawing: Drawing) -> GraphData:
-    """The plain data of a received ``Drawing``."""
-    nodes = {
-        node_id: tuple(row.translate(_LINE_BREAKS) for row in node.rows)
-        for node_id, node in drawing.nodes.items()
-    }
-    return GraphData(MappingProxyType(nodes), tuple(drawing.edges), tuple(drawing.clusters))
-
-
-class DotParseError(ValueError):
-    """The text is not canonical tlgraph DOT; the message names the line."""
-
-
-_NODE: Final = re.compile(r'\s*("(?:[^"\\]|\\.)*") \[(.*)\];')
-_EDGE: Final = re.compile(r'\s*("(?:[^"\\]|\\.)*") -> ("(?:[^"\\]|\\.)*");')
-_MEMBER: Final = re.compile(r'\s*"(?:[^"\\]|\\.)*";')
-_CLUSTER: Final = re.compile(r'\s*subgraph ("(?:[^"\\]|\\.)*") \{')
-_TAG: Final = re.compile(r"<[^>]*>")
-_ROW_TAG: Final = re.compile(r"<TR[^>]*>(.*?)</TR>", re.DOTALL)
-_CELL: Final = re.compile(r"<TD[^>]*>(.*?)</TD>", re.DOTALL)
-
-
-def _unquote(quoted: str) -> str:
-    return re.sub(r"\\(.)", r"\1", quoted[1:-1])
-
-
-def html_label_body(attrs: str) -> str | None:
-    """The body of the ``label=<...>`` attribute in a DOT attribute list, or ``None``."""
-    start = attrs.find("label=<")
-    if start < 0:
-        return None
-    depth = 0
-    # Label text is HTML-escaped, so every < and > in it belongs to a tag.
-    for i in range(start + len("label="), len(attrs)):
-        if attrs[i] == "<":
-            depth += 1
-        elif attrs[i] == ">":
-            depth -= 1
-            if depth == 0:
-                return attrs[start + len("label=<") : i]
-    raise DotParseError(f"unterminated HTML label in [{attrs[:80]}...]")
-
-
-def label_rows(body: str) -> tuple[str, ...]:
-    """Plain-text rows of an HTML label body: ``<BR/>`` lines, or table rows (the key)."""
-    if body.startswith("<TABLE"):
-        return tuple(_table_row(row) for row in _ROW_TAG.findall(body))
-    if not body:
-        return ()
-    return tuple(html.unescape(_TAG.sub("", part)) for part in body.split("<BR/>"))
-
-
-def _table_row(row: str) -> str:
-    """One key line: cell texts joined by spaces, a run of empty cells read ``[bar]``."""
-    words: list[str] = []
-    for cell in _CELL.findall(row):
-        text = html.unescape(_TAG.sub("", cell))
-        if text:
-            words.append(text)
-        elif not words or words[-1] != "[bar]":
-            words.append("[bar]")
-    return " ".join(words)
-
-
-def parse_dot(text: str) -> GraphData:
-    """Read canonical tlgraph DOT (as ``dot.emit`` writes it) back into plain data.
-
-    Raises :class:`DotParseError` naming the first line that is not in that format.
-    """
-    lines = text.splitlines()
-    if not lines or lines[0] != "digraph tlgraph {":
-        raise DotParseError("line 1: not a tlgraph drawing (expected 'digraph tlgraph {')")
-    nodes: dict[str, tuple[str, ...]] = {}
-    edges: list[tuple[str, str]] = []
-    clusters: list[str] = []
-    open_clusters = 0
-    expect_title = False
-    for number, line in enumerate(lines[1:], start=2):
-        stripped = line.strip()
-        if expect_title:
-            body = html_label_body(stripped) if stripped.startswith("graph [") else None
-            if body is None:
-                raise DotParseError(f"line {number}: cluster without a title: {line[:80]!r}")
-            clusters.append(html.unescape(_TAG.sub("", body)))
-            expect_title = False
-        elif stripped.startswith(("graph [", "node [", "edge [", "{ rank=same;")):
-            continue
-        elif match := _CLUSTER.fullmatch(line):
-            open_clusters += 1
-            expect_title = True
-        elif stripped == "}":
-            if open_clusters == 0:
-                if number != len(lines):
-                    raise DotParseError(f"line {number}: text after the end of the graph")
-                return GraphData(MappingProxyType(nodes), tuple(edges), tuple(clusters))
-            open_clusters -= 1
-        elif match := _EDGE.fullmatch(line):
-            edges.append((_unquote(match[1]), _unquote(match[2])))
-        elif match := _NODE.fullmatch(line):
-            body = html_label_body(match[2])
-            nodes[_unquote(match[1])] = () if body is None else label_rows(body)
-        elif not _MEMBER.fullmatch(line):
-            raise DotParseError(f"line {number}: not canonical tlgraph DOT: {line[:80]!r}")
-    raise DotParseError(f"line {len(lines)}: the graph is not closed (missing '}}')")
 
 
 @dataclass(frozen=True, slots=True)

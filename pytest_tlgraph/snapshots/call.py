@@ -1,0 +1,190 @@
+"""One ``tlgraph_snapshot`` call against syrupy: its DOT and PNG assertions, the PNG to
+compare (rendered, or reused when provably unchanged), and the failure it reports.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_tlgraph.snapshots.extensions import (
+    TlgraphDotExtension,
+    TlgraphPngExtension,
+    render_snapshot_png,
+    reusable,
+)
+from pytest_tlgraph.snapshots.graphdata import graph_from_drawing
+from pytest_tlgraph.snapshots.report import DotOutcome, PngOutcome, build_report, unified_dot_diff
+
+if TYPE_CHECKING:
+    import pytest
+    from syrupy.assertion import AssertionResult, SnapshotAssertion
+    from syrupy.types import SnapshotIndex
+
+    from pytest_tlgraph.drawing import Drawing
+    from pytest_tlgraph.snapshots.fixture import Settings
+
+__all__ = ["SnapshotCall", "base_assertion", "display_path"]
+
+
+def base_assertion(request: pytest.FixtureRequest) -> SnapshotAssertion:
+    """A syrupy assertion for the requesting test, made as syrupy's ``snapshot`` fixture
+    makes its own but with our DOT extension.
+
+    Requesting ``snapshot`` itself would register syrupy's default (amber) extension,
+    whose discovery claims every unknown file under ``__snapshots__/`` as an obsolete
+    snapshot, so ``--snapshot-update`` would delete foreign files next to ours.
+    """
+    from syrupy.assertion import SnapshotAssertion
+    from syrupy.location import PyTestLocation
+
+    config = request.config
+    options: dict[str, Any] = {}
+    update_new = getattr(config.option, "update_new_snapshots_only", None)
+    if update_new is not None:
+        options["update_new_snapshots_only"] = bool(update_new)
+    return SnapshotAssertion(
+        update_snapshots=bool(config.option.update_snapshots),
+        extension_class=TlgraphDotExtension,
+        test_location=PyTestLocation(request.node),
+        session=config._syrupy,  # type: ignore[attr-defined]  # set by syrupy at sessionstart
+        **options,
+    )
+
+
+class SnapshotCall:
+    """The syrupy assertions of one fixture call: the DOT and, when compared, the PNG.
+
+    Both derive from the test's :func:`base_assertion`, so syrupy does the storage,
+    ``--snapshot-update`` writes and unused-snapshot accounting (xdist included).
+    """
+
+    def __init__(
+        self,
+        snapshot: SnapshotAssertion,
+        index: SnapshotIndex,
+        *,
+        threshold: float,
+        max_diff_pixels: int,
+    ) -> None:
+        self.index = index
+        self.update = bool(snapshot.update_snapshots)
+        self.dot = snapshot.use_extension(TlgraphDotExtension)
+        self.png = snapshot.use_extension(TlgraphPngExtension)
+        extension = self.png.extension
+        assert isinstance(extension, TlgraphPngExtension)
+        extension.threshold = threshold
+        extension.max_diff_pixels = max_diff_pixels
+        extension.update = self.update
+        self.png_extension = extension
+
+    @property
+    def name(self) -> str:
+        """The snapshot's name: ``test_x``, ``test_x.1`` or ``test_x[name]``."""
+        location = self.dot.test_location
+        return TlgraphDotExtension.get_snapshot_name(test_location=location, index=self.index)
+
+    def location(self, assertion: SnapshotAssertion) -> str:
+        """Where ``assertion`` stores this call's snapshot."""
+        return assertion.extension.get_location(
+            test_location=assertion.test_location, index=self.index
+        )
+
+    def stored(self, assertion: SnapshotAssertion) -> Any:
+        """The stored snapshot, or ``None`` when missing or unreadable."""
+        try:
+            return assertion.extension.read_snapshot_data_from_location(
+                snapshot_location=self.location(assertion), snapshot_name=self.name, session_id=""
+            )
+        except OSError:
+            return None
+
+    def check(self, assertion: SnapshotAssertion, data: Any) -> AssertionResult:
+        """Run the assertion (syrupy records it, and writes under --snapshot-update)."""
+        # syrupy numbers an unnamed assertion by its own executions: a fresh assertion
+        # per call gives 0, and a truthy index is passed as the name.
+        bound = assertion(name=self.index) if self.index else assertion
+        _ = bound == data
+        return bound.executions[bound.num_executions - 1]
+
+    def received_png(self, dot: str, renderer: str, *, force: bool) -> bytes:
+        """The PNG to compare: the stored one when :func:`reusable` (unless ``force``),
+        else a fresh render."""
+        if not force:
+            stored = self.stored(self.png)
+            if isinstance(stored, bytes) and reusable(stored, dot, renderer):
+                return stored
+        return render_snapshot_png(dot, renderer)
+
+    def keep(self, assertion: SnapshotAssertion) -> None:
+        """Count an existing snapshot as used, unchanged (it is compared with itself)."""
+        stored = self.stored(assertion)
+        if stored is not None:
+            self.check(assertion, stored)
+
+    def compare(
+        self,
+        drawing: Drawing,
+        received_png: bytes | None,
+        settings: Settings,
+        stem: Path,
+        nodeid: str,
+    ) -> str | None:
+        """Compare the DOT and the PNG (both, always: a DOT failure never leaves the PNG
+        unused); on failure write the artifacts and the HTML record, return the message."""
+        dot_result = self.check(self.dot, drawing.dot)
+        png_result = self.check(self.png, received_png) if received_png is not None else None
+        if dot_result.success and (png_result is None or png_result.success):
+            return None
+        root = settings.rootdir
+        stored = dot_result.recalled_data
+        dot = DotOutcome(
+            path=display_path(dot_result.snapshot_location, root),
+            expected=None if stored is None else str(stored),
+            received=drawing.dot,
+            passed=dot_result.success,
+            error=None if dot_result.exception is None else repr(dot_result.exception),
+        )
+        diff = [] if dot.expected is None else list(unified_dot_diff(dot.expected, drawing.dot))
+        match = self.png_extension.last if png_result is not None else None
+        expected_png = png_result.recalled_data if png_result is not None else None
+        written = settings.results.write_failure(
+            stem,
+            actual=received_png,
+            expected=expected_png if isinstance(expected_png, bytes) else None,
+            diff=match.comparison.diff_png if match and match.comparison else None,
+            dot_diff="\n".join(diff) + "\n" if diff and not dot.passed else None,
+        )
+        png = None
+        if png_result is not None:
+            png = PngOutcome(
+                path=display_path(png_result.snapshot_location, root),
+                exists=png_result.recalled_data is not None,
+                passed=png_result.success,
+                match=match,
+                images={k: display_path(p, root) for k, p in written.images().items()},
+            )
+        report = build_report(
+            name=self.name,
+            nodeid=nodeid,
+            dot=dot,
+            png=png,
+            received=graph_from_drawing(drawing),
+            diff=diff,
+            full_diff_path=None
+            if written.dot_diff is None
+            else display_path(written.dot_diff, root),
+            state_text=drawing.state.describe() if drawing.state is not None else None,
+        )
+        settings.results.write_record(stem, nodeid=nodeid, report=report, artifacts=written)
+        hint = "\nto accept the received drawing: pytest --snapshot-update"
+        return report.text(color=settings.color) + hint
+
+
+def display_path(path: str | os.PathLike[str], rootdir: Path) -> str:
+    """``path`` relative to the rootdir when it is inside it (shorter in CI logs)."""
+    try:
+        return Path(path).resolve().relative_to(rootdir.resolve()).as_posix()
+    except ValueError:
+        return str(path)

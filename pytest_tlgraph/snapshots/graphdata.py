@@ -1,0 +1,175 @@
+"""A drawn graph as plain data, from a ``Drawing`` or parsed from stored canonical DOT.
+
+The snapshot side of a failure exists only as the ``.gv`` text, so it is read back with
+:func:`parse_dot` into the same :class:`GraphData` that :func:`graph_from_drawing`
+makes of the received ``Drawing``. The parser knows only the canonical form ``dot.emit``
+writes: one statement a line, every identifier quoted, every label HTML-like.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from pytest_tlgraph.drawing import Drawing
+
+__all__ = [
+    "DotParseError",
+    "GraphData",
+    "graph_from_drawing",
+    "html_label_body",
+    "label_rows",
+    "parse_dot",
+]
+
+# DOT labels cannot hold a line break, so the emitter turns one into a space: applying
+# the same mapping to the received rows keeps both sides comparable.
+_LINE_BREAKS: Final = str.maketrans({"\n": " ", "\r": " "})
+
+
+@dataclass(frozen=True, slots=True)
+class GraphData:
+    """A drawn graph as plain data: label rows per node id, edges, cluster titles."""
+
+    nodes: Mapping[str, tuple[str, ...]]
+    edges: tuple[tuple[str, str], ...]
+    clusters: tuple[str, ...]
+
+
+def graph_from_drawing(drawing: Drawing) -> GraphData:
+    """The plain data of a received ``Drawing``."""
+    nodes = {
+        node_id: tuple(row.translate(_LINE_BREAKS) for row in node.rows)
+        for node_id, node in drawing.nodes.items()
+    }
+    return GraphData(MappingProxyType(nodes), tuple(drawing.edges), tuple(drawing.clusters))
+
+
+class DotParseError(ValueError):
+    """The text is not canonical tlgraph DOT; the message names the line."""
+
+
+_NODE: Final = re.compile(r'\s*("(?:[^"\\]|\\.)*") \[(.*)\];', re.DOTALL)
+_EDGE: Final = re.compile(r'\s*("(?:[^"\\]|\\.)*") -> ("(?:[^"\\]|\\.)*");', re.DOTALL)
+_MEMBER: Final = re.compile(r'\s*"(?:[^"\\]|\\.)*";', re.DOTALL)
+_CLUSTER: Final = re.compile(r'\s*subgraph ("(?:[^"\\]|\\.)*") \{', re.DOTALL)
+_TAG: Final = re.compile(r"<[^>]*>")
+_ROW_TAG: Final = re.compile(r"<TR[^>]*>(.*?)</TR>", re.DOTALL)
+_CELL: Final = re.compile(r"<TD[^>]*>(.*?)</TD>", re.DOTALL)
+
+
+def _unquote(quoted: str) -> str:
+    return re.sub(r"\\(.)", r"\1", quoted[1:-1], flags=re.DOTALL)
+
+
+def html_label_body(attrs: str) -> str | None:
+    """The body of the ``label=<...>`` attribute in a DOT attribute list, or ``None``."""
+    start = attrs.find("label=<")
+    if start < 0:
+        return None
+    depth = 0
+    # Label text is HTML-escaped, so every < and > in it belongs to a tag.
+    for i in range(start + len("label="), len(attrs)):
+        if attrs[i] == "<":
+            depth += 1
+        elif attrs[i] == ">":
+            depth -= 1
+            if depth == 0:
+                return attrs[start + len("label=<") : i]
+    raise DotParseError(f"unterminated HTML label in [{attrs[:80]}...]")
+
+
+def label_rows(body: str) -> tuple[str, ...]:
+    """Plain-text rows of an HTML label body: ``<BR/>`` lines, or table rows (the key)."""
+    if body.startswith("<TABLE"):
+        return tuple(_table_row(row) for row in _ROW_TAG.findall(body))
+    if not body:
+        return ()
+    return tuple(html.unescape(_TAG.sub("", part)) for part in body.split("<BR/>"))
+
+
+def _table_row(row: str) -> str:
+    """One key line: cell texts joined by spaces, a run of empty cells read ``[bar]``."""
+    words: list[str] = []
+    for cell in _CELL.findall(row):
+        text = html.unescape(_TAG.sub("", cell))
+        if text:
+            words.append(text)
+        elif not words or words[-1] != "[bar]":
+            words.append("[bar]")
+    return " ".join(words)
+
+
+def _statements(text: str) -> list[tuple[int, str]]:
+    """``(line number, statement)``: physical lines, joined where a quoted identifier
+    holds a line break (module names may)."""
+    out: list[tuple[int, str]] = []
+    pending: tuple[int, str] | None = None
+    # Only "\n" ends a line: splitlines() would also break on characters such as
+    # U+2028 that the emitter leaves in labels.
+    for number, line in enumerate(text.split("\n"), start=1):
+        start, joined = (
+            (number, line) if pending is None else (pending[0], pending[1] + "\n" + line)
+        )
+        # Label text is escaped (&quot;), so every bare " delimits an identifier.
+        if re.sub(r"\\.", "", joined).count('"') % 2:
+            pending = (start, joined)
+        else:
+            pending = None
+            out.append((start, joined))
+    if pending is not None:
+        out.append(pending)
+    while out and out[-1][1] == "":
+        out.pop()
+    return out
+
+
+def parse_dot(text: str) -> GraphData:
+    """Read canonical tlgraph DOT (as ``dot.emit`` writes it) back into plain data.
+
+    Raises :class:`DotParseError` naming the first line that is not in that format.
+    """
+    statements = _statements(text)
+    if not statements or statements[0][1] != "digraph tlgraph {":
+        raise DotParseError("line 1: not a tlgraph drawing (expected 'digraph tlgraph {')")
+    nodes: dict[str, tuple[str, ...]] = {}
+    edges: list[tuple[str, str]] = []
+    clusters: list[str] = []
+    open_clusters = 0
+    expect_title = False
+    for position, (number, line) in enumerate(statements[1:], start=2):
+        try:
+            stripped = line.strip()
+            if expect_title:
+                body = html_label_body(stripped) if stripped.startswith("graph [") else None
+                if body is None:
+                    raise DotParseError(f"cluster without a title: {line[:80]!r}")
+                clusters.append(html.unescape(_TAG.sub("", body)))
+                expect_title = False
+            elif stripped.startswith(("graph [", "node [", "edge [", "{ rank=same;")):
+                continue
+            elif _CLUSTER.fullmatch(line):
+                open_clusters += 1
+                expect_title = True
+            elif stripped == "}":
+                if open_clusters == 0:
+                    if position < len(statements):
+                        number = statements[position][0]
+                        raise DotParseError("text after the end of the graph")
+                    return GraphData(MappingProxyType(nodes), tuple(edges), tuple(clusters))
+                open_clusters -= 1
+            elif match := _EDGE.fullmatch(line):
+                edges.append((_unquote(match[1]), _unquote(match[2])))
+            elif match := _NODE.fullmatch(line):
+                body = html_label_body(match[2])
+                nodes[_unquote(match[1])] = () if body is None else label_rows(body)
+            elif not _MEMBER.fullmatch(line):
+                raise DotParseError(f"not canonical tlgraph DOT: {line[:80]!r}")
+        except DotParseError as error:
+            raise DotParseError(f"line {number}: {error}") from None
+    raise DotParseError(f"line {statements[-1][0]}: the graph is not closed (missing '}}')")

@@ -1,0 +1,108 @@
+"""The structural summary, on real drawings of real models."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+
+from pytest_tlgraph import capture
+from pytest_tlgraph.snapshots.graphdata import (
+    GraphData,
+    graph_from_drawing,
+)
+from pytest_tlgraph.snapshots.structure import row_kind, split_args, summarize
+from tests.models import MLP, seeded
+
+
+def _graph(model: nn.Module, inputs: Any, **options: Any) -> GraphData:
+    return graph_from_drawing(capture(seeded(model), inputs).draw(**options))
+
+
+class Deeper(nn.Module):
+    """``MLP`` with one more layer inside a nested block."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.act = nn.ReLU()
+        self.block = nn.Sequential(nn.Linear(16, 16), nn.Tanh())
+        self.fc2 = nn.Linear(16, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(self.block(self.act(self.fc1(x))))
+
+
+def test_summary_names_added_nodes_edges_and_clusters() -> None:
+    before = _graph(MLP(), torch.zeros(2, 8))
+    after = _graph(Deeper(), torch.zeros(2, 8))
+    summary = summarize(before, after)
+    assert summary.nodes_added == ("tanh_1", "linear_3")
+    assert summary.nodes_removed == ()
+    assert summary.edges_added == (
+        ("linear_2", "tanh_1"),
+        ("tanh_1", "linear_3"),
+        ("linear_3", "output_1"),
+    )
+    assert summary.edges_removed == (("linear_2", "output_1"),)
+    assert summary.clusters_added == ("@block (Sequential)",)
+    assert "linear_2: module row @fc2 -> @block.0" in [str(c) for c in summary.row_changes]
+    reverse = summarize(after, before)
+    assert reverse.nodes_removed == summary.nodes_added
+    assert reverse.clusters_removed == summary.clusters_added
+
+
+def test_summary_calls_out_args_rows_by_module() -> None:
+    quiet = _graph(MLP(), torch.zeros(2, 8))
+    loud = _graph(MLP(), torch.zeros(2, 8), show_redundant_args=True)
+    shown = [str(change) for change in summarize(quiet, loud).row_changes]
+    assert "fc1: args row now shows in_features=8" in shown
+    assert "fc1: args row now shows out_features=16" in shown
+    assert "fc2: args row now shows in_features=16" in shown
+    hidden = [str(change) for change in summarize(loud, quiet).row_changes]
+    assert "fc1: args row no longer shows in_features=8" in hidden
+
+
+def test_summary_names_changed_arg_values_and_shape_rows() -> None:
+    narrow = _graph(MLP(d_hidden=16), torch.zeros(2, 8), show_redundant_args=True)
+    wide = _graph(MLP(d_hidden=32), torch.zeros(2, 8), show_redundant_args=True)
+    changes = [str(change) for change in summarize(narrow, wide).row_changes]
+    assert "fc1: args row changed out_features=16 -> out_features=32" in changes
+    assert "linear_1: shape row 2x16, 128 B -> 2x32, 256 B" in changes
+    assert "linear_1: params row weight 16x8, bias 16 -> weight 32x8, bias 32" in changes
+
+
+def test_identical_drawings_have_no_changes_and_the_key_is_not_structure() -> None:
+    plain = _graph(MLP(), torch.zeros(2, 8))
+    coloured = _graph(MLP(), torch.zeros(2, 8), color_by="flops")
+    assert summarize(plain, plain).unchanged
+    assert "tlgraph_key" in coloured.nodes
+    assert summarize(plain, coloured).unchanged
+
+
+@pytest.mark.parametrize(
+    ("text", "parts"),
+    [
+        ("in_features=8, bias=True", {"in_features": "8", "bias": "True"}),
+        (
+            "in_channels=3, kernel_size=(3, 3), padding=(1, 1)",
+            {"in_channels": "3", "kernel_size": "(3, 3)", "padding": "(1, 1)"},
+        ),
+        ("normalized_shape=(32,), eps=1e-05", {"normalized_shape": "(32,)", "eps": "1e-05"}),
+    ],
+)
+def test_split_args_keeps_tuples_whole(text: str, parts: dict[str, str]) -> None:
+    assert split_args(text) == parts
+
+
+def test_row_kinds_of_a_real_linear_node() -> None:
+    rows = capture(MLP(), torch.zeros(2, 8)).draw(show_redundant_args=True).nodes["linear_1"].rows
+    assert [row_kind(i, row) for i, row in enumerate(rows)] == [
+        "title",
+        "shape",
+        "args",
+        "params",
+        "module",
+    ]
