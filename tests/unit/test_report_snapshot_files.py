@@ -105,7 +105,6 @@ def test_png_matching_budget_renderer_and_damage() -> None:
 
 
 def test_update_rewrites_a_baseline_whose_provenance_is_stale() -> None:
-    other = render_snapshot_png(DOT.replace('fontsize="10"', 'fontsize="10" ', 1), "pure")
     stale = add_text_chunks(OURS, {"tlgraph-dot-sha256": "0" * 64})
     extension = TlgraphPngExtension()
     assert extension.matches(serialized_data=OURS, snapshot_data=stale)
