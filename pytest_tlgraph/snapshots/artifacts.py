@@ -31,6 +31,7 @@ __all__ = ["RECORDS", "REPORT_NAME", "Artifacts", "ResultsDir"]
 
 RECORDS: Final = ".records"
 REPORT_NAME: Final = "report.html"
+MEASURED: Final = "-measured.png"
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +102,7 @@ class ResultsDir:
 
     def write_measured(self, stem: Path, png: bytes) -> Path:
         """The unmasked picture of a draw whose snapshot masks time channels."""
-        path = _sibling(stem, "-measured.png")
+        path = _sibling(stem, MEASURED)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(png)
         return path
@@ -133,25 +134,43 @@ class ResultsDir:
         out = []
         for path in sorted(records.glob("*.json")):
             try:
-                out.append(json.loads(path.read_text(encoding="utf-8")))
+                record = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 continue  # a record that cannot be read is left out, never fatal
+            if isinstance(record, dict):
+                out.append(record)
         return out
 
     def clear_previous(self) -> None:
         """Remove what an earlier session wrote: the artifacts its records list, the
-        records and the report. Nothing else in the directory is touched."""
-        for record in self.read_records():
-            for rel in record.get("files", ()):
-                target = (self.root / rel).resolve()
-                if target.is_relative_to(self.root.resolve()):
-                    target.unlink(missing_ok=True)
+        measured pictures, the records and the report, then the folders that left
+        empty. Nothing else in the directory is touched."""
+        if not self.root.is_dir():
+            return
+        root = self.root.resolve()
+        records = self.read_records()
+        targets = [self.root / str(rel) for r in records for rel in r.get("files", ())]
+        targets += self.root.rglob(f"*{MEASURED}")
+        for target in targets:
+            if target.resolve().is_relative_to(root):
+                target.unlink(missing_ok=True)
+                _prune_empty(target.parent, root)
         shutil.rmtree(self.root / RECORDS, ignore_errors=True)
         (self.root / REPORT_NAME).unlink(missing_ok=True)
 
     def relative(self, path: Path) -> str:
         """``path`` relative to the results directory, with forward slashes."""
         return path.relative_to(self.root).as_posix()
+
+
+def _prune_empty(folder: Path, root: Path) -> None:
+    """Remove ``folder`` and its parents up to ``root`` while they are empty."""
+    while folder.resolve() != root and folder.resolve().is_relative_to(root):
+        try:
+            folder.rmdir()
+        except OSError:
+            return  # not empty (or already gone)
+        folder = folder.parent
 
 
 def _sibling(stem: Path, suffix: str) -> Path:

@@ -6,6 +6,7 @@ import textwrap
 
 import pytest
 
+from pytest_tlgraph import render
 from pytest_tlgraph.snapshots.pngmeta import read_text_chunks
 from tests.integration.project import BASIC_TEST, snapshot_dir
 
@@ -205,3 +206,59 @@ def test_eval_mode_and_rng_state_are_restored(project: pytest.Pytester) -> None:
         )
     )
     project.runpytest("--snapshot-update").assert_outcomes(passed=1)
+
+
+def test_time_channel_is_stable_and_the_measured_picture_is_kept(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        test_graph="""
+        from tinymodels import MLP
+
+        def test_timed(tlgraph_snapshot):
+            drawing = tlgraph_snapshot(MLP(), color_by="time")
+            assert any("masked" in note for note in drawing.state.notes)
+        """
+    )
+    project.runpytest("--snapshot-update").assert_outcomes(passed=1)
+    measured = project.path / "tlgraph-results" / "test_graph" / "test_timed-measured.png"
+    assert measured.read_bytes().startswith(b"\x89PNG")
+    # Measured times differ on every run; the masked snapshot does not.
+    project.runpytest().assert_outcomes(passed=1)
+    project.runpytest("--tlgraph-force-render").assert_outcomes(passed=1)
+    assert measured.is_file()
+    project.makepyfile(test_graph=BASIC_TEST)
+    project.runpytest("--snapshot-update").assert_outcomes(passed=1)
+    assert not measured.exists(), "the previous session's pictures are cleared"
+
+
+def test_kwargs_backward_and_the_run_renderer(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        test_graph="""
+        import torch
+        from torch import nn
+        from pytest_tlgraph import render
+
+        class Scaled(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, x, *, scale):
+                return self.fc(x) * scale
+
+        def test_scaled(tlgraph_snapshot):
+            assert render.get_default_renderer() == "system"
+            drawing = tlgraph_snapshot(
+                Scaled(),
+                torch.ones(2, 4, requires_grad=True),
+                kwargs={"scale": torch.full((1,), 2.0)},
+                backward=True,
+                show_saved_for_backward=True,
+                png=False,
+            )
+            rows = [row for node in drawing.nodes.values() for row in node.rows]
+            assert any(row.startswith("saved for backward: ") for row in rows)
+            assert sum(node.kind == "input" for node in drawing.nodes.values()) == 2
+        """
+    )
+    project.runpytest("--snapshot-update", "--tlgraph-renderer=system").assert_outcomes(passed=1)
+    assert render.get_default_renderer() == "pure", "the run's renderer must be put back"

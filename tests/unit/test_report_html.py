@@ -72,9 +72,12 @@ def test_clearing_removes_only_what_the_last_session_wrote(tmp_path: Path) -> No
     outside = tmp_path.parent / "outside.png"
     outside.write_bytes(b"kept")
     (tmp_path / RECORDS / "evil.json").write_text(json.dumps({"files": ["../outside.png"]}))
+    measured = results.write_measured(results.stem(Path("a/b.py"), "test_t"), b"png")
+    assert measured == tmp_path / "a" / "b" / "test_t-measured.png"
     results.clear_previous()
     assert mine.read_text() == "kept" and outside.read_bytes() == b"kept"
     assert not (tmp_path / "t" / "test_x.png").exists()
+    assert not (tmp_path / "a").exists(), "folders left empty are removed"
     assert not (tmp_path / RECORDS).exists() and not (tmp_path / REPORT_NAME).exists()
 
 
