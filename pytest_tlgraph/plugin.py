@@ -230,11 +230,7 @@ def tlgraph_snapshot(request: pytest.FixtureRequest) -> TlgraphSnapshot:
             )
         marker.update(mark.kwargs)
     config = request.config
-    settings = replace(
-        config.stash[_SETTINGS],
-        update=bool(config.option.update_snapshots),
-        color=_color(config),
-    )
+    settings = replace(config.stash[_SETTINGS], color=_color(config))
     module = Path(request.node.path)
     if module.is_relative_to(config.rootpath):
         module = module.relative_to(config.rootpath)

@@ -41,7 +41,6 @@ class Settings:
     threshold: float = 0.1
     max_diff_pixels: int = 0
     force_render: bool = False
-    update: bool = False
     color: bool = False
 
 
@@ -141,14 +140,14 @@ class TlgraphSnapshot:
             self._keep_rest()
             raise
         stem = settings.results.stem(self._module, call.name)
-        if settings.png and _VOLATILE.intersection(
-            str(options.get(k)) for k in ("color_by", "size_by")
-        ):
-            _write_measured(trace, options, stem, settings)
         message = call.compare(drawing, received_png, settings, stem, self._nodeid)
         if not settings.png and not self._settings.png:
             # The run compares no PNG (--tlgraph-no-png): its baseline stays, unchanged.
             call.keep(call.png)
+        if settings.png and _VOLATILE.intersection(
+            str(options.get(k)) for k in ("color_by", "size_by")
+        ):
+            _write_measured(trace, options, stem, settings)
         if message is not None:
             self._keep_rest()
             raise AssertionError(message)
