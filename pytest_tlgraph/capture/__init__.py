@@ -9,10 +9,10 @@ from typing import Any
 
 import torch
 from torch import nn
-from torch.utils.hooks import RemovableHandle
 
 from pytest_tlgraph.capture.assemble import assemble
 from pytest_tlgraph.capture.measure import add_boundary, iter_tensors
+from pytest_tlgraph.capture.modules import index_model, watch_modules
 from pytest_tlgraph.capture.recorder import Recorder
 from pytest_tlgraph.errors import TraceError
 from pytest_tlgraph.trace import Trace
@@ -55,25 +55,6 @@ def _run_backward(loss: torch.Tensor | None, model: nn.Module, inputs: tuple[Any
         torch.autograd.grad(loss, leaves, allow_unused=True)
 
 
-def _hook_modules(model: nn.Module, recorder: Recorder) -> list[RemovableHandle]:
-    handles: list[RemovableHandle] = []
-    try:
-        for address, module in model.named_modules():
-            # First in line: ops issued by the model's own pre-hooks belong to the call.
-            pre = recorder.pre_hook(address)
-            handles.append(module.register_forward_pre_hook(pre, prepend=True))
-            handles.append(module.register_forward_hook(recorder.post_hook(address)))
-    except BaseException:
-        _unhook(handles)
-        raise
-    return handles
-
-
-def _unhook(handles: list[RemovableHandle]) -> None:
-    for handle in handles:
-        handle.remove()
-
-
 def capture(
     model: nn.Module,
     inputs: Any,
@@ -103,7 +84,8 @@ def capture(
         )
     args = _positional(inputs)
     kw = dict(kwargs or {})
-    recorder = Recorder(model, backward=bool(backward), profile=profile)
+    index = index_model(model)
+    recorder = Recorder(index.params, backward=bool(backward), profile=profile)
     # Keyword tensors are inputs too: an op reading one must have a parent to point at.
     for i, t in enumerate(iter_tensors((args, kw)), start=1):
         raw = recorder.add_record("input", ("input", i), [], t)
@@ -111,12 +93,12 @@ def capture(
     profiler = _start_profiler() if profile else None
     output: Any = None
     try:
-        handles = _hook_modules(model, recorder)
+        restore = watch_modules(index.modules, recorder)
         try:
             with recorder:
                 output = _forward(model, args, kw)
         finally:
-            _unhook(handles)
+            restore()
             if profiler is not None:
                 profiler.__exit__(None, None, None)
         if backward:
@@ -138,7 +120,7 @@ def capture(
         recorder.ops,
         recorder.module_calls,
         model_name=type(model).__name__,
-        param_count=sum(p.numel() for p in model.parameters()),
+        param_count=index.param_count,
         device_time=join[0] if join else None,
         device_join=join[1] if join else None,
         device_join_reason=join[2] if join else None,

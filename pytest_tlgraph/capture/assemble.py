@@ -7,6 +7,7 @@ from itertools import pairwise
 from types import MappingProxyType
 from typing import Any, Final
 
+from pytest_tlgraph.capture.lazy import LazyMapping
 from pytest_tlgraph.capture.raw import ModuleFrame, RawOp
 from pytest_tlgraph.trace import (
     MEASUREMENT_FIELDS,
@@ -73,26 +74,6 @@ def _common(values: Sequence[Any]) -> tuple[Any, bool]:
 
 _LAYER_FIELDS: Final = ("shape", "dtype", "params", "module_args", *MEASUREMENT_FIELDS)
 _NO_VARYING: Final[Mapping[str, tuple[Any, ...]]] = MappingProxyType({})
-
-
-def _op(
-    raw: RawOp,
-    label: str,
-    layer: str,
-    number: int,
-    passes: int,
-    parents: tuple[str, ...],
-    children: tuple[str, ...],
-    device_time: int | None,
-) -> Op:
-    forward, backward, total, macs = raw.flops
-    return Op(
-        label, layer, raw.func, number, passes, raw.index, parents, children, raw.shape,
-        raw.dtype, raw.module, raw.module_calls, raw.params, raw.module_args,
-        raw.module_type, raw.module_family, raw.func_duration, raw.activation_memory,
-        forward, backward, total, macs, raw.autograd_memory, raw.num_autograd_tensors,
-        raw.magnitude, raw.grad_norm, device_time,
-    )  # fmt: skip
 
 
 def _layer(
@@ -166,19 +147,27 @@ def assemble(
             children[parent].append(raw.index)
     times = device_time or {}
     ops = tuple(
-        _op(
-            raw, labels[i], layer_of[i], *pass_of[i],
+        Op(
+            labels[i], layer_of[i], raw.func, *pass_of[i], i,
             tuple(labels[p] for p in raw.parents), tuple(labels[c] for c in children[i]),
-            times.get(i),
+            raw.shape, raw.dtype, raw.module, raw.module_calls, raw.params, raw.module_args,
+            raw.module_type, raw.module_family, raw.func_duration, raw.activation_memory,
+            *raw.flops, raw.autograd_memory, raw.num_autograd_tensors, raw.magnitude,
+            raw.grad_norm, times.get(i),
         )
         for i, raw in enumerate(raw_ops)
     )  # fmt: skip
-    layers = {}
-    for layer, indices in members.items():
-        # Layer edges come from op indices, never from parsing labels.
-        parents = dict.fromkeys(layer_of[p] for i in indices for p in raw_ops[i].parents)
-        kids = dict.fromkeys(layer_of[c] for i in indices for c in children[i])
-        layers[layer] = _layer(layer, [ops[i] for i in indices], (*parents,), (*kids,))
+    op_parents = [raw.parents for raw in raw_ops]
+
+    def build_layers() -> dict[str, Layer]:
+        layers = {}
+        for layer, indices in members.items():
+            # Layer edges come from op indices, never from parsing labels.
+            parents = dict.fromkeys(layer_of[p] for i in indices for p in op_parents[i])
+            kids = dict.fromkeys(layer_of[c] for i in indices for c in children[i])
+            layers[layer] = _layer(layer, [ops[i] for i in indices], (*parents,), (*kids,))
+        return layers
+
     ops_of_call: dict[tuple[str, int], list[str]] = {}
     for op in ops:
         for key in op.module_calls:
@@ -193,7 +182,7 @@ def assemble(
     )  # fmt: skip
     return Trace(
         ops=ops,
-        layers=MappingProxyType(layers),
+        layers=LazyMapping(build_layers),
         modules=calls,
         model_name=model_name,
         param_count=param_count,

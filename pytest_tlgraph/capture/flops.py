@@ -14,14 +14,18 @@ repeats a block pays for one count per distinct call.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
 from typing import Any, Final
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import flop_registry
 
-__all__ = ["COUNTED_FUNCS", "FlopCount", "TorchFlopCounter", "count_flops", "flops_for"]
+__all__ = [
+    "COUNTED_FUNCS",
+    "TorchFlopCounter",
+    "count_flops",
+    "flop_fields",
+]
 
 #: Calls whose cost torch's counter knows: the dispatch mode runs around these only.
 COUNTED_FUNCS: Final = frozenset(
@@ -66,16 +70,6 @@ ZERO_COST: Final = frozenset(
         "max_pool3d", "adaptive_max_pool2d", "pixel_shuffle",
     }
 )  # fmt: skip
-
-
-@dataclass(frozen=True, slots=True)
-class FlopCount:
-    """The four FLOP fields of one op."""
-
-    forward: int | None
-    backward: int | None
-    total: int | None
-    macs: int | None
 
 
 class TorchFlopCounter(TorchDispatchMode):  # type: ignore[no-untyped-call]
@@ -230,26 +224,24 @@ def count_flops(
     return counted
 
 
-def flops_for(func: str, counted: int | None, out_numel: int | None) -> FlopCount:
-    """The FLOP fields for a call named ``func``.
+FlopFields = tuple[int | None, int | None, int | None, int | None]
+_UNKNOWN: Final[FlopFields] = (None, None, None, None)
+_ZERO: Final[FlopFields] = (0, 0, 0, 0)
+
+
+def flop_fields(func: str, counted: int | None, out_numel: int) -> FlopFields:
+    """``(forward, backward, total, macs)`` for a call named ``func``.
 
     ``counted`` is what torch's counter measured (for ``COUNTED_FUNCS``), ``out_numel``
     the numel of the first tensor output.
     """
-    if func in COUNTED_FUNCS and counted is not None:
-        return FlopCount(counted, 2 * counted, 3 * counted, counted // 2)
+    if counted is not None and func in COUNTED_FUNCS:
+        return (counted, 2 * counted, 3 * counted, counted // 2)
     if func in ZERO_COST:
-        return FlopCount(0, 0, 0, 0)
+        return _ZERO
     cost = POINTWISE_COST.get(func)
-    if cost is not None and out_numel is not None:
+    if cost is not None:
         forward = cost * out_numel
         # Pointwise ops multiply-accumulate nothing: zero MACs.
-        return FlopCount(forward, forward, 2 * forward, 0)
-    return FlopCount(None, None, None, None)
-
-
-def numel(shape: tuple[int, ...] | None) -> int | None:
-    """Number of elements of ``shape`` (``None`` for no shape)."""
-    if shape is None:
-        return None
-    return int(torch.Size(shape).numel())
+        return (forward, forward, 2 * forward, 0)
+    return _UNKNOWN

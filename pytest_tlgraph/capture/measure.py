@@ -1,5 +1,5 @@
 """Per-op measurements taken while the recorder runs: tensors in nested values, output
-size and magnitude, what autograd saves for backward, and the user source location.
+magnitude, and the user source location.
 
 Everything here runs once per op, so each helper is written for the common case first.
 """
@@ -15,15 +15,7 @@ from typing import Any, Final
 import torch
 from torch import nn
 
-__all__ = [
-    "SavedTensors",
-    "add_boundary",
-    "first_tensor",
-    "iter_tensors",
-    "magnitude",
-    "nbytes",
-    "source_chain",
-]
+__all__ = ["add_boundary", "first_tensor", "iter_tensors", "magnitude", "source_chain"]
 
 _SCALARS: Final = (int, float, bool, str, bytes, torch.dtype, torch.device)
 
@@ -63,78 +55,28 @@ def first_tensor(value: Any) -> torch.Tensor | None:
     return found[0] if found else None
 
 
-def nbytes(t: torch.Tensor) -> int:
-    """Bytes of ``t``'s elements (its logical size, not its storage)."""
-    return t.numel() * t.element_size()
+_norm: Final = torch.linalg.vector_norm
 
 
 def magnitude(t: torch.Tensor) -> float | None:
     """Root-mean-square of a float tensor's values; ``None`` otherwise."""
-    if not t.is_floating_point() or t.layout != torch.strided or t.is_meta:
+    if not t.is_floating_point():
         return None
     count = t.numel()
     if count == 0:
         return None
-    # Half precision accumulates in float32: its sum of squares overflows long before
-    # the values themselves are large. ``detach`` keeps this out of the graph.
-    wide = torch.float32 if t.element_size() < 4 else None
-    norm = float(torch.linalg.vector_norm(t.detach(), dtype=wide))
-    if math.isinf(norm) and t.dtype != torch.float64:
-        # Finite values whose squares overflow float32: redo it in float64.
-        norm = float(torch.linalg.vector_norm(t.detach(), dtype=torch.float64))
+    detached = t.detach()  # keeps the norm out of the autograd graph
+    try:
+        # Half precision accumulates in float32: its sum of squares overflows long
+        # before the values themselves are large.
+        norm = float(_norm(detached, dtype=torch.float32 if t.element_size() < 4 else None))
+        if norm == math.inf and t.dtype != torch.float64:
+            # Finite values whose squares overflow float32: redo it in float64.
+            norm = float(_norm(detached, dtype=torch.float64))
+    except (RuntimeError, NotImplementedError):
+        # Meta, sparse and other layouts without values to read.
+        return None
     return norm / math.sqrt(count)
-
-
-class SavedTensors:
-    """Measures what autograd saves for backward while one op runs.
-
-    One instance serves a whole capture as the pack hook of a single
-    ``saved_tensors_hooks`` pair; :meth:`start` and :meth:`stop` bracket each op, so
-    a tensor saved outside any op (nothing of ours running) is not counted.
-    """
-
-    __slots__ = ("_current", "_last")
-
-    def __init__(self) -> None:
-        self._current: dict[Any, int] | None = None
-        self._last: dict[Any, int] = {}
-
-    def start(self, active: bool) -> None:
-        """Begin an op; ``active=False`` records nothing for it."""
-        self._current = {} if active else None
-        self._last = self._current if self._current is not None else {}
-
-    def stop(self) -> None:
-        """End the running op."""
-        self._current = None
-
-    def totals(self) -> tuple[int, int]:
-        """``(bytes, count)`` saved by the last op, deduplicated by storage."""
-        return sum(self._last.values()), len(self._last)
-
-    def pack(self, t: torch.Tensor) -> torch.Tensor:
-        """The pack hook: note ``t``'s storage and keep a detached alias of it.
-
-        Keeping ``t`` itself would tie a saved output to its own ``grad_fn`` in a
-        reference cycle that not even the garbage collector breaks, and every
-        activation of the pass would outlive the capture.
-        """
-        current = self._current
-        if current is not None:
-            try:
-                storage = t.untyped_storage()
-                # Host and device allocations never share an address: the pointer alone
-                # identifies the storage.
-                current[storage.data_ptr()] = storage.nbytes()
-            except (RuntimeError, NotImplementedError):
-                # Tensors without storage (e.g. some subclasses): count their elements.
-                current[("opaque", id(t))] = nbytes(t)
-        return t.detach()
-
-    @staticmethod
-    def unpack(t: torch.Tensor) -> torch.Tensor:
-        """The unpack hook: the tensor unchanged."""
-        return t
 
 
 # -- user source locations ----------------------------------------------------------

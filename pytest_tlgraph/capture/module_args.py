@@ -42,30 +42,60 @@ _FAMILY_ARGS: Final[tuple[tuple[str, tuple[type[nn.Module], ...], tuple[str, ...
 _SKIPPED_CONSTANTS: Final = frozenset({"inplace", "padding_mode", "output_padding"})
 
 
+_ATOMS: Final = frozenset({bool, int, float, str, type(None)})
+
+
 def _plain(value: Any) -> Any:
     """A plain, printable copy of an attribute value (tensors and containers included)."""
+    kind = type(value)
+    if kind in _ATOMS:  # the common case first: ints, bools, floats
+        return value
+    if kind is tuple or isinstance(value, (list, tuple)):
+        return tuple(_plain(v) for v in value)
     if isinstance(value, torch.Tensor):
         return None
-    if isinstance(value, (list, tuple)):
-        return tuple(_plain(v) for v in value)
     if isinstance(value, torch.dtype):
         return str(value).removeprefix("torch.")
-    if value is None or isinstance(value, (bool, int, float, str)):
+    if isinstance(value, (bool, int, float, str)):
         return value
     return repr(value)
 
 
-def _torch_forward(module: nn.Module) -> bool:
+def _torch_forward(cls: type[nn.Module]) -> bool:
     """Whether the module runs a ``forward`` written in torch itself.
 
     A subclass of a table family that overrides ``forward`` keeps its args, but its
     output no longer follows the torch module's shape contract, so it gets no family
     (and no arg of it is ever suppressed).
     """
-    for klass in type(module).__mro__:
+    for klass in cls.__mro__:
         if "forward" in vars(klass):
             return klass.__module__.split(".", 1)[0] == "torch"
     return False
+
+
+_MISSING: Final = object()
+# What a module class contributes, worked out once per class: (family, arg names,
+# whether it has args at all). The values themselves are read on every call.
+_layouts: dict[type[nn.Module], tuple[str | None, tuple[str, ...], bool]] = {}
+
+
+def _layout(cls: type[nn.Module]) -> tuple[str | None, tuple[str, ...], bool]:
+    layout = _layouts.get(cls)
+    if layout is None:
+        for family, classes, names in _FAMILY_ARGS:
+            if issubclass(cls, classes):
+                layout = (family if _torch_forward(cls) else None, names, True)
+                break
+        else:
+            if cls.__module__.startswith("torch.nn."):
+                constants = getattr(cls, "__constants__", ())
+                names = tuple(n for n in constants if n not in _SKIPPED_CONSTANTS)
+                layout = ("torch", names, True)
+            else:
+                layout = (None, (), False)
+        _layouts[cls] = layout
+    return layout
 
 
 def module_args(module: nn.Module) -> tuple[str | None, Mapping[str, Any] | None]:
@@ -74,21 +104,17 @@ def module_args(module: nn.Module) -> tuple[str | None, Mapping[str, Any] | None
     ``"torch"`` for other torch.nn modules) and the constructor args shown on its output
     op; ``(None, None)`` for modules outside torch.nn, whose args we cannot name. A
     subclass of a table family that overrides ``forward`` gets ``(None, args)``."""
-    for family, classes, names in _FAMILY_ARGS:
-        if isinstance(module, classes):
-            values = {}
-            for name in names:
-                if name == "bias":
-                    values[name] = getattr(module, "bias", None) is not None
-                elif hasattr(module, name):
-                    values[name] = _plain(getattr(module, name))
-            return (family if _torch_forward(module) else None), MappingProxyType(values)
-    if type(module).__module__.startswith("torch.nn."):
-        constants = getattr(type(module), "__constants__", ())
-        values = {
-            name: _plain(getattr(module, name))
-            for name in constants
-            if name not in _SKIPPED_CONSTANTS and hasattr(module, name)
-        }
-        return ("torch", MappingProxyType(values)) if values else ("torch", None)
-    return None, None
+    family, names, has_args = _layout(type(module))
+    if not has_args:
+        return None, None
+    values = {}
+    for name in names:
+        if name == "bias" and family != "torch":
+            values[name] = getattr(module, "bias", None) is not None
+            continue
+        value = getattr(module, name, _MISSING)
+        if value is not _MISSING:
+            values[name] = _plain(value)
+    if family == "torch" and not values:
+        return "torch", None
+    return family, MappingProxyType(values)

@@ -1,8 +1,9 @@
-"""The recording machinery: a ``TorchFunctionMode`` plus module forward hooks.
+"""The recording machinery: a ``TorchFunctionMode`` that records every torch call
+returning a tensor, plus the module call frames ``modules.py`` opens and closes.
 
-Only this module (with its siblings in ``capture/``) touches torch internals. It writes
-plain ``RawOp`` records; ``assemble`` turns them into the frozen ``Trace``. The per-call
-path is kept short on purpose: capture cost is paid on every op of every snapshot test.
+Only ``capture/`` touches torch internals. This module writes plain ``RawOp`` records;
+``assemble`` turns them into the frozen ``Trace``. The per-call path is kept short on
+purpose: capture cost is paid on every op of every snapshot test.
 """
 
 from __future__ import annotations
@@ -18,15 +19,8 @@ import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
-from pytest_tlgraph.capture.flops import COUNTED_FUNCS, count_flops, flops_for
-from pytest_tlgraph.capture.measure import (
-    SavedTensors,
-    first_tensor,
-    iter_tensors,
-    magnitude,
-    nbytes,
-    source_chain,
-)
+from pytest_tlgraph.capture.flops import COUNTED_FUNCS, count_flops, flop_fields
+from pytest_tlgraph.capture.measure import first_tensor, iter_tensors, magnitude, source_chain
 from pytest_tlgraph.capture.module_args import module_args
 from pytest_tlgraph.capture.naming import func_name
 from pytest_tlgraph.capture.raw import ModuleFrame, ParamInfo, RawOp
@@ -47,6 +41,9 @@ _SKIPPED: Final = frozenset(
 
 _names: dict[Any, str] = {}
 _top_hooks: Final = torch._C._autograd._top_saved_tensors_default_hooks
+_grad_enabled: Final = torch.is_grad_enabled
+_clock: Final = time.perf_counter
+_NO_HOOKS: Final = (None, None)
 
 
 def _name(func: Callable[..., Any]) -> str:
@@ -59,14 +56,19 @@ def _name(func: Callable[..., Any]) -> str:
         return func_name(func)
 
 
+def _unpack(t: torch.Tensor) -> torch.Tensor:
+    return t
+
+
 class Recorder(TorchFunctionMode):
     """Records every torch call that returns a tensor as a ``RawOp``.
 
     Entering it also installs the saved-tensor hooks that measure what autograd keeps
-    for backward (one pair for the whole forward pass, attributed to the running op).
+    for backward: one pair for the whole forward pass, attributed to the running op.
     """
 
-    def __init__(self, model: nn.Module, *, backward: bool, profile: bool) -> None:
+    def __init__(self, params: dict[int, ParamInfo], *, backward: bool, profile: bool) -> None:
+        """``params`` maps ``id()`` of every parameter and buffer to its ``ParamInfo``."""
         super().__init__()
         self.ops: list[RawOp] = []
         self.module_calls: list[ModuleFrame] = []
@@ -77,22 +79,18 @@ class Recorder(TorchFunctionMode):
         self._chain: tuple[tuple[str, int], ...] = ()
         self._call_counts: dict[str, int] = {}
         self._producers: dict[int, tuple[weakref.ref[torch.Tensor], int]] = {}
-        self._params: dict[int, ParamInfo] = {
-            id(p): (name, tuple(p.shape), bool(p.requires_grad))
-            for name, p in model.named_parameters()
-        }
-        # Buffers are read by ops like parameters are: listed on the op, never trained.
-        for name, b in model.named_buffers():
-            self._params.setdefault(id(b), (name, tuple(b.shape), False))
+        self._params = params
         self._backward = backward
         self._profile = profile
         self._range = 0
-        self._saved = SavedTensors()
-        self._pack = self._saved.pack
+        # Storage pointer -> bytes of what autograd saved while the running op ran;
+        # ``None`` between ops and while not measuring.
+        self._saving: dict[int, int] | None = None
+        self._pack = self._pack_saved  # one bound method: compared by identity below
         self._hooks: AbstractContextManager[None] | None = None
 
     def __enter__(self) -> Recorder:
-        self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, SavedTensors.unpack)
+        self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, _unpack)
         self._hooks.__enter__()
         try:
             super().__enter__()  # type: ignore[no-untyped-call]
@@ -109,39 +107,51 @@ class Recorder(TorchFunctionMode):
                 self._hooks.__exit__(None, None, None)
                 self._hooks = None
 
-    # -- module hooks ---------------------------------------------------------------
-    def pre_hook(self, address: str) -> Callable[[nn.Module, Any], None]:
-        """A forward pre-hook that opens a module call."""
+    def _pack_saved(self, t: torch.Tensor) -> torch.Tensor:
+        """The pack hook: note ``t``'s storage and keep a detached alias of it.
 
-        def hook(module: nn.Module, _args: Any) -> None:
-            number = self._call_counts.get(address, 0) + 1
-            self._call_counts[address] = number
-            parent = (self._stack[-1].address, self._stack[-1].call_number) if self._stack else None
-            frame = ModuleFrame(address, number, type(module).__name__, len(self._stack), parent)
-            self._stack.append(frame)
-            self._chain = (*self._chain, (address, number))
-            self.module_calls.append(frame)
+        Keeping ``t`` itself would tie a saved output to its own ``grad_fn`` in a
+        reference cycle that not even the garbage collector breaks, and every
+        activation of the pass would outlive the capture.
+        """
+        saving = self._saving
+        if saving is not None:
+            try:
+                storage = t.untyped_storage()
+                # Host and device allocations never share an address: the pointer
+                # alone identifies the storage.
+                saving[storage.data_ptr()] = storage.nbytes()
+            except (RuntimeError, NotImplementedError):
+                # Tensors without storage (e.g. some subclasses): count their elements.
+                saving[-id(t)] = t.numel() * t.element_size()
+        return t.detach()
 
-        return hook
+    # -- module calls ---------------------------------------------------------------
+    def open_call(self, address: str, module: nn.Module) -> None:
+        """A module's forward begins: push its call frame."""
+        number = self._call_counts.get(address, 0) + 1
+        self._call_counts[address] = number
+        stack = self._stack
+        parent = (stack[-1].address, stack[-1].call_number) if stack else None
+        frame = ModuleFrame(address, number, type(module).__name__, len(stack), parent)
+        stack.append(frame)
+        self._chain = (*self._chain, (address, number))
+        self.module_calls.append(frame)
 
-    def post_hook(self, address: str) -> Callable[[nn.Module, Any, Any], None]:
-        """A forward hook that closes a module call and tags its output op with args."""
-
-        def hook(module: nn.Module, _args: Any, output: Any) -> None:
-            frame = self._stack.pop()
-            self._chain = self._chain[:-1]
-            # Read per call, not once per module: a forward may edit an attribute
-            # between two calls, and the args row must show what each call ran with.
-            frame.module_family, frame.module_args = module_args(module)
-            t = first_tensor(output)
-            index = self.producer(t) if t is not None else None
-            if index is not None and self.ops[index].module == address:
-                raw = self.ops[index]
-                raw.module_args = frame.module_args
-                raw.module_type = frame.type_name
-                raw.module_family = frame.module_family
-
-        return hook
+    def close_call(self, address: str, module: nn.Module, output: Any) -> None:
+        """A module's forward returned: pop its frame and tag its output op with args."""
+        frame = self._stack.pop()
+        self._chain = self._chain[:-1]
+        # Read per call, not once per module: a forward may edit an attribute between
+        # two calls, and the args row must show what each call ran with.
+        frame.module_family, frame.module_args = module_args(module)
+        t = output if isinstance(output, torch.Tensor) else first_tensor(output)
+        index = self.producer(t) if t is not None else None
+        if index is not None and self.ops[index].module == address:
+            raw = self.ops[index]
+            raw.module_args = frame.module_args
+            raw.module_type = frame.type_name
+            raw.module_family = frame.module_family
 
     @property
     def current_module(self) -> str:
@@ -162,15 +172,13 @@ class Recorder(TorchFunctionMode):
         self._producers[id(t)] = (weakref.ref(t), index)
 
     def add_record(
-        self, func: str, key: tuple[Any, ...], parents: list[int], t: torch.Tensor | None
+        self, func: str, key: tuple[Any, ...], parents: list[int], t: torch.Tensor
     ) -> RawOp:
         """Append an input/output record (no function, zero time and flops)."""
         raw = RawOp(
-            index=len(self.ops), func=func, layer_key=key, parents=parents, module="",
-            module_calls=(), shape=tuple(t.shape) if t is not None else None,
-            dtype=t.dtype if t is not None else None, func_duration=0.0,
-            activation_memory=nbytes(t) if t is not None else None,
-            flops=(0, 0, 0, 0), magnitude=magnitude(t) if t is not None else None,
+            len(self.ops), func, key, parents, "", (), tuple(t.shape), t.dtype, (), None,
+            None, None, 0.0, t.numel() * t.element_size(), (0, 0, 0, 0), None, None,
+            magnitude(t),
         )  # fmt: skip
         self.ops.append(raw)
         return raw
@@ -188,35 +196,34 @@ class Recorder(TorchFunctionMode):
         name = _name(func)
         if name in _SKIPPED:
             return func(*args, **kwargs)
-        saved = self._saved
         # Measured only with a graph being built and our hooks on top (a model's own
         # saved-tensor hooks, e.g. checkpointing, hide what autograd keeps).
-        measuring = torch.is_grad_enabled() and (_top_hooks(False) or (None,))[0] is self._pack
-        saved.start(measuring)
+        measuring = _grad_enabled() and (_top_hooks(False) or _NO_HOOKS)[0] is self._pack
+        saving = self._saving = {} if measuring else None
         span = None
         if self._profile:
             self._range += 1
             span = torch.profiler.record_function(f"tlgraph::{self._range}")
             span.__enter__()  # type: ignore[no-untyped-call]
         try:
-            start = time.perf_counter()
+            start = _clock()
             out = func(*args, **kwargs)
-            elapsed = time.perf_counter() - start
+            elapsed = _clock() - start
         except BaseException:
             self.failed = f"op {name!r} in module {self.current_module or '<root>'!r}"
             raise
         finally:
-            saved.stop()
+            self._saving = None
             if span is not None:
                 span.__exit__(None, None, None)
         self.failed = None
         if isinstance(out, torch.Tensor):
             outputs = [out]
         else:
-            outputs = list(iter_tensors(out))
+            outputs = iter_tensors(out)
             if not outputs:
                 return out
-        self._record(func, name, args, kwargs, outputs, elapsed, measuring)
+        self._record(func, name, args, kwargs, outputs, elapsed, saving)
         return out
 
     def _record(
@@ -227,13 +234,12 @@ class Recorder(TorchFunctionMode):
         kwargs: dict[str, Any],
         outputs: list[torch.Tensor],
         elapsed: float,
-        measuring: bool,
+        saving: dict[int, int] | None,
     ) -> None:
         parents: list[int] = []
         params: list[ParamInfo] = []
         known_params, producers = self._params, self._producers
-        inputs = args if not kwargs else (*args, *kwargs.values())
-        for a in inputs:
+        for a in args if not kwargs else (*args, *kwargs.values()):
             for t in (a,) if isinstance(a, torch.Tensor) else iter_tensors(a):
                 key = id(t)
                 param = known_params.get(key)
@@ -246,42 +252,39 @@ class Recorder(TorchFunctionMode):
                 if entry is not None and entry[0]() is t and entry[1] not in parents:
                     parents.append(entry[1])
         first = outputs[0]
-        module = self._stack[-1].address if self._stack else ""
-        shape = tuple(first.shape)
-        index = len(self.ops)
+        numel = first.numel()
+        size = numel * first.element_size()
+        if len(outputs) > 1:
+            size += sum(t.numel() * t.element_size() for t in outputs[1:])
         counted = None
         if name in COUNTED_FUNCS:
             counted = count_flops(func, name, args, kwargs, device_work=not self._profile)
-        count = flops_for(name, counted, first.numel())
+        grad_fn = first.grad_fn
+        stack = self._stack
+        module = stack[-1].address if stack else ""
+        index = len(self.ops)
         raw = RawOp(
-            index=index,
-            func=name,
-            layer_key=(module, source_chain(sys._getframe(2)), name),
-            parents=parents,
-            module=module,
-            module_calls=self._chain,
-            shape=shape,
-            dtype=first.dtype,
-            params=tuple(params),
-            func_duration=elapsed,
-            activation_memory=sum(map(nbytes, outputs)) if len(outputs) > 1 else nbytes(first),
-            flops=(count.forward, count.backward, count.total, count.macs),
-            magnitude=magnitude(first),
-        )
-        if measuring and first.grad_fn is not None:
-            raw.autograd_memory, raw.num_autograd_tensors = self._saved.totals()
+            index, name, (module, source_chain(sys._getframe(2)), name), parents, module,
+            self._chain, tuple(first.shape), first.dtype, tuple(params), None, None, None,
+            elapsed, size, flop_fields(name, counted, numel),
+            # No graph, nothing saved for backward: unknown, not zero.
+            sum(saving.values()) if saving is not None and grad_fn is not None else None,
+            len(saving) if saving is not None and grad_fn is not None else None,
+            magnitude(first),
+        )  # fmt: skip
         self.ops.append(raw)
         if self._profile:
             self.ranges[index] = self._range
+        ref = weakref.ref
         for t in outputs:
-            self._producers[id(t)] = (weakref.ref(t), index)
-        if self._backward and first.requires_grad and first.grad_fn is not None:
+            producers[id(t)] = (ref(t), index)
+        if self._backward and grad_fn is not None and first.requires_grad:
             first.register_hook(_grad_hook(raw))  # type: ignore[no-untyped-call]
 
     def release(self) -> None:
         """Drop every tensor reference the recorder still holds."""
         self._producers.clear()
-        self._saved.start(False)
+        self._saving = None
 
 
 def _grad_hook(raw: RawOp) -> Callable[[torch.Tensor], None]:
