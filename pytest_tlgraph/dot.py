@@ -7,6 +7,7 @@ identifier quoted; every label an HTML-like label with its text escaped.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -20,6 +21,7 @@ _ATTR_ORDER: Final = (
     "penwidth", "width", "height", "fixedsize", "margin", "pos", "rank", "group", "tooltip",
 )  # fmt: skip
 _RANK: Final = {name: i for i, name in enumerate(_ATTR_ORDER)}
+_HTML_SPECIAL: Final = re.compile("[&<>\"'\n\r]")
 _HTML_ESCAPES: Final = str.maketrans(
     {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;", "\n": " ", "\r": " "}
 )
@@ -27,11 +29,16 @@ _HTML_ESCAPES: Final = str.maketrans(
 
 def quote(identifier: str) -> str:
     """A DOT quoted string: always quoted, so no identifier can read as a keyword or port."""
-    return '"' + identifier.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if "\\" in identifier or '"' in identifier:
+        identifier = identifier.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{identifier}"'
 
 
 def html_escape(text: str) -> str:
     """Escape user text for an HTML-like label (the single escaping choke point)."""
+    # Most rows hold nothing to escape: one scan instead of a per-character mapping.
+    if _HTML_SPECIAL.search(text) is None:
+        return text
     return text.translate(_HTML_ESCAPES)
 
 
@@ -55,10 +62,22 @@ def _value(name: str, value: Any) -> str:
     return quote(str(value))
 
 
+# Canonical order of each attribute-name set seen so far: nodes share a handful of sets.
+_orders: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _order(names: tuple[str, ...]) -> tuple[str, ...]:
+    order = _orders.get(names)
+    if order is None:
+        order = tuple(sorted(names, key=lambda n: (_RANK.get(n, len(_RANK)), n)))
+        if len(_orders) < 1024:
+            _orders[names] = order
+    return order
+
+
 def attr_list(attrs: Mapping[str, Any]) -> str:
     """``[a="1", b="2"]`` in the canonical attribute order (unknown names sorted last)."""
-    names = sorted(attrs, key=lambda n: (_RANK.get(n, len(_RANK)), n))
-    return "[" + ", ".join(f"{n}={_value(n, attrs[n])}" for n in names) + "]"
+    return "[" + ", ".join(f"{n}={_value(n, attrs[n])}" for n in _order(tuple(attrs))) + "]"
 
 
 @dataclass(frozen=True, slots=True)
