@@ -32,7 +32,8 @@ class Deeper(nn.Module):
         self.fc2 = nn.Linear(16, 4)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc2(self.block(self.act(self.fc1(x))))
+        out: torch.Tensor = self.fc2(self.block(self.act(self.fc1(x))))
+        return out
 
 
 def test_summary_names_added_nodes_edges_and_clusters() -> None:

@@ -57,7 +57,7 @@ def test_the_key_reads_as_its_plain_lines() -> None:
     assert any(" [bar] " in line for line in key)
 
 
-_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+_TEXT = st.text(st.characters(codec="utf-8"), max_size=12)
 
 
 @settings(max_examples=60, deadline=None)
