@@ -40,6 +40,12 @@ def base_assertion(request: pytest.FixtureRequest) -> SnapshotAssertion:
     from syrupy.location import PyTestLocation
 
     config = request.config
+    session = getattr(config, "_syrupy", None)  # set by syrupy's own sessionstart hook
+    if session is None:
+        raise RuntimeError(
+            "tlgraph_snapshot stores its snapshots with syrupy, whose pytest plugin is not "
+            "active in this run; remove -p no:syrupy (or load it with -p syrupy)"
+        )
     options: dict[str, Any] = {}
     update_new = getattr(config.option, "update_new_snapshots_only", None)
     if update_new is not None:
@@ -48,7 +54,7 @@ def base_assertion(request: pytest.FixtureRequest) -> SnapshotAssertion:
         update_snapshots=bool(config.option.update_snapshots),
         extension_class=TlgraphDotExtension,
         test_location=PyTestLocation(request.node),
-        session=config._syrupy,  # type: ignore[attr-defined]  # set by syrupy at sessionstart
+        session=session,
         **options,
     )
 

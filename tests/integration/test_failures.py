@@ -181,3 +181,10 @@ def test_dot_diff_is_capped_with_a_count(project: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(
         ["*more diff lines left out (full diff: tlgraph-results/test_graph/test_chain*.dot.diff)*"]
     )
+
+
+def test_without_syrupy_the_fixture_says_so(project: pytest.Pytester) -> None:
+    project.makepyfile(test_graph=BASIC_TEST)
+    result = project.runpytest("-p", "no:syrupy")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*whose pytest plugin is not active*remove -p no:syrupy*"])
