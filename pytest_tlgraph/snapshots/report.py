@@ -143,7 +143,7 @@ def summary_lines(summary: StructureSummary) -> list[str]:
         if items:
             out.append(f"{title} ({len(items)}): {_listing(items)}")
     if summary.row_changes:
-        count = len({change.who for change in summary.row_changes})
+        count = len(summary.changed_nodes)
         out.append(f"label rows changed ({count} node{'' if count == 1 else 's'}):")
         shown = summary.row_changes[:MAX_LISTED]
         out.extend(f"  {change}" for change in shown)

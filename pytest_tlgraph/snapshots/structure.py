@@ -54,6 +54,7 @@ class StructureSummary:
     edges_added: tuple[tuple[str, str], ...]
     edges_removed: tuple[tuple[str, str], ...]
     row_changes: tuple[RowChange, ...]
+    changed_nodes: tuple[str, ...]
     clusters_added: tuple[str, ...]
     clusters_removed: tuple[str, ...]
 
@@ -93,9 +94,11 @@ def summarize(snapshot: GraphData, received: GraphData) -> StructureSummary:
     new_nodes = {k: v for k, v in received.nodes.items() if k != KEY_ID}
     old_edges, new_edges = set(snapshot.edges), set(received.edges)
     changes: list[RowChange] = []
+    changed: list[str] = []
     for node_id, rows in new_nodes.items():
         old_rows = old_nodes.get(node_id)
         if old_rows is not None and old_rows != rows:
+            changed.append(node_id)
             changes.extend(_row_changes(node_id, old_rows, rows))
     return StructureSummary(
         nodes_added=tuple(n for n in new_nodes if n not in old_nodes),
@@ -103,6 +106,7 @@ def summarize(snapshot: GraphData, received: GraphData) -> StructureSummary:
         edges_added=tuple(e for e in received.edges if e not in old_edges),
         edges_removed=tuple(e for e in snapshot.edges if e not in new_edges),
         row_changes=tuple(dict.fromkeys(changes)),
+        changed_nodes=tuple(changed),
         clusters_added=_multiset_minus(received.clusters, snapshot.clusters),
         clusters_removed=_multiset_minus(snapshot.clusters, received.clusters),
     )

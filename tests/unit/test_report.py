@@ -53,6 +53,7 @@ def test_sections_come_in_order_with_the_args_callout() -> None:
     report = _report(_draw(), _draw(show_redundant_args=True))
     assert [heading for heading, _ in report.sections] == HEADINGS
     sections = dict(report.sections)
+    assert sections[HEADINGS[0]][0] == "label rows changed (2 nodes):"
     assert "  fc1: args row now shows in_features=8" in sections[HEADINGS[0]]
     diff = sections[HEADINGS[1]]
     assert diff[:2] == ("--- snapshot", "+++ received")

@@ -58,7 +58,9 @@ def test_summary_names_added_nodes_edges_and_clusters() -> None:
 def test_summary_calls_out_args_rows_by_module() -> None:
     quiet = _graph(MLP(), torch.zeros(2, 8))
     loud = _graph(MLP(), torch.zeros(2, 8), show_redundant_args=True)
-    shown = [str(change) for change in summarize(quiet, loud).row_changes]
+    summary = summarize(quiet, loud)
+    assert summary.changed_nodes == ("linear_1", "linear_2")
+    shown = [str(change) for change in summary.row_changes]
     assert "fc1: args row now shows in_features=8" in shown
     assert "fc1: args row now shows out_features=16" in shown
     assert "fc2: args row now shows in_features=16" in shown
