@@ -77,7 +77,14 @@ def _order(names: tuple[str, ...]) -> tuple[str, ...]:
 
 def attr_list(attrs: Mapping[str, Any]) -> str:
     """``[a="1", b="2"]`` in the canonical attribute order (unknown names sorted last)."""
-    return "[" + ", ".join(f"{n}={_value(n, attrs[n])}" for n in _order(tuple(attrs))) + "]"
+    parts = []
+    for name in _order(tuple(attrs)):
+        value = attrs[name]
+        if type(value) is str and not (name == "label" and value.startswith("<")):
+            parts.append(f"{name}={quote(value)}")  # the common case, spelled out
+        else:
+            parts.append(f"{name}={_value(name, value)}")
+    return "[" + ", ".join(parts) + "]"
 
 
 @dataclass(frozen=True, slots=True)
