@@ -134,6 +134,8 @@ def format_device_time(nanoseconds: float | None) -> str:
     return f"{_positional(_round_sig(number / 1_000_000, 3))} ms"
 
 
+# Memoised: every node's shape row formats its size, and sizes repeat across a graph.
+@functools.lru_cache(maxsize=4096)
 @_isolated
 def format_bytes(num_bytes: float | None) -> str:
     """Binary units (1 KB = 1024 B), 3 significant digits: ``"40 B"``, ``"1.25 KB"``."""
@@ -173,7 +175,7 @@ def format_integer(value: float | None) -> str:
     return _positional(number.quantize(Decimal(1), rounding=ROUND_HALF_UP))
 
 
-_FORMATTERS = {
+_FORMATTERS: dict[str, Callable[[float | None], str]] = {
     "time": format_time,
     "device_time": format_device_time,
     "bytes": format_bytes,
