@@ -118,32 +118,28 @@ class _Unkeyable(Exception):
 
 
 def _key(value: Any) -> Hashable:
+    # Torch's formulas read shapes only: shape and dtype identify a tensor argument.
     if isinstance(value, torch.Tensor):
-        return (value.shape, value.dtype, value.is_cuda, value.layout)
+        return (value.shape, value.dtype)
+    if type(value) in _FLAT:
+        flat: Hashable = value
+        return flat
     if isinstance(value, (list, tuple)):
         return (type(value), *(_key(v) for v in value))
-    if value is None or isinstance(value, _SCALARS):
+    if isinstance(value, _SCALARS):
         return (type(value), value)
     raise _Unkeyable
 
 
 def _signature(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Hashable | None:
     """What a FLOP count depends on: shapes, dtypes and scalar arguments."""
-    parts: list[Hashable] = [name]
     try:
-        for a in args:
-            # The common arguments first, without the general walk.
-            if isinstance(a, torch.Tensor):
-                parts.append((a.shape, a.dtype, a.is_cuda, a.layout))
-            elif type(a) in _FLAT:
-                parts.append((type(a), a))
-            else:
-                parts.append(_key(a))
+        key = (name, *map(_key, args))
         if kwargs:
-            parts.append(tuple((k, _key(v)) for k, v in sorted(kwargs.items())))
+            key += (tuple((k, _key(v)) for k, v in sorted(kwargs.items())),)
     except _Unkeyable:
         return None
-    return tuple(parts)
+    return key
 
 
 def _meta(value: Any) -> Any:

@@ -40,6 +40,9 @@ def _wrap(module: nn.Module, address: str, recorder: Recorder) -> Callable[[], N
         close_call(address, module, output)
         return output
 
+    # inspect.signature follows __wrapped__: a model that introspects its submodules'
+    # forward still sees their own parameters.
+    watched_forward.__wrapped__ = forward  # type: ignore[attr-defined]
     state["forward"] = watched_forward
 
     def undo() -> None:

@@ -56,6 +56,7 @@ def _state(model: nn.Module) -> dict[str, Any]:
             dict(_global_hooks._global_forward_pre_hooks),
             dict(_global_hooks._global_backward_hooks),
         ),
+        "forwards": [m.__dict__.get("forward") for m in model.modules()],
         "grads": [None if p.grad is None else p.grad.clone() for p in model.parameters()],
         "training": [m.training for m in model.modules()],
     }
@@ -234,3 +235,28 @@ def test_recurrent_and_normalised_models_capture_twice_identically() -> None:
             for name in a.__dataclass_fields__:
                 if name not in strip:
                     assert getattr(a, name) == getattr(b, name), (a.label, name)
+
+
+def test_a_forward_set_on_the_instance_is_used_and_kept() -> None:
+    model = seeded(MLP())
+    model.act.forward = lambda x: torch.sigmoid(x)  # type: ignore[method-assign]
+    replaced = model.act.forward
+    with _unchanged(model):
+        trace = capture(model, torch.randn(2, 8))
+    assert model.act.forward is replaced
+    assert trace.op("sigmoid_1").module == "act"
+
+
+def test_submodule_signatures_stay_visible_during_capture() -> None:
+    import inspect
+
+    class Introspecting(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.inner = MLP()
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            assert list(inspect.signature(self.inner.forward).parameters) == ["x"]
+            return self.inner(x)
+
+    capture(Introspecting(), torch.randn(2, 8))
