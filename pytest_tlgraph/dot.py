@@ -76,10 +76,15 @@ def _order(names: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def attr_list(attrs: Mapping[str, Any]) -> str:
-    """``[a="1", b="2"]`` in the canonical attribute order (unknown names sorted last)."""
+    """``[a="1", b="2"]`` in the canonical attribute order (unknown names sorted last).
+
+    An attribute set to ``None`` is left out, as if it had not been set.
+    """
     parts = []
     for name in _order(tuple(attrs)):
         value = attrs[name]
+        if value is None:
+            continue
         if type(value) is str and not (name == "label" and value.startswith("<")):
             parts.append(f"{name}={quote(value)}")  # the common case, spelled out
         else:

@@ -112,6 +112,8 @@ def render_png(dot: str, *, renderer: str | None = None, dpi: int = 96) -> bytes
     """Render DOT text to PNG bytes with ``renderer`` (default: the configured one)."""
     name = renderer or _default
     _check(name)
+    if isinstance(dpi, bool) or not isinstance(dpi, int) or dpi <= 0:
+        raise ValueError(f"dpi must be a positive whole number, got {dpi!r}; e.g. dpi=96 or 192")
     return _run_pure(dot, dpi) if name == "pure" else _run_system(dot, dpi)
 
 

@@ -162,8 +162,20 @@ class Trace:
         object.__setattr__(self, "_by_label", MappingProxyType({op.label: op for op in self.ops}))
 
     def op(self, label: str) -> Op:
-        """The op with this label (``KeyError`` if there is none)."""
-        return self._by_label[label]
+        """The op with this label (``KeyError`` naming the nearest labels if none)."""
+        try:
+            return self._by_label[label]
+        except KeyError:
+            pass
+        layer = self.layers.get(label)
+        if layer is not None:
+            hint = (
+                f"{label!r} is a layer of {layer.num_passes} passes: ask for one of them "
+                f"({layer.ops[0]!r} ... {layer.ops[-1]!r}), or use trace.layers[{label!r}]"
+            )
+        else:
+            hint = "op labels read like 'linear_1' or 'linear_1:2'; trace.ops lists them all"
+        raise KeyError(f"no op labelled {label!r} in this trace: {hint}") from None
 
     @property
     def total_bytes(self) -> int:

@@ -108,6 +108,11 @@ def test_values_have_fixed_formats() -> None:
     assert attr_list({"tooltip": '<not "html">'}) == '[tooltip="<not \\"html\\">"]'
 
 
+def test_attributes_set_to_none_are_left_out() -> None:
+    assert attr_list({"label": "<x>", "fillcolor": None, "width": None}) == "[label=<x>]"
+    assert attr_list({"fillcolor": None}) == "[]"
+
+
 @given(_text)
 def test_quote_always_quotes_and_round_trips(text: str) -> None:
     quoted = quote(text)

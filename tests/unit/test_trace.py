@@ -80,8 +80,10 @@ def test_records_are_frozen() -> None:
 def test_op_looks_up_by_label() -> None:
     trace = capture(RecurrentCell(steps=2), torch.randn(2, 8))
     assert trace.op("linear_1:2") is trace.ops[4]  # input, linear, add, tanh, linear
-    with pytest.raises(KeyError):
+    with pytest.raises(KeyError, match=r"layer of 2 passes.*'linear_1:1' \.\.\. 'linear_1:2'"):
         trace.op("linear_1")  # a layer label is not an op label when it has passes
+    with pytest.raises(KeyError, match=r"no op labelled 'conv_9'.*trace\.ops"):
+        trace.op("conv_9")
 
 
 def test_labels_are_unique_and_every_layer_lists_its_ops() -> None:
