@@ -45,7 +45,7 @@ def _loss(output: Any, backward: BackwardSpec) -> torch.Tensor | None:
     return torch.stack([t.sum() for t in floats]).sum()
 
 
-def _run_backward(loss: torch.Tensor | None, model: nn.Module, inputs: tuple[Any, ...]) -> None:
+def _run_backward(loss: torch.Tensor | None, model: nn.Module, inputs: Any) -> None:
     """Backpropagate without touching any ``.grad``: ``autograd.grad`` on the leaves."""
     if loss is None or loss.grad_fn is None:
         return
@@ -90,11 +90,13 @@ def capture(
     for i, t in enumerate(iter_tensors((args, kw)), start=1):
         raw = recorder.add_record("input", ("input", i), [], t)
         recorder.register(t, raw.index)
-    profiler = _start_profiler() if profile else None
+    profiler = None
     output: Any = None
+    stage = "forward"
     try:
         restore = watch_modules(index.modules, recorder)
         try:
+            profiler = _start_profiler() if profile else None
             with recorder:
                 output = _forward(model, args, kw)
         finally:
@@ -102,9 +104,13 @@ def capture(
             if profiler is not None:
                 profiler.__exit__(None, None, None)
         if backward:
-            _run_backward(_loss(output, backward), model, args)
+            stage = "backward"
+            _run_backward(_loss(output, backward), model, (args, kw))
     except Exception as error:
-        where = recorder.failed or f"module {recorder.current_module or '<root>'!r}"
+        if stage == "backward":
+            where = "the backward pass"
+        else:
+            where = recorder.failed or f"module {recorder.current_module or '<root>'!r}"
         recorder.release()
         raise TraceError(
             f"{type(model).__name__} raised {type(error).__name__} during capture at {where}: "

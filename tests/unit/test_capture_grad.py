@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from pytest_tlgraph import TraceError, capture
-from tests.models import MLP, RecurrentCell, TupleOut, seeded
+from tests.models import MLP, KwargsModel, RecurrentCell, TupleOut, seeded
 
 
 def _norm(t: torch.Tensor) -> float:
@@ -84,6 +84,7 @@ def test_a_callable_that_returns_no_scalar_is_a_clear_error() -> None:
     with pytest.raises(TraceError, match="one-element loss tensor") as info:
         capture(MLP(), torch.randn(2, 8), backward=lambda out: out)
     assert isinstance(info.value.__cause__, TypeError)
+    assert info.value.where == "the backward pass"
 
 
 def test_backward_touches_no_parameter_or_input_grad() -> None:
@@ -100,3 +101,11 @@ def test_backward_without_any_graph_leaves_grad_norm_unset() -> None:
     model = seeded(MLP()).requires_grad_(False)
     trace = capture(model, torch.randn(2, 8), backward=True)
     assert all(op.grad_norm is None for op in trace.ops)
+
+
+def test_keyword_inputs_that_need_a_gradient_are_backpropagated_to() -> None:
+    x = torch.randn(2, 3)
+    mask = torch.rand(2, 3, requires_grad=True)
+    trace = capture(KwargsModel(), x, kwargs={"mask": mask}, backward=True)
+    # Only the keyword input needs a gradient: d(sum(relu(x) * mask))/d(output) = ones.
+    assert trace.op("mul_1").grad_norm == pytest.approx(6**0.5)
