@@ -48,7 +48,8 @@ def test_damaged_png_snapshot_fails_clearly_and_update_repairs_it(
 
 
 def test_renderer_mismatch_is_one_line(stored: pytest.Pytester) -> None:
-    result = stored.runpytest("--tlgraph-renderer=system")
+    # -rN: no short summary, which repeats the whole message when pytest runs under CI.
+    result = stored.runpytest("--tlgraph-renderer=system", "-rN")
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
     assert out.count("renderer mismatch: the baseline PNG was drawn by graphviz-pure") == 1
