@@ -23,6 +23,7 @@ __all__ = [
     "coerce",
     "require_available",
     "resolve_source",
+    "tensor_item",
 ]
 
 #: Builtin tokens and the record field each reads (``dims`` is computed).
@@ -127,19 +128,31 @@ def _dims(shape: tuple[int, ...] | None) -> int | None:
     return numel
 
 
+def tensor_item(value: Any, *, given_by: str, node_id: str, expected: str) -> Any:
+    """The item of a one-element tensor; any other value unchanged.
+
+    A tensor of another size refuses ``encoding_value_invalid``: the cause names
+    ``given_by`` (``"source 'x'"``, ``"stack_by='x'"``) and the node, the remedy asks for
+    ``expected`` (``"one number"``) per node.
+    """
+    if not (hasattr(value, "numel") and hasattr(value, "item")):  # tensors, without torch
+        return value
+    if value.numel() != 1:
+        raise EncodingRefusal(
+            "encoding_value_invalid",
+            cause=f"{given_by} gave a tensor with {value.numel()} elements for node {node_id!r}.",
+            remedy=f"return {expected} per node (a one-element tensor counts as its item).",
+        )
+    return value.item()
+
+
 def coerce(value: Any, *, source: str, node_id: str) -> float | None:
     """Apply the value rules to one raw value."""
     if value is None:
         return None
-    if hasattr(value, "numel") and hasattr(value, "item"):  # a tensor, without importing torch
-        if value.numel() != 1:
-            raise EncodingRefusal(
-                "encoding_value_invalid",
-                cause=f"source {source!r} gave a tensor with {value.numel()} elements for "
-                f"node {node_id!r}.",
-                remedy="return one number per node (a one-element tensor counts as its item).",
-            )
-        value = value.item()
+    value = tensor_item(
+        value, given_by=f"source {source!r}", node_id=node_id, expected="one number"
+    )
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise EncodingRefusal(
             "encoding_value_invalid",

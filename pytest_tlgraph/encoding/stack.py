@@ -12,7 +12,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_tlgraph.encoding.sources import ValueSource
+from pytest_tlgraph.encoding.sources import ValueSource, tensor_item
 from pytest_tlgraph.errors import EncodingRefusal
 from pytest_tlgraph.plan import Plan
 from pytest_tlgraph.trace import Op, Trace
@@ -74,15 +74,9 @@ def _annotation(value: Any, node_id: str, name: str) -> Hashable | None:
     infinite values, the item of a one-element tensor, refusal for anything unhashable."""
     if value is None:
         return None
-    if hasattr(value, "numel") and hasattr(value, "item"):  # a tensor, without importing torch
-        if value.numel() != 1:
-            raise EncodingRefusal(
-                "encoding_value_invalid",
-                cause=f"stack_by={name!r} gave a tensor with {value.numel()} elements for node "
-                f"{node_id!r}.",
-                remedy="return one annotation per node (a one-element tensor counts as its item).",
-            )
-        value = value.item()
+    value = tensor_item(
+        value, given_by=f"stack_by={name!r}", node_id=node_id, expected="one annotation"
+    )
     if isinstance(value, float) and not math.isfinite(value):
         return None  # NaN never equals itself, so it could not share a rank anyway
     if not isinstance(value, Hashable):
