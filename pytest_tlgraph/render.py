@@ -83,6 +83,16 @@ def _run_pure(dot: str, dpi: int) -> bytes:
     return done.stdout
 
 
+def _dot_not_found() -> RenderError:
+    """The error of the ``system`` renderer when Graphviz's ``dot`` is not installed."""
+    return RenderError(
+        "renderer 'system' needs Graphviz's dot program, which was not found on PATH. "
+        "Remedy: install Graphviz (e.g. apt-get install graphviz), or use the default "
+        "--tlgraph-renderer=pure.",
+        renderer="system",
+    )
+
+
 def _run_system(dot: str, dpi: int) -> bytes:
     import graphviz
 
@@ -93,12 +103,7 @@ def _run_system(dot: str, dpi: int) -> bytes:
         png: bytes = graphviz.pipe("dot", "png", text.encode(), quiet=True)
         return png
     except graphviz.ExecutableNotFound as error:
-        raise RenderError(
-            "renderer 'system' needs Graphviz's dot program, which was not found on PATH. "
-            "Remedy: install Graphviz (e.g. apt-get install graphviz), or use the default "
-            "--tlgraph-renderer=pure.",
-            renderer="system",
-        ) from error
+        raise _dot_not_found() from error
     except graphviz.CalledProcessError as error:
         stderr = (error.stderr or b"").decode(errors="replace").strip()[:500]
         raise RenderError(
@@ -130,9 +135,4 @@ def renderer_version(renderer: str) -> str:
     try:
         return "dot " + ".".join(str(part) for part in graphviz.version())
     except graphviz.ExecutableNotFound as error:
-        raise RenderError(
-            "renderer 'system' needs Graphviz's dot program, which was not found on PATH. "
-            "Remedy: install Graphviz (e.g. apt-get install graphviz), or use the default "
-            "--tlgraph-renderer=pure.",
-            renderer="system",
-        ) from error
+        raise _dot_not_found() from error

@@ -105,8 +105,11 @@ def test_a_missing_system_renderer_names_it_and_the_remedy(dot: str, no_programs
     message = str(info.value)
     assert "dot program" in message and "install Graphviz" in message
     assert "--tlgraph-renderer=pure" in message
-    with pytest.raises(RenderError, match="install Graphviz"):
+    with pytest.raises(RenderError, match="install Graphviz") as version_info:
         renderer_version.__wrapped__("system")
+    # Asking for the version without dot says the very same thing.
+    assert str(version_info.value) == message
+    assert version_info.value.renderer == "system"
 
 
 @pytest.mark.parametrize("renderer", ["pure", pytest.param("system", marks=needs_dot)])
