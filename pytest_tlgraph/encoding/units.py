@@ -116,22 +116,25 @@ def _scaled(value: float | None, base: int, units: tuple[str, ...], digits: int)
     return f"{'' if text == '0' else sign}{text} {units[index]}"
 
 
+def _milliseconds(value: float | None, ms_exponent: int) -> str:
+    """``value`` in units of ``10**ms_exponent`` ms, written in ms to 3 significant digits."""
+    number = _finite(value)
+    if number is None:
+        return NA
+    # scaleb shifts the decimal exponent: exact, whatever the unit.
+    return f"{_positional(_round_sig(number.scaleb(ms_exponent), 3))} ms"
+
+
 @_isolated
 def format_time(seconds: float | None) -> str:
     """Seconds as milliseconds, 3 significant digits: ``0.000098`` -> ``"0.098 ms"``."""
-    number = _finite(seconds)
-    if number is None:
-        return NA
-    return f"{_positional(_round_sig(number * 1000, 3))} ms"
+    return _milliseconds(seconds, 3)
 
 
 @_isolated
 def format_device_time(nanoseconds: float | None) -> str:
     """Device nanoseconds as milliseconds, formatted like :func:`format_time`."""
-    number = _finite(nanoseconds)
-    if number is None:
-        return NA
-    return f"{_positional(_round_sig(number / 1_000_000, 3))} ms"
+    return _milliseconds(nanoseconds, -6)
 
 
 # Memoised: every node's shape row formats its size, and sizes repeat across a graph.

@@ -171,6 +171,14 @@ def test_sign_symmetry(value: float) -> None:
         assert negative == (positive if is_zero else "-" + positive)
 
 
+@given(st.integers(-(10**12), 10**12), st.integers(-12, 3))
+def test_device_nanoseconds_read_like_the_same_seconds(digits: int, exponent: int) -> None:
+    # The same decimal digits as seconds and as nanoseconds (9 places further): one text,
+    # with no binary noise from a float division between the two.
+    seconds, nanoseconds = float(f"{digits}e{exponent}"), float(f"{digits}e{exponent + 9}")
+    assert format_device_time(nanoseconds) == format_time(seconds)
+
+
 @given(st.floats(min_value=0, max_value=1e15))
 def test_scaled_mantissa_has_at_most_three_significant_digits(value: float) -> None:
     for text in (format_bytes(value), format_flops(value)):
