@@ -2,12 +2,14 @@
 
 Each model is tiny (it runs in well under a millisecond on a CPU) but exercises one
 structural feature of a trace: module nesting, normalisation layers, a module reused in
-a loop, a loop of bare torch calls, a module shared between two branches, several
-inputs, nested outputs, hostile module names, a failing forward pass.
+a loop, a loop of bare torch calls, two modules' passes interleaved in a given order, a
+module shared between two branches, several inputs, nested outputs, hostile module
+names, a failing forward pass.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +28,7 @@ __all__ = [
     "Failing",
     "HostileCluster",
     "HostileNames",
+    "Interleaved",
     "KwargsModel",
     "Pair",
     "PairOut",
@@ -108,6 +111,38 @@ class BareLoop(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         for _ in range(self.steps):
             x = torch.sigmoid(x * 2.0)
+        return x
+
+
+class Interleaved(nn.Module):
+    """Two ``Linear(width, width)`` modules ``a`` and ``b`` called in the order ``schedule``
+    spells, each on the previous result; an ``r`` in the schedule is a bare ``torch.relu``.
+
+    ``"ababab"`` advances two loops in lockstep (A1 B1 A2 B2 A3 B3), ``"aaabbb"`` runs one
+    loop after the other (A1 A2 A3 B1 B2 B3), ``"abaab"`` lets ``a`` run ahead before ``b``
+    resumes (A1 B1 A2 A3 B2).
+    """
+
+    def __init__(self, schedule: str, width: int = 4) -> None:
+        super().__init__()
+        unknown = sorted(set(schedule) - set("abr"))
+        if unknown:
+            raise ValueError(
+                f"schedule {schedule!r} has steps {unknown}; use 'a' and 'b' for the two "
+                "modules and 'r' for torch.relu"
+            )
+        self.a = nn.Linear(width, width)
+        self.b = nn.Linear(width, width)
+        self.schedule = schedule
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        calls: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+            "a": self.a,
+            "b": self.b,
+            "r": torch.relu,
+        }
+        for step in self.schedule:
+            x = calls[step](x)  # one call site: each step's passes make one layer
         return x
 
 

@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 from torch import nn
 
 from pytest_tlgraph import capture
-from pytest_tlgraph.collapse import ADDITIVE_FIELDS, COLLAPSED_KINDS
-from pytest_tlgraph.collapse_records import member_sums
-from pytest_tlgraph.plan import Plan, build_plan
+from pytest_tlgraph.collapse import COLLAPSED_KINDS
+from pytest_tlgraph.plan import build_plan
 from pytest_tlgraph.trace import Trace
+from tests.plan_checks import check_plan
 
 
 class Node(nn.Module):
@@ -62,35 +62,6 @@ models = st.lists(specs, min_size=1, max_size=4)
 def trace_of(items: list[Any]) -> Trace:
     torch.manual_seed(0)
     return capture(Node(items, residual=False), torch.randn(1, 3))
-
-
-def check_plan(trace: Trace, plan: Plan) -> None:
-    ids = [n.id for n in plan.nodes]
-    assert len(ids) == len(set(ids))
-    owner = {label: n.id for n in plan.nodes for label in n.members}
-    assert sorted(owner) == sorted(op.label for op in trace.ops)
-    assert sum(len(n.members) for n in plan.nodes) == len(trace.ops)
-    kinds = {n.id: n.kind for n in plan.nodes}
-    mapped = {
-        (owner[p], owner[op.label])
-        for op in trace.ops
-        for p in op.parents
-        if owner[p] != owner[op.label] or kinds[owner[p]] not in COLLAPSED_KINDS
-    }
-    assert set(plan.edges) == mapped
-    assert len(plan.edges) == len(set(plan.edges))
-    population: dict[str, int] = {}
-    parents = {c.id: c.parent for c in plan.clusters}
-    for node in plan.nodes:
-        cid = node.cluster
-        while cid is not None:
-            population[cid] = population.get(cid, 0) + 1
-            cid = parents[cid]
-    assert all(population.get(c.id, 0) >= 2 for c in plan.clusters)
-    for node in plan.nodes:
-        if node.kind in ("box", "segment"):
-            sums = member_sums([trace.op(label) for label in node.members])
-            assert {f: getattr(node.record, f) for f in ADDITIVE_FIELDS} == sums
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

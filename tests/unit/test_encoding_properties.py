@@ -11,41 +11,10 @@ import pytest
 import torch
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from torch import nn
 
 from pytest_tlgraph import Drawing, EncodingRefusal, Trace
 from pytest_tlgraph.capture import capture
-from tests.models import CNN, MLP, RecurrentCell, SharedModule, Shrink, seeded
-
-
-class Lockstep(nn.Module):
-    """Two modules alternating in one loop: A1 B1 A2 B2 A3 B3."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.a = nn.Linear(4, 4)
-        self.b = nn.Linear(4, 4)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for _ in range(3):
-            x = self.b(torch.relu(self.a(x)))
-        return x
-
-
-class Chained(nn.Module):
-    """Two loops one after the other: A1 A2 A3 B1 B2 B3."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.a = nn.Linear(4, 4)
-        self.b = nn.Linear(4, 4)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for _ in range(3):
-            x = self.a(x)
-        for _ in range(3):
-            x = self.b(x)
-        return x
+from tests.models import CNN, MLP, Interleaved, RecurrentCell, SharedModule, Shrink, seeded
 
 
 @functools.cache
@@ -54,8 +23,9 @@ def traces() -> dict[str, Trace]:
         "mlp": capture(seeded(MLP()), torch.randn(2, 8), backward=True),
         "cnn": capture(seeded(CNN()), torch.randn(1, 3, 8, 8)),
         "recurrent": capture(seeded(RecurrentCell()), torch.randn(2, 8)),
-        "lockstep": capture(seeded(Lockstep()), torch.randn(1, 4)),
-        "chained": capture(seeded(Chained()), torch.randn(1, 4)),
+        # Two modules alternating in one loop (A1 B1 A2 B2 A3 B3), then one after the other.
+        "lockstep": capture(seeded(Interleaved("arb" * 3)), torch.randn(1, 4)),
+        "chained": capture(seeded(Interleaved("aaabbb")), torch.randn(1, 4)),
         "shrink": capture(Shrink(), torch.randn(2, 16)),
         "shared": capture(seeded(SharedModule()), torch.randn(2, 6)),
     }

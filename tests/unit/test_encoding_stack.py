@@ -12,57 +12,13 @@ from torch import nn
 
 from pytest_tlgraph import EncodingRefusal, Op, Trace
 from pytest_tlgraph.capture import capture
-from tests.models import MLP, seeded
+from tests.models import MLP, Interleaved, seeded
 
-
-class Lockstep(nn.Module):
-    """Two modules alternating in one loop: A1 B1 A2 B2 A3 B3 (``stop`` exits early)."""
-
-    def __init__(self, steps: int = 3, stop: int | None = None) -> None:
-        super().__init__()
-        self.a = nn.Linear(4, 4)
-        self.b = nn.Linear(4, 4)
-        self.steps = steps
-        self.stop = stop
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for step in range(1, self.steps + 1):
-            x = self.a(x)
-            if step == self.stop:
-                break  # ragged early exit: A3 runs, B3 does not
-            x = self.b(x)
-        return x
-
-
-class Chained(nn.Module):
-    """Two loops one after the other: A1 A2 A3 B1 B2 B3."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.a = nn.Linear(4, 4)
-        self.b = nn.Linear(4, 4)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for _ in range(3):
-            x = self.a(x)
-        for _ in range(3):
-            x = self.b(x)
-        return x
-
-
-class LateResumption(nn.Module):
-    """A1 B1 A2 A3 B2: the second module resumes after the first ran ahead."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.a = nn.Linear(4, 4)
-        self.b = nn.Linear(4, 4)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = self.b(self.a(x))
-        x = self.a(self.a(x))
-        out: torch.Tensor = self.b(x)
-        return out
+# Orders of two modules' passes (``Interleaved`` calls ``a`` and ``b`` as spelled).
+LOCKSTEP = "ababab"  # A1 B1 A2 B2 A3 B3
+RAGGED = "ababa"  # lockstep with an early exit: A3 runs, B3 does not
+CHAINED = "aaabbb"  # two loops one after the other: A1 A2 A3 B1 B2 B3
+LATE_RESUMPTION = "abaab"  # A1 B1 A2 A3 B2: b resumes after a ran ahead
 
 
 def trace_of(model: nn.Module) -> Trace:
@@ -74,7 +30,7 @@ def rank_lines(dot: str) -> list[list[str]]:
 
 
 def test_lockstep_loops_stack_by_pass_number() -> None:
-    trace = trace_of(Lockstep())
+    trace = trace_of(Interleaved(LOCKSTEP))
     assert [op.label for op in trace.ops][1:-1] == [
         "linear_1:1", "linear_2:1", "linear_1:2", "linear_2:2", "linear_1:3", "linear_2:3",
     ]  # fmt: skip
@@ -99,22 +55,22 @@ def test_lockstep_loops_stack_by_pass_number() -> None:
 
 
 def test_caption_discloses_the_annotation() -> None:
-    drawing = trace_of(Lockstep()).draw(stack_by=True)
+    drawing = trace_of(Interleaved(LOCKSTEP)).draw(stack_by=True)
     graph_line = next(ln for ln in drawing.dot.splitlines() if ln.startswith("  graph ["))
     assert "<BR/>stacked by: pass_number>" in graph_line
     # The caption stays when the key is dropped: it is the disclosure, not the key.
-    hidden = trace_of(Lockstep()).draw(stack_by=True, show_legend=False)
+    hidden = trace_of(Interleaved(LOCKSTEP)).draw(stack_by=True, show_legend=False)
     assert "stacked by: pass_number" in hidden.dot
     assert "tlgraph_key" not in hidden.dot and "tlgraph_key" not in hidden.nodes
 
 
 def test_auto_string_equals_true() -> None:
-    trace = trace_of(Lockstep())
+    trace = trace_of(Interleaved(LOCKSTEP))
     assert trace.draw(stack_by="auto").dot == trace.draw(stack_by=True).dot
 
 
 def test_ragged_early_exit_qualifies_and_drops_groups_of_one() -> None:
-    trace = trace_of(Lockstep(stop=3))
+    trace = trace_of(Interleaved(RAGGED))
     assert [op.label for op in trace.ops][-2] == "linear_1:3"
     drawing = trace.draw(stack_by=True)
     # linear_1:3 would be alone in pass 3: a group of one pins nothing and is dropped.
@@ -125,7 +81,7 @@ def test_ragged_early_exit_qualifies_and_drops_groups_of_one() -> None:
 
 @pytest.mark.parametrize(
     ("model", "breaker", "after"),
-    [(Chained(), "linear_2:1", 3), (LateResumption(), "linear_2:2", 3)],
+    [(Interleaved(CHAINED), "linear_2:1", 3), (Interleaved(LATE_RESUMPTION), "linear_2:2", 3)],
 )
 def test_non_lockstep_loops_refuse_naming_the_first_breaking_op(
     model: nn.Module, breaker: str, after: int
@@ -148,7 +104,7 @@ def test_a_trace_without_multi_pass_ops_refuses() -> None:
 
 
 def test_explicit_field_bypasses_the_licence() -> None:
-    trace = trace_of(Chained())
+    trace = trace_of(Interleaved(CHAINED))
     drawing = trace.draw(stack_by="pass_number")
     # Every op has a pass number, single-pass inputs and outputs included.
     assert rank_lines(drawing.dot) == [
@@ -160,7 +116,7 @@ def test_explicit_field_bypasses_the_licence() -> None:
 
 
 def test_explicit_callable_bypasses_the_licence_and_none_is_not_pinned() -> None:
-    trace = trace_of(LateResumption())
+    trace = trace_of(Interleaved(LATE_RESUMPTION))
     calls: list[str] = []
 
     def phase(record: Op) -> str | None:
@@ -180,24 +136,34 @@ def test_explicit_callable_bypasses_the_licence_and_none_is_not_pinned() -> None
 
 
 def test_non_finite_annotations_are_not_pinned() -> None:
-    trace = trace_of(Lockstep())
+    trace = trace_of(Interleaved(LOCKSTEP))
     drawing = trace.draw(stack_by=lambda r: float("nan") if r.func == "linear" else 1.0)
     assert rank_lines(drawing.dot) == [["input_1", "output_1"]]
 
 
 def test_multi_element_tensor_annotation_refuses() -> None:
-    trace = trace_of(Lockstep())
+    trace = trace_of(Interleaved(LOCKSTEP))
     with pytest.raises(EncodingRefusal) as info:
         trace.draw(stack_by=lambda r: torch.zeros(2))
     assert info.value.code == "encoding_value_invalid"
-    unhashable = trace_of(Lockstep())
+    assert "stack_by=" in info.value.cause and "2 elements" in info.value.cause
+    assert "'input_1'" in info.value.cause and "one annotation per node" in info.value.remedy
+    unhashable = trace_of(Interleaved(LOCKSTEP))
     with pytest.raises(EncodingRefusal) as info:
         unhashable.draw(stack_by=lambda r: [r.pass_number])
     assert info.value.code == "encoding_value_invalid"
 
 
+def test_one_element_tensor_annotation_counts_as_its_item() -> None:
+    trace = trace_of(Interleaved(CHAINED))
+    as_tensor = trace.draw(stack_by=lambda r: torch.tensor([r.pass_number]))
+    as_number = trace.draw(stack_by=lambda r: r.pass_number)
+    assert as_tensor.dot == as_number.dot
+    assert len(rank_lines(as_tensor.dot)) == 3
+
+
 def test_rolled_view_refuses_before_the_licence_is_checked() -> None:
-    for model in (Lockstep(), Chained()):
+    for model in (Interleaved(LOCKSTEP), Interleaved(CHAINED)):
         with pytest.raises(EncodingRefusal) as info:
             trace_of(model).draw(stack_by=True, view="rolled")
         assert info.value.code == "stack_by_requires_unrolled"
@@ -205,7 +171,7 @@ def test_rolled_view_refuses_before_the_licence_is_checked() -> None:
 
 
 def test_stacking_composes_with_colour() -> None:
-    trace = trace_of(Lockstep())
+    trace = trace_of(Interleaved(LOCKSTEP))
     both = trace.draw(stack_by=True, color_by="flops")
     assert rank_lines(both.dot) == rank_lines(trace.draw(stack_by=True).dot)
     assert both.nodes["tlgraph_key"].rows == (
@@ -219,30 +185,15 @@ def test_stacked_drawing_renders() -> None:
 
     from PIL import Image
 
-    png = trace_of(Lockstep()).draw(stack_by=True, direction="leftright").png()
+    png = trace_of(Interleaved(LOCKSTEP)).draw(stack_by=True, direction="leftright").png()
     image = Image.open(BytesIO(png))
     assert image.format == "PNG" and image.width > image.height  # columns read left to right
-
-
-class Scheduled(nn.Module):
-    """Calls ``a`` or ``b`` in the order ``schedule`` gives: any interleaving of loops."""
-
-    def __init__(self, schedule: str) -> None:
-        super().__init__()
-        self.a = nn.Linear(2, 2)
-        self.b = nn.Linear(2, 2)
-        self.schedule = schedule
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for name in self.schedule:
-            x = self.a(x) if name == "a" else self.b(x)
-        return x
 
 
 @settings(max_examples=40, deadline=None)
 @given(schedule=st.text(alphabet="ab", min_size=1, max_size=7))
 def test_the_licence_holds_exactly_when_pass_numbers_never_decrease(schedule: str) -> None:
-    trace = capture(Scheduled(schedule), torch.randn(1, 2))
+    trace = capture(Interleaved(schedule, width=2), torch.randn(1, 2))
     counts = {name: schedule.count(name) for name in "ab"}
     seen = {"a": 0, "b": 0}
     layer = {name: f"linear_{i}" for i, name in enumerate(dict.fromkeys(schedule), start=1)}

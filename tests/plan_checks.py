@@ -1,0 +1,45 @@
+"""Invariants every plan must keep, checked by the collapse tests and their properties."""
+
+from __future__ import annotations
+
+from pytest_tlgraph.collapse import ADDITIVE_FIELDS, COLLAPSED_KINDS
+from pytest_tlgraph.collapse_records import member_sums
+from pytest_tlgraph.plan import Plan
+from pytest_tlgraph.trace import Trace
+
+__all__ = ["check_plan"]
+
+
+def check_plan(trace: Trace, plan: Plan) -> None:
+    """Assert that ``plan`` draws ``trace`` faithfully.
+
+    Node ids are unique; every op belongs to exactly one node; the edges are the op edges
+    mapped onto their nodes, once each, with no edge inside a collapsed node; every cluster
+    holds at least two nodes; a box or segment record carries its members' exact sums.
+    """
+    ids = [n.id for n in plan.nodes]
+    assert len(ids) == len(set(ids))
+    owner = {label: n.id for n in plan.nodes for label in n.members}
+    assert sorted(owner) == sorted(op.label for op in trace.ops)
+    assert sum(len(n.members) for n in plan.nodes) == len(trace.ops)
+    kinds = {n.id: n.kind for n in plan.nodes}
+    mapped = {
+        (owner[p], owner[op.label])
+        for op in trace.ops
+        for p in op.parents
+        if owner[p] != owner[op.label] or kinds[owner[p]] not in COLLAPSED_KINDS
+    }
+    assert set(plan.edges) == mapped
+    assert len(plan.edges) == len(set(plan.edges))
+    population: dict[str, int] = {}
+    parents = {c.id: c.parent for c in plan.clusters}
+    for node in plan.nodes:
+        cid = node.cluster
+        while cid is not None:
+            population[cid] = population.get(cid, 0) + 1
+            cid = parents[cid]
+    assert all(population.get(c.id, 0) >= 2 for c in plan.clusters)
+    for node in plan.nodes:
+        if node.kind in ("box", "segment"):
+            sums = member_sums([trace.op(label) for label in node.members])
+            assert {f: getattr(node.record, f) for f in ADDITIVE_FIELDS} == sums
