@@ -32,11 +32,6 @@ def joined(trace: Trace, per_op: Mapping[str, int | None]) -> Trace:
 
 
 @pytest.fixture(scope="module")
-def mlp() -> Trace:
-    return capture(seeded(MLP()), torch.randn(2, 8))
-
-
-@pytest.fixture(scope="module")
 def mlp_joined(mlp: Trace) -> Trace:
     # relu launched no kernel; inputs and outputs never do.
     return joined(mlp, {"linear_1": 1_460_000, "relu_1": None, "linear_2": 98_000})

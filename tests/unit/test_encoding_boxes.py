@@ -11,7 +11,7 @@ from torch import nn
 
 from pytest_tlgraph import Drawing, Trace
 from pytest_tlgraph.capture import capture
-from tests.models import CNN, MLP, SharedModule, _ResidualBlock, seeded
+from tests.models import MLP, SharedModule, _ResidualBlock, seeded
 
 ADDITIVE = {
     "time": "func_duration",
@@ -43,11 +43,6 @@ class Tower(nn.Module):
 @pytest.fixture(scope="module")
 def tower() -> Trace:
     return capture(seeded(Tower()), torch.randn(2, 8))
-
-
-@pytest.fixture(scope="module")
-def cnn() -> Trace:
-    return capture(seeded(CNN()), torch.randn(1, 3, 8, 8))
 
 
 def collapsed(drawing: Drawing) -> dict[str, Any]:

@@ -7,13 +7,10 @@ import dataclasses
 import re
 
 import pytest
-import torch
 
 from pytest_tlgraph import Trace
-from pytest_tlgraph.capture import capture
 from pytest_tlgraph.encoding.ramps import ramp_for_page
 from pytest_tlgraph.style import PAGES
-from tests.models import CNN, MLP, seeded
 
 _NODE = re.compile(r'^  ("(?:[^"\\]|\\.)*") \[(.*)\];$')
 _LABEL = re.compile(r"^label=(<.*?>)(?:, |$)")
@@ -34,16 +31,6 @@ def node_attrs(dot: str) -> dict[str, dict[str, str]]:
         attrs.update({k: v[1:-1] for k, v in _ATTR.findall(rest)})
         out[match.group(1)[1:-1]] = attrs
     return out
-
-
-@pytest.fixture(scope="module")
-def cnn() -> Trace:
-    return capture(seeded(CNN()), torch.randn(1, 3, 8, 8))
-
-
-@pytest.fixture(scope="module")
-def mlp() -> Trace:
-    return capture(seeded(MLP()), torch.randn(2, 8))
 
 
 @pytest.mark.parametrize("page", ["light", "dark"])

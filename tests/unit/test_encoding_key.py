@@ -12,20 +12,10 @@ import torch
 from pytest_tlgraph import Trace
 from pytest_tlgraph.capture import capture
 from pytest_tlgraph.encoding.units import format_time
-from tests.models import CNN, MLP, BareLoop, RecurrentCell, Shrink, seeded
+from tests.models import CNN, BareLoop, RecurrentCell, Shrink, seeded
 
 FORBIDDEN = ("sqrt", "linear", "min-max", "coverage", "transform", "scale")
 TIME_BAR = re.compile(r"^time: (\d+(?:\.\d+)? ms) \[bar\] (\d+(?:\.\d+)? ms)$")
-
-
-@pytest.fixture(scope="module")
-def mlp() -> Trace:
-    return capture(seeded(MLP()), torch.randn(2, 8))
-
-
-@pytest.fixture(scope="module")
-def cnn() -> Trace:
-    return capture(seeded(CNN()), torch.randn(1, 3, 8, 8))
 
 
 def test_time_key_is_one_bar_line_with_both_ends(mlp: Trace) -> None:

@@ -8,14 +8,9 @@ import torch
 
 from pytest_tlgraph import EncodingRefusal, Layer, Trace
 from pytest_tlgraph.capture import capture
-from tests.models import RecurrentCell, Shrink, seeded
+from tests.models import Shrink
 
 ROLLED_NOTE = "rolled multi-pass nodes unencoded: {} is not single-valued across passes"
-
-
-@pytest.fixture(scope="module")
-def recurrent() -> Trace:
-    return capture(seeded(RecurrentCell()), torch.randn(2, 8), backward=True)
 
 
 @pytest.fixture(scope="module")

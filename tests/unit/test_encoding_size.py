@@ -15,7 +15,7 @@ from pytest_tlgraph import EncodingRefusal, Op, Trace
 from pytest_tlgraph.capture import capture
 from pytest_tlgraph.dot import html_escape
 from pytest_tlgraph.fontmetrics import estimate_label_box
-from tests.models import MLP, BareLoop, seeded
+from tests.models import BareLoop
 
 _SIZE = re.compile(r'"([^"]+)" \[.*width="(\d+\.\d{3})", height="(\d+\.\d{3})", fixedsize="false"')
 TOL = 0.002  # both sides are rounded to 3 decimals
@@ -29,11 +29,6 @@ def emitted_sizes(dot: str) -> dict[str, tuple[float, float]]:
 def loop() -> Trace:
     # mul_1:k and sigmoid_1:k for k = 1..4: two label widths, one label height.
     return capture(BareLoop(), torch.randn(2, 8))
-
-
-@pytest.fixture(scope="module")
-def mlp() -> Trace:
-    return capture(seeded(MLP()), torch.randn(2, 8))
 
 
 def squared_pass(record: Op) -> float | None:

@@ -12,7 +12,7 @@ import torch
 
 from pytest_tlgraph import EncodingRefusal, Layer, Op, Trace
 from pytest_tlgraph.capture import capture
-from tests.models import CNN, MLP, RecurrentCell, seeded
+from tests.models import MLP, RecurrentCell, seeded
 
 BYTES = re.compile(r"^\d+(\.\d+)? (B|KB|MB)$")
 FLOPS = re.compile(r"^\d+(\.\d+)? (FLOPs|KFLOPs|MFLOPs)$")
@@ -20,18 +20,8 @@ MS = re.compile(r"^\d+(\.\d+)? ms$")
 
 
 @pytest.fixture(scope="module")
-def mlp() -> Trace:
-    return capture(seeded(MLP()), torch.randn(2, 8))
-
-
-@pytest.fixture(scope="module")
 def mlp_backward() -> Trace:
     return capture(seeded(MLP()), torch.randn(2, 8), backward=True)
-
-
-@pytest.fixture(scope="module")
-def cnn() -> Trace:
-    return capture(seeded(CNN()), torch.randn(1, 3, 8, 8))
 
 
 def key(trace: Trace, **options: Any) -> tuple[str, ...]:

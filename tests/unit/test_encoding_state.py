@@ -10,17 +10,7 @@ import torch
 from pytest_tlgraph import EncodingState, Trace
 from pytest_tlgraph.capture import capture
 from pytest_tlgraph.encoding.state import ChannelState
-from tests.models import CNN, MLP, RecurrentCell, seeded
-
-
-@pytest.fixture(scope="module")
-def cnn() -> Trace:
-    return capture(seeded(CNN()), torch.randn(1, 3, 8, 8))
-
-
-@pytest.fixture(scope="module")
-def recurrent() -> Trace:
-    return capture(seeded(RecurrentCell()), torch.randn(2, 8), backward=True)
+from tests.models import MLP, seeded
 
 
 def test_plain_draw_has_no_state(cnn: Trace) -> None:

@@ -19,7 +19,7 @@ from pytest_tlgraph.dot import html_escape
 from pytest_tlgraph.fontmetrics import estimate_label_box
 from pytest_tlgraph.layout import rank_positions
 from pytest_tlgraph.plan import build_plan
-from tests.models import CNN, MLP, Branches, seeded
+from tests.models import Branches
 
 _POS = re.compile(r'^  "([^"]+)" \[.*pos="(-?\d+\.\d\d),(-?\d+\.\d\d)!"')
 
@@ -31,16 +31,6 @@ def pinned(dot: str) -> dict[str, tuple[float, float]]:
         if match:
             out[match[1]] = (float(match[2]), float(match[3]))
     return out
-
-
-@pytest.fixture(scope="module")
-def cnn() -> Trace:
-    return capture(seeded(CNN()), torch.randn(1, 3, 8, 8))
-
-
-@pytest.fixture(scope="module")
-def mlp() -> Trace:
-    return capture(seeded(MLP()), torch.randn(2, 8))
 
 
 @pytest.mark.parametrize(
