@@ -14,7 +14,7 @@ import pytest_tlgraph.drawing
 import pytest_tlgraph.snapshots.fixture
 import pytest_tlgraph.snapshots.html
 import pytest_tlgraph.snapshots.pixeldiff  # noqa: F401
-from tests.integration.project import MODELS
+from tests.integration.project import BASIC_TEST, INI, MODELS
 
 
 @pytest.fixture
@@ -26,12 +26,14 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytes
     for name in ("TL_HIDDEN", "TL_BIAS", "TL_RAISE", "NO_COLOR"):
         monkeypatch.delenv(name, raising=False)
     pytester.makepyfile(tinymodels=MODELS)
-    # Speed: the unraisable-exception plugin runs gc.collect() five times a session
-    # (about a second with torch loaded), and the hypothesis and benchmark plugins
-    # re-import (and assertion-rewrite) their packages in every in-process run.
-    pytester.makeini(
-        "[pytest]\naddopts = -p no:cacheprovider -p no:unraisableexception "
-        "-p no:hypothesispytest -p no:benchmark\n"
-    )
+    pytester.makeini(INI)
     pytester.syspathinsert()
     return pytester
+
+
+@pytest.fixture
+def stored(project: pytest.Pytester) -> pytest.Pytester:
+    """A project with the basic test and its stored snapshots."""
+    project.makepyfile(test_graph=BASIC_TEST)
+    project.runpytest("--snapshot-update").assert_outcomes(passed=1)
+    return project

@@ -55,6 +55,30 @@ BASIC_TEST = textwrap.dedent(
 )
 
 
+# Speed: the unraisable-exception plugin runs gc.collect() five times a session (about a
+# second with torch loaded), and the hypothesis and benchmark plugins re-import (and
+# assertion-rewrite) their packages in every in-process run.
+INI = (
+    "[pytest]\naddopts = -p no:cacheprovider -p no:unraisableexception "
+    "-p no:hypothesispytest -p no:benchmark\n"
+)
+"""The project's ini file; a test appends its own settings to it."""
+
+
 def snapshot_dir(pytester: pytest.Pytester, module: str = "test_graph") -> Path:
     """``__snapshots__/<module>`` of the project."""
     return pytester.path / "__snapshots__" / module
+
+
+def snapshot_names(pytester: pytest.Pytester, module: str = "test_graph") -> list[str]:
+    """The sorted file names in ``__snapshots__/<module>`` of the project."""
+    return sorted(p.name for p in snapshot_dir(pytester, module).iterdir())
+
+
+def assert_update_refused(pytester: pytest.Pytester, message: str) -> None:
+    """Run ``--snapshot-update``: the one test fails with ``message`` (an fnmatch pattern)
+    and no snapshot is written."""
+    result = pytester.runpytest("--snapshot-update")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([message])
+    assert not snapshot_dir(pytester).exists()

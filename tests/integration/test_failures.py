@@ -4,17 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.project import BASIC_TEST, snapshot_dir
+from tests.integration.project import BASIC_TEST, assert_update_refused, snapshot_dir
 
 pytest_plugins = ["pytester"]
-
-
-@pytest.fixture
-def stored(project: pytest.Pytester) -> pytest.Pytester:
-    """A project with the basic test and its stored snapshots."""
-    project.makepyfile(test_graph=BASIC_TEST)
-    project.runpytest("--snapshot-update").assert_outcomes(passed=1)
-    return project
 
 
 def test_damaged_dot_snapshot_fails_clearly_and_update_repairs_it(
@@ -68,12 +60,10 @@ def test_missing_inputs_message(project: pytest.Pytester) -> None:
             tlgraph_snapshot(NoExample())
         """
     )
-    result = project.runpytest("--snapshot-update")
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(
-        ["*tlgraph_snapshot(NoExample) got no inputs and the model has no example_input_array*"]
+    assert_update_refused(
+        project,
+        "*tlgraph_snapshot(NoExample) got no inputs and the model has no example_input_array*",
     )
-    assert not snapshot_dir(project).exists()
 
 
 def test_example_input_array_as_keyword_dict(project: pytest.Pytester) -> None:
@@ -116,10 +106,7 @@ def test_bad_calls_are_refused_and_write_nothing(
             {call}
         """
     )
-    result = project.runpytest("--snapshot-update")
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([message])
-    assert not snapshot_dir(project).exists()
+    assert_update_refused(project, message)
 
 
 def test_a_name_used_twice_is_refused(project: pytest.Pytester) -> None:

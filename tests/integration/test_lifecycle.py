@@ -8,7 +8,12 @@ import pytest
 
 from pytest_tlgraph import render
 from pytest_tlgraph.snapshots.pngmeta import read_text_chunks
-from tests.integration.project import BASIC_TEST, snapshot_dir
+from tests.integration.project import (
+    BASIC_TEST,
+    assert_update_refused,
+    snapshot_dir,
+    snapshot_names,
+)
 
 pytest_plugins = ["pytester"]
 
@@ -102,7 +107,7 @@ def test_several_calls_are_numbered_and_named(project: pytest.Pytester) -> None:
         """
     )
     project.runpytest("--snapshot-update").assert_outcomes(passed=1)
-    names = sorted(p.name for p in snapshot_dir(project).iterdir())
+    names = snapshot_names(project)
     # syrupy's numbering: an unnamed call takes the count of calls before it.
     assert names == [
         "test_calls.1.gv",
@@ -145,10 +150,7 @@ def test_model_that_raises_writes_nothing(
 ) -> None:
     project.makepyfile(test_graph=BASIC_TEST + "\n    tlgraph_snapshot(MLP(), name='second')\n")
     monkeypatch.setenv("TL_RAISE", "1")
-    failed = project.runpytest("--snapshot-update")
-    failed.assert_outcomes(failed=1)
-    failed.stdout.fnmatch_lines(["*TraceError*the model is broken*"])
-    assert not snapshot_dir(project).exists()
+    assert_update_refused(project, "*TraceError*the model is broken*")
 
     monkeypatch.delenv("TL_RAISE")
     project.runpytest("--snapshot-update").assert_outcomes(passed=1)

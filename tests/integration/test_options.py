@@ -2,28 +2,15 @@
 
 from __future__ import annotations
 
-import io
 import re
-from pathlib import Path
 
 import pytest
-from PIL import Image
 
-from pytest_tlgraph.snapshots.pngmeta import add_text_chunks, read_text_chunks
-from tests.integration.project import BASIC_TEST, snapshot_dir
+from pytest_tlgraph.snapshots.pngmeta import read_text_chunks
+from tests.integration.project import BASIC_TEST, INI, snapshot_dir, snapshot_names
+from tests.pngs import repaint
 
 pytest_plugins = ["pytester"]
-
-
-def _tamper(path: Path, pixels: int) -> None:
-    """Repaint ``pixels`` pixels of a stored PNG black, keeping its provenance chunks."""
-    original = path.read_bytes()
-    image = Image.open(io.BytesIO(original)).convert("RGB")
-    for x in range(pixels):
-        image.putpixel((x, 0), (0, 0, 0))
-    out = io.BytesIO()
-    image.save(out, format="PNG")
-    path.write_bytes(add_text_chunks(out.getvalue(), read_text_chunks(original)))
 
 
 def _mismatched(result: pytest.RunResult) -> int:
@@ -33,12 +20,11 @@ def _mismatched(result: pytest.RunResult) -> int:
 
 
 @pytest.fixture
-def tampered(project: pytest.Pytester) -> pytest.Pytester:
+def tampered(stored: pytest.Pytester) -> pytest.Pytester:
     """A project whose stored PNG has 5 repainted pixels (and its original provenance)."""
-    project.makepyfile(test_graph=BASIC_TEST)
-    project.runpytest("--snapshot-update").assert_outcomes(passed=1)
-    _tamper(snapshot_dir(project) / "test_mlp.png", 5)
-    return project
+    png = snapshot_dir(stored) / "test_mlp.png"
+    png.write_bytes(repaint(png.read_bytes(), 5))
+    return stored
 
 
 def test_skip_render_shortcut_trusts_provenance_and_force_render_does_not(
@@ -69,10 +55,7 @@ def test_budget_precedence_cli_over_ini_and_per_call_over_both(
     tampered.runpytest("--tlgraph-force-render", "--tlgraph-max-diff-pixels=4").assert_outcomes(
         failed=1
     )
-    tampered.makeini(
-        "[pytest]\naddopts = -p no:cacheprovider -p no:unraisableexception "
-        "-p no:hypothesispytest -p no:benchmark\ntlgraph_max_diff_pixels = 5\n"
-    )
+    tampered.makeini(INI + "tlgraph_max_diff_pixels = 5\n")
     tampered.runpytest("--tlgraph-force-render").assert_outcomes(passed=1)
     # The command line wins over the ini file.
     cli = tampered.runpytest("--tlgraph-force-render", "--tlgraph-max-diff-pixels=0")
@@ -107,7 +90,7 @@ def test_results_directory_option(tampered: pytest.Pytester) -> None:
 def test_no_png_option_and_ini(project: pytest.Pytester) -> None:
     project.makepyfile(test_graph=BASIC_TEST)
     project.runpytest("--snapshot-update", "--tlgraph-no-png").assert_outcomes(passed=1)
-    assert sorted(p.name for p in snapshot_dir(project).iterdir()) == ["test_mlp.gv"]
+    assert snapshot_names(project) == ["test_mlp.gv"]
     project.runpytest("--snapshot-update").assert_outcomes(passed=1)
     stored = (snapshot_dir(project) / "test_mlp.png").read_bytes()
     # A run without PNGs keeps the stored PNG: it is neither compared nor obsolete.
@@ -122,12 +105,10 @@ def test_no_png_option_and_ini(project: pytest.Pytester) -> None:
     )
 
 
-def test_per_call_png_false_makes_the_png_obsolete(project: pytest.Pytester) -> None:
-    project.makepyfile(test_graph=BASIC_TEST)
-    project.runpytest("--snapshot-update").assert_outcomes(passed=1)
-    project.makepyfile(test_graph=BASIC_TEST.replace("MLP())", "MLP(), png=False)"))
-    project.runpytest("--snapshot-update").assert_outcomes(passed=1)
-    assert sorted(p.name for p in snapshot_dir(project).iterdir()) == ["test_mlp.gv"]
+def test_per_call_png_false_makes_the_png_obsolete(stored: pytest.Pytester) -> None:
+    stored.makepyfile(test_graph=BASIC_TEST.replace("MLP())", "MLP(), png=False)"))
+    stored.runpytest("--snapshot-update").assert_outcomes(passed=1)
+    assert snapshot_names(stored) == ["test_mlp.gv"]
 
 
 def test_marker_sets_defaults_closest_wins_and_per_call_wins(project: pytest.Pytester) -> None:
@@ -148,7 +129,7 @@ def test_marker_sets_defaults_closest_wins_and_per_call_wins(project: pytest.Pyt
         """
     )
     project.runpytest("--snapshot-update", "--strict-markers").assert_outcomes(passed=2)
-    names = sorted(p.name for p in snapshot_dir(project).iterdir())
+    names = snapshot_names(project)
     assert names == ["test_module_marker.gv", "test_own_marker.gv", "test_own_marker[up].gv"]
 
 

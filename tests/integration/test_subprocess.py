@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from tests.integration.project import snapshot_dir
+from tests.integration.project import snapshot_names
 
 pytest_plugins = ["pytester"]
 
@@ -36,7 +36,7 @@ SUITE = textwrap.dedent(
 def test_lifecycle_under_xdist(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     project.makepyfile(test_graph=SUITE)
     project.runpytest_subprocess("-n", "2", "--snapshot-update").assert_outcomes(passed=5)
-    names = sorted(p.name for p in snapshot_dir(project).iterdir())
+    names = snapshot_names(project)
     assert names == [
         "test_dropped.gv",
         "test_stable.gv",

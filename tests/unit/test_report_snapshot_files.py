@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import pytest
 import torch
-from PIL import Image
 
 from pytest_tlgraph import capture
 from pytest_tlgraph.render import render_png
@@ -20,20 +18,12 @@ from pytest_tlgraph.snapshots.extensions import (
     renderer_mismatch,
     reusable,
 )
-from pytest_tlgraph.snapshots.pngmeta import add_text_chunks, read_text_chunks
+from pytest_tlgraph.snapshots.pngmeta import add_text_chunks
 from tests.models import MLP
+from tests.pngs import repaint
 
 DOT = capture(MLP(), torch.zeros(1, 8)).draw().dot
 OURS = render_snapshot_png(DOT, "pure")
-
-
-def _repaint(png: bytes, pixels: int) -> bytes:
-    image = Image.open(io.BytesIO(png)).convert("RGB")
-    for x in range(pixels):
-        image.putpixel((x, 0), (0, 0, 0))
-    out = io.BytesIO()
-    image.save(out, format="PNG")
-    return add_text_chunks(out.getvalue(), read_text_chunks(png))
 
 
 def test_rendered_snapshots_record_their_provenance() -> None:
@@ -87,7 +77,7 @@ def test_dot_reads_damaged_bytes_without_crashing_and_ignores_crlf(tmp_path: Pat
 def test_png_matching_budget_renderer_and_damage() -> None:
     extension = TlgraphPngExtension()
     assert extension.matches(serialized_data=OURS, snapshot_data=OURS)
-    repainted = _repaint(OURS, 3)
+    repainted = repaint(OURS, 3)
     assert not extension.matches(serialized_data=OURS, snapshot_data=repainted)
     assert extension.last is not None and extension.last.comparison is not None
     assert extension.last.comparison.mismatched == 3
