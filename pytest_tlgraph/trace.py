@@ -6,17 +6,26 @@ Everything here is plain Python data (the only torch object kept is ``Op.dtype``
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, dataclass, field, fields, make_dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 if TYPE_CHECKING:
     import torch
 
     from pytest_tlgraph.drawing import Drawing
 
-__all__ = ["MEASUREMENT_FIELDS", "SUMMED_FIELDS", "Layer", "ModuleCall", "Op", "Shape", "Trace"]
+__all__ = [
+    "MEASUREMENT_FIELDS",
+    "SUMMED_FIELDS",
+    "Layer",
+    "ModuleCall",
+    "Op",
+    "Shape",
+    "Trace",
+    "frozen_builder",
+]
 
 Shape = tuple[int, ...]
 ParamInfo = tuple[str, Shape, bool]
@@ -42,6 +51,42 @@ SUMMED_FIELDS: Final = frozenset({"autograd_memory", "num_autograd_tensors", "de
 #: Fields that are per-pass measurements of run-to-run noise: never single-valued
 #: across passes, even when two passes happen to read the same number.
 PER_PASS_FIELDS: Final = frozenset({"func_duration"})
+
+
+R = TypeVar("R")
+
+
+def frozen_builder(cls: type[R]) -> Callable[..., R]:
+    """A constructor for the frozen slotted dataclass ``cls`` with its ``__init__``'s
+    signature, for the stages that build thousands of records per draw.
+
+    A frozen ``__init__`` must set every field through ``object.__setattr__`` (several
+    times slower than a plain slot store). The builder fills an unfrozen twin with the
+    same slots and then gives the object its real class: the result is an ordinary,
+    fully frozen ``cls`` instance (equality, hashing, pickling and ``replace`` as usual).
+    """
+    params = getattr(cls, "__dataclass_params__", None)
+    slots = vars(cls).get("__slots__")
+    if params is None or not params.frozen or slots is None or hasattr(cls, "__post_init__"):
+        raise TypeError(f"{cls.__name__} is not a frozen slotted dataclass without __post_init__")
+    specs: list[Any] = []
+    for f in fields(cls):  # type: ignore[arg-type]
+        if f.default is not MISSING:
+            specs.append((f.name, f.type, field(default=f.default)))
+        elif f.default_factory is not MISSING:
+            specs.append((f.name, f.type, field(default_factory=f.default_factory)))
+        else:
+            specs.append((f.name, f.type))
+    twin = make_dataclass(f"_{cls.__name__}Builder", specs, slots=True)
+    if vars(twin)["__slots__"] != slots:  # the layouts must match for the class switch
+        raise TypeError(f"{cls.__name__} has slots beyond its fields")
+
+    def build(*args: Any, **kwargs: Any) -> R:
+        record = twin(*args, **kwargs)
+        record.__class__ = cls
+        return record  # type: ignore[no-any-return]
+
+    return build
 
 
 @dataclass(frozen=True, slots=True)
