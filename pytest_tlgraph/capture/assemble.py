@@ -17,9 +17,16 @@ from pytest_tlgraph.trace import (
     ModuleCall,
     Op,
     Trace,
+    frozen_builder,
 )
 
 __all__ = ["assemble", "shape_summary"]
+
+
+# A trace builds one record per op and per module call: the fast frozen constructors.
+_new_op: Final = frozen_builder(Op)
+_new_layer: Final = frozen_builder(Layer)
+_new_call: Final = frozen_builder(ModuleCall)
 
 
 def _fmt_shape(shape: Sequence[int]) -> str:
@@ -83,7 +90,7 @@ def _layer(
     first = ops[0]
     if len(ops) == 1:
         # One pass: every field is that pass's value (a sum of one is the value).
-        return Layer(
+        return _new_layer(
             label, first.func, (first.label,), 1, parents, children, first.shape,
             first.dtype, first.module, first.module_calls, first.params, first.module_args,
             first.module_type, first.module_family, None, _NO_VARYING, first.func_duration,
@@ -105,7 +112,7 @@ def _layer(
         values[name] = value
         if varies:
             varying[name] = per_pass
-    return Layer(
+    return _new_layer(
         label=label,
         func=first.func,
         ops=tuple(op.label for op in ops),
@@ -147,7 +154,7 @@ def assemble(
             children[parent].append(raw.index)
     times = device_time or {}
     ops = tuple(
-        Op(
+        _new_op(
             labels[i], layer_of[i], raw.func, *pass_of[i], i,
             tuple(labels[p] for p in raw.parents), tuple(labels[c] for c in children[i]),
             raw.shape, raw.dtype, raw.module, raw.module_calls, raw.params, raw.module_args,
@@ -173,7 +180,7 @@ def assemble(
         for key in op.module_calls:
             ops_of_call.setdefault(key, []).append(op.label)
     calls = tuple(
-        ModuleCall(
+        _new_call(
             f.address, f.call_number, f.type_name, f.depth, f.parent,
             tuple(ops_of_call.get((f.address, f.call_number), ())), f.module_args,
             f.module_family,

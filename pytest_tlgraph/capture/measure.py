@@ -56,27 +56,43 @@ def first_tensor(value: Any) -> torch.Tensor | None:
 
 
 _norm: Final = torch.linalg.vector_norm
+_f32: Final = torch.float32
+_f64: Final = torch.float64
+_inf: Final = math.inf
+_sqrt: Final = math.sqrt
+# dtype -> (is floating point, dtype to accumulate the norm in): looked up once per dtype.
+_dtype_kinds: dict[torch.dtype, tuple[bool, torch.dtype | None]] = {}
+
+
+def _float_kind(dtype: torch.dtype) -> tuple[bool, torch.dtype | None]:
+    kind = _dtype_kinds.get(dtype)
+    if kind is None:
+        # Half precision accumulates in float32: its sum of squares overflows long
+        # before the values themselves are large.
+        kind = _dtype_kinds[dtype] = (dtype.is_floating_point, _f32 if dtype.itemsize < 4 else None)
+    return kind
 
 
 def magnitude(t: torch.Tensor) -> float | None:
     """Root-mean-square of a float tensor's values; ``None`` otherwise."""
-    if not t.is_floating_point():
+    is_float, accumulate = _dtype_kinds.get(t.dtype) or _float_kind(t.dtype)
+    if not is_float:
         return None
     count = t.numel()
     if count == 0:
         return None
-    detached = t.detach()  # keeps the norm out of the autograd graph
+    # Detached so the norm stays out of the autograd graph; a tensor outside any graph
+    # is read as is (a detached alias costs as much as the norm's own bookkeeping).
+    values = t.detach() if t.requires_grad else t
     try:
-        # Half precision accumulates in float32: its sum of squares overflows long
-        # before the values themselves are large.
-        norm = float(_norm(detached, dtype=torch.float32 if t.element_size() < 4 else None))
-        if norm == math.inf and t.dtype != torch.float64:
+        norm = float(_norm(values, dtype=accumulate))
+        if norm == _inf and t.dtype != _f64:
             # Finite values whose squares overflow float32: redo it in float64.
-            norm = float(_norm(detached, dtype=torch.float64))
+            norm = float(_norm(values, dtype=_f64))
     except (RuntimeError, NotImplementedError):
         # Meta, sparse and other layouts without values to read.
         return None
-    return norm / math.sqrt(count)
+    return norm / _sqrt(count)
 
 
 # -- user source locations ----------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Final
 
@@ -39,11 +39,20 @@ _SKIPPED: Final = frozenset(
      "is_nested", "itemsize", "nbytes"}
 )  # fmt: skip
 
+# Argument types that hold no tensor: ``_record`` skips them without a walk.
+_PLAIN: Final = frozenset(
+    {int, float, bool, str, bytes, type(None), torch.dtype, torch.device, torch.Size}
+)
+
 _names: dict[Any, str] = {}
 _top_hooks: Final = torch._C._autograd._top_saved_tensors_default_hooks
 _grad_enabled: Final = torch.is_grad_enabled
 _clock: Final = time.perf_counter
+_getframe: Final = sys._getframe
+_Tensor: Final = torch.Tensor
 _NO_HOOKS: Final = (None, None)
+# Shared by every call without keyword arguments; never written to.
+_NO_KWARGS: Final[dict[str, Any]] = {}
 
 
 def _name(func: Callable[..., Any]) -> str:
@@ -129,13 +138,16 @@ class Recorder(TorchFunctionMode):
     # -- module calls ---------------------------------------------------------------
     def open_call(self, address: str, module: nn.Module) -> None:
         """A module's forward begins: push its call frame."""
-        number = self._call_counts.get(address, 0) + 1
-        self._call_counts[address] = number
+        counts = self._call_counts
+        number = counts[address] = counts.get(address, 0) + 1
+        chain = self._chain
         stack = self._stack
-        parent = (stack[-1].address, stack[-1].call_number) if stack else None
-        frame = ModuleFrame(address, number, type(module).__name__, len(stack), parent)
+        # The chain's last entry is the enclosing frame's (address, call number).
+        frame = ModuleFrame(
+            address, number, type(module).__name__, len(stack), chain[-1] if chain else None
+        )
         stack.append(frame)
-        self._chain = (*self._chain, (address, number))
+        self._chain = (*chain, (address, number))
         self.module_calls.append(frame)
 
     def close_call(self, address: str, module: nn.Module, output: Any) -> None:
@@ -145,13 +157,16 @@ class Recorder(TorchFunctionMode):
         # Read per call, not once per module: a forward may edit an attribute between
         # two calls, and the args row must show what each call ran with.
         frame.module_family, frame.module_args = module_args(module)
-        t = output if isinstance(output, torch.Tensor) else first_tensor(output)
-        index = self.producer(t) if t is not None else None
-        if index is not None and self.ops[index].module == address:
-            raw = self.ops[index]
-            raw.module_args = frame.module_args
-            raw.module_type = frame.type_name
-            raw.module_family = frame.module_family
+        t = output if isinstance(output, _Tensor) else first_tensor(output)
+        if t is None:
+            return
+        entry = self._producers.get(id(t))
+        if entry is not None and entry[0]() is t:
+            raw = self.ops[entry[1]]
+            if raw.module == address:
+                raw.module_args = frame.module_args
+                raw.module_type = frame.type_name
+                raw.module_family = frame.module_family
 
     @property
     def current_module(self) -> str:
@@ -191,11 +206,12 @@ class Recorder(TorchFunctionMode):
         args: tuple[Any, ...] = (),
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
-        if kwargs is None:
-            kwargs = {}
-        name = _name(func)
+        try:
+            name = _names[func]
+        except (KeyError, TypeError):
+            name = _name(func)
         if name in _SKIPPED:
-            return func(*args, **kwargs)
+            return func(*args, **kwargs) if kwargs else func(*args)
         # Measured only with a graph being built and our hooks on top (a model's own
         # saved-tensor hooks, e.g. checkpointing, hide what autograd keeps).
         measuring = _grad_enabled() and (_top_hooks(False) or _NO_HOOKS)[0] is self._pack
@@ -207,7 +223,7 @@ class Recorder(TorchFunctionMode):
             span.__enter__()  # type: ignore[no-untyped-call]
         try:
             start = _clock()
-            out = func(*args, **kwargs)
+            out = func(*args, **kwargs) if kwargs else func(*args)
             elapsed = _clock() - start
         except BaseException:
             self.failed = f"op {name!r} in module {self.current_module or '<root>'!r}"
@@ -217,13 +233,13 @@ class Recorder(TorchFunctionMode):
             if span is not None:
                 span.__exit__(None, None, None)
         self.failed = None
-        if isinstance(out, torch.Tensor):
+        if isinstance(out, _Tensor):
             outputs = [out]
         else:
             outputs = iter_tensors(out)
             if not outputs:
                 return out
-        self._record(func, name, args, kwargs, outputs, elapsed, saving)
+        self._record(func, name, args, kwargs or _NO_KWARGS, outputs, elapsed, saving)
         return out
 
     def _record(
@@ -240,7 +256,13 @@ class Recorder(TorchFunctionMode):
         params: list[ParamInfo] = []
         known_params, producers = self._params, self._producers
         for a in args if not kwargs else (*args, *kwargs.values()):
-            for t in (a,) if isinstance(a, torch.Tensor) else iter_tensors(a):
+            if isinstance(a, _Tensor):
+                tensors: Sequence[torch.Tensor] = (a,)
+            elif type(a) in _PLAIN:  # nothing to look into: spare the walk
+                continue
+            else:
+                tensors = iter_tensors(a)
+            for t in tensors:
                 key = id(t)
                 param = known_params.get(key)
                 if param is not None:
@@ -260,16 +282,16 @@ class Recorder(TorchFunctionMode):
         if name in COUNTED_FUNCS:
             counted = count_flops(func, name, args, kwargs, device_work=not self._profile)
         grad_fn = first.grad_fn
+        # No graph, nothing saved for backward: unknown, not zero.
+        kept = saving if saving is not None and grad_fn is not None else None
         stack = self._stack
         module = stack[-1].address if stack else ""
         index = len(self.ops)
         raw = RawOp(
-            index, name, (module, source_chain(sys._getframe(2)), name), parents, module,
+            index, name, (module, source_chain(_getframe(2)), name), parents, module,
             self._chain, tuple(first.shape), first.dtype, tuple(params), None, None, None,
             elapsed, size, flop_fields(name, counted, numel),
-            # No graph, nothing saved for backward: unknown, not zero.
-            sum(saving.values()) if saving is not None and grad_fn is not None else None,
-            len(saving) if saving is not None and grad_fn is not None else None,
+            None if kept is None else sum(kept.values()), None if kept is None else len(kept),
             magnitude(first),
         )  # fmt: skip
         self.ops.append(raw)
