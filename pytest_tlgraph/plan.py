@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
-from pytest_tlgraph.trace import Layer, Op, Trace
+from pytest_tlgraph.trace import Layer, Op, Trace, frozen_builder
 
 __all__ = ["Cluster", "Plan", "PlanNode", "build_plan"]
 
@@ -51,6 +51,11 @@ class Plan:
     clusters: tuple[Cluster, ...]
 
 
+# One node per op and one cluster per module call: the fast frozen constructors.
+_new_node: Final = frozen_builder(PlanNode)
+_new_cluster: Final = frozen_builder(Cluster)
+
+
 def _kind(record: Op | Layer, view: str) -> str:
     if record.func in ("input", "output"):
         return record.func
@@ -85,23 +90,32 @@ def clusters_for(
     first): a call is a cluster when it holds at least two visible nodes. Also returns
     each node's innermost drawn cluster (``None`` at the top level)."""
     # Built once: a lookup per chain would make large drawings quadratic.
-    types = {call.key: call.type_name for call in trace.modules}
-    drawn = {node_id: _cluster_chain(types, view, chain) for node_id, chain in chains.items()}
+    types = {(call.address, call.call_number): call.type_name for call in trace.modules}
+    # Nodes of one module call share its chain: each distinct chain is worked out once,
+    # in order of first appearance (which keeps the clusters in node order).
+    nodes_per_chain: dict[tuple[tuple[str, int], ...], int] = {}
+    chain_of: dict[str, tuple[tuple[str, int], ...]] = {}
+    for node_id, chain in chains.items():
+        key = chain if type(chain) is tuple else tuple(chain)
+        chain_of[node_id] = key
+        nodes_per_chain[key] = nodes_per_chain.get(key, 0) + 1
+    drawn = {key: _cluster_chain(types, view, key) for key in nodes_per_chain}
     population: dict[str, int] = {}
-    for chain in drawn.values():
-        for cid, _, _ in chain:
-            population[cid] = population.get(cid, 0) + 1
+    for key, count in nodes_per_chain.items():
+        for cid, _, _ in drawn[key]:
+            population[cid] = population.get(cid, 0) + count
     kept: dict[str, Cluster] = {}
-    innermost: dict[str, str | None] = {}
-    for node_id, chain in drawn.items():
+    innermost_of: dict[tuple[tuple[str, int], ...], str | None] = {}
+    for key, frames in drawn.items():
         parent: str | None = None
-        for cid, address, type_name in chain:
+        for cid, address, type_name in frames:
             if population[cid] < 2:
                 break
-            kept.setdefault(cid, Cluster(cid, address, type_name, parent))
+            if cid not in kept:
+                kept[cid] = _new_cluster(cid, address, type_name, parent)
             parent = cid
-        innermost[node_id] = parent
-    return tuple(kept.values()), innermost
+        innermost_of[key] = parent
+    return tuple(kept.values()), {node_id: innermost_of[key] for node_id, key in chain_of.items()}
 
 
 def build_plan(
@@ -115,13 +129,13 @@ def build_plan(
     records: list[Op | Layer] = list(trace.layers.values()) if view == "rolled" else list(trace.ops)
     clusters, innermost = _clusters(trace, view, records)
     nodes = tuple(
-        PlanNode(
-            id=r.label,
-            kind=_kind(r, view),
-            record=r,
-            members=r.ops if isinstance(r, Layer) else (r.label,),
-            module=r.module if r.func not in ("input", "output") else None,
-            cluster=innermost[r.label],
+        _new_node(
+            r.label,
+            _kind(r, view),
+            r,
+            r.ops if isinstance(r, Layer) else (r.label,),
+            r.module if r.func not in ("input", "output") else None,
+            innermost[r.label],
         )
         for r in records
     )
