@@ -45,10 +45,14 @@ def html_escape(text: str) -> str:
 def html_label(rows: Sequence[str], bold_rows: Iterable[int] = ()) -> str:
     """``<<B>title</B><BR/>row>``: rows joined by line breaks, chosen rows bold."""
     bold = set(bold_rows)
-    parts = [
-        f"<B>{html_escape(text)}</B>" if i in bold else html_escape(text)
-        for i, text in enumerate(rows)
-    ]
+    if _HTML_SPECIAL.search("".join(rows)) is None:
+        # Nothing to escape in any row (the usual case): one scan for the whole label.
+        parts = [f"<B>{text}</B>" if i in bold else text for i, text in enumerate(rows)]
+    else:
+        parts = [
+            f"<B>{html_escape(text)}</B>" if i in bold else html_escape(text)
+            for i, text in enumerate(rows)
+        ]
     return "<" + "<BR/>".join(parts) + ">"
 
 

@@ -5,15 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, final
+from typing import TYPE_CHECKING, Any, Final, final
 
 from pytest_tlgraph import style
 from pytest_tlgraph.dot import DotGraph, NodeStatement, emit, html_escape, html_label
 from pytest_tlgraph.encoding.units import format_bytes
-from pytest_tlgraph.labels import node_rows
+from pytest_tlgraph.labels import node_texts
 from pytest_tlgraph.layout import choose_layout, rank_graph_attrs, rank_positions
 from pytest_tlgraph.options import DrawOptions
 from pytest_tlgraph.plan import Plan, build_plan
+from pytest_tlgraph.trace import frozen_builder
 
 if TYPE_CHECKING:
     from pytest_tlgraph.encoding.state import EncodingState
@@ -66,6 +67,11 @@ def _base_spec(
     return {"rows": list(rows), "bold_rows": list(bold), "fillcolor": style.PAGES[page].fill(kind)}
 
 
+# A drawing builds a node record and a DOT statement per node: the fast constructors.
+_new_node: Final = frozen_builder(Node)
+_new_statement: Final = frozen_builder(NodeStatement)
+
+
 def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawing:
     """Draw ``trace`` (see ``DrawOptions`` for the options).
 
@@ -77,11 +83,9 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
     opts = DrawOptions.from_kwargs(**options)
     plan: Plan = build_plan(trace, view=opts.view, depth=opts.depth, collapse=opts.collapse)
     chosen = choose_layout(opts, plan)
-    rows = {n.id: node_rows(n, trace=trace, options=opts) for n in plan.nodes}
     specs: dict[str, dict[str, Any]] = {}
     for node in plan.nodes:
-        texts = tuple(r.text for r in rows[node.id])
-        bold = tuple(i for i, r in enumerate(rows[node.id]) if r.bold)
+        texts, bold = node_texts(node, trace=trace, options=opts)
         specs[node.id] = _base_spec(node.kind, texts, bold, opts.page)
     captions = [caption(trace)]
     state = None
@@ -95,15 +99,16 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
         captions.extend(encoded.caption_lines)
     public: dict[str, Node] = {}
     statements = []
+    spec_fn = opts.node_spec_fn
     for node in plan.nodes:
         spec = specs[node.id]
-        if opts.node_spec_fn is not None:
-            view = Node(node.kind, tuple(spec["rows"]), node.members, node.module)
-            changed = opts.node_spec_fn(view, dict(spec))
+        if spec_fn is not None:
+            view = _new_node(node.kind, tuple(spec["rows"]), node.members, node.module)
+            changed = spec_fn(view, dict(spec))
             if changed is not None:
                 spec = dict(changed)
-        public[node.id] = Node(node.kind, tuple(spec["rows"]), node.members, node.module)
-        statements.append(NodeStatement(node.id, node.cluster, _attrs(spec)))
+        public[node.id] = _new_node(node.kind, tuple(spec["rows"]), node.members, node.module)
+        statements.append(_new_statement(node.id, node.cluster, _attrs(spec)))
     graph = DotGraph(
         graph_attrs=style.graph_attrs(opts.page, opts.direction, html_label(captions)),
         node_defaults=style.node_defaults(opts.page),

@@ -32,6 +32,7 @@ __all__ = [
     "dtype_name",
     "format_shape",
     "node_rows",
+    "node_texts",
     "saved_for_backward_row",
 ]
 
@@ -46,11 +47,22 @@ class Row:
     bold: bool = False
 
 
+# Shapes repeat across a graph's nodes: each distinct one is formatted once.
+_shape_texts: dict[tuple[int, ...], str] = {}
+_SHAPE_MEMO_LIMIT: Final = 4096
+
+
 def format_shape(shape: tuple[int, ...] | None) -> str:
     """``(2, 32)`` -> ``2x32``; a 0-d shape reads ``scalar``."""
     if shape is None:
         return "?"
-    return "x".join(str(d) for d in shape) if shape else "scalar"
+    text = _shape_texts.get(shape)
+    if text is None:
+        text = "x".join(str(d) for d in shape) if shape else "scalar"
+        if len(_shape_texts) >= _SHAPE_MEMO_LIMIT:
+            _shape_texts.clear()
+        _shape_texts[shape] = text
+    return text
 
 
 def dtype_name(dtype: Any) -> str | None:
@@ -153,6 +165,8 @@ def _module_args(record: Record) -> Mapping[str, Any] | None:
 
 def _record_args_row(record: Record, trace: Trace | None, show_redundant: bool) -> str | None:
     args = _module_args(record)
+    if not args:
+        return None  # most ops: no module args, so no shape to look up either
     source: Shape | None = None
     if trace is None:
         # A record drawn without its trace cannot be checked: show every arg.
@@ -264,17 +278,50 @@ def _picked_rows(node: PlanNode, record: Record, trace: Trace | None,
     return rows or [Row(_title(node), bold=True)]
 
 
-def _default_rows(node: PlanNode, record: Record, trace: Trace | None,
-                  options: DrawOptions) -> list[Row]:  # fmt: skip
-    texts = (
-        record.shape_summary if isinstance(record, Layer) else None,
-        _shape_row(record),
-        saved_for_backward_row(record) if options.show_saved_for_backward else None,
-        _record_args_row(record, trace, options.show_redundant_args),
-        _params_row(record),
-        _module_row(node, record),
-    )
-    return [Row(_title(node), bold=True), *(Row(t) for t in texts if t is not None)]
+def _default_texts(node: PlanNode, record: Record, trace: Trace | None,
+                   options: DrawOptions) -> tuple[str, ...]:  # fmt: skip
+    """The default rows' texts, title first (the only bold row)."""
+    layer = isinstance(record, Layer)
+    texts = [_title(node)]
+    if isinstance(record, Layer) and record.shape_summary is not None:
+        texts.append(record.shape_summary)
+    shape = _shape_row(record)
+    if shape is not None:
+        texts.append(shape)
+    if options.show_saved_for_backward:
+        saved = saved_for_backward_row(record)
+        if saved is not None:
+            texts.append(saved)
+    if record.module_args is not None or layer:  # else: no args to show, nothing to check
+        args = _record_args_row(record, trace, options.show_redundant_args)
+        if args is not None:
+            texts.append(args)
+    params = _params_row(record)
+    if params is not None:
+        texts.append(params)
+    module = _module_row(node, record)
+    if module is not None:
+        texts.append(module)
+    return tuple(texts)
+
+
+_TITLE_BOLD: Final = (0,)
+
+
+def node_texts(
+    node: PlanNode, *, trace: Trace | None, options: DrawOptions
+) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """:func:`node_rows` as plain data: the row texts and the indices of the bold rows
+    (what a drawing needs, without a ``Row`` per line)."""
+    record = node.record
+    if (
+        options.node_label_fields is None
+        and isinstance(record, (Op, Layer))
+        and node.kind not in ("box", "segment", "fold")
+    ):
+        return _default_texts(node, record, trace, options), _TITLE_BOLD
+    rows = node_rows(node, trace=trace, options=options)
+    return tuple(r.text for r in rows), tuple(i for i, r in enumerate(rows) if r.bold)
 
 
 def node_rows(node: PlanNode, *, trace: Trace | None, options: DrawOptions) -> tuple[Row, ...]:
@@ -295,4 +342,5 @@ def node_rows(node: PlanNode, *, trace: Trace | None, options: DrawOptions) -> t
         return (Row(_title(node), bold=True),)
     if tokens is not None:
         return tuple(_picked_rows(node, record, trace, options, tokens))
-    return tuple(_default_rows(node, record, trace, options))
+    title, *texts = _default_texts(node, record, trace, options)
+    return (Row(title, bold=True), *(Row(t) for t in texts))

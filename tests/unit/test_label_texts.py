@@ -1,0 +1,106 @@
+"""``node_texts`` is ``node_rows`` as plain data, on every node kind and option set;
+``html_label`` escapes exactly the rows that need it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_tlgraph import capture
+from pytest_tlgraph.dot import html_escape, html_label
+from pytest_tlgraph.errors import EncodingRefusal
+from pytest_tlgraph.labels import node_rows, node_texts
+from pytest_tlgraph.options import DrawOptions
+from pytest_tlgraph.plan import build_plan
+from pytest_tlgraph.trace import Trace
+from tests.models import CNN, HostileNames, RecurrentCell, ResidualMLP, Shrink, seeded
+
+_OPTIONS: list[dict[str, Any]] = [
+    {},
+    {"view": "rolled"},
+    {"collapse": "auto"},
+    {"collapse": "max", "view": "rolled"},
+    {"depth": 1},
+    {"show_saved_for_backward": True},
+    {"show_saved_for_backward": True, "view": "rolled"},
+    {"show_redundant_args": True},
+    {"node_label_fields": ["op", "shape", "args", "pass", "flops"]},
+]
+
+
+def _traces() -> dict[str, Trace]:
+    return {
+        "cnn": capture(seeded(CNN()), torch.randn(2, 3, 8, 8)),
+        "recurrent": capture(seeded(RecurrentCell()), torch.randn(2, 8)),
+        "residual": capture(seeded(ResidualMLP(blocks=3)), torch.randn(2, 32)),
+        "shrink": capture(Shrink(), torch.randn(2, 8)),
+        "hostile": capture(seeded(HostileNames()), torch.randn(2, 4)),
+    }
+
+
+_TRACES = _traces()
+
+
+@pytest.mark.parametrize("options", _OPTIONS, ids=repr)
+@pytest.mark.parametrize("name", sorted(_TRACES))
+def test_texts_are_the_rows_texts_and_bold_indices(name: str, options: dict[str, Any]) -> None:
+    trace = _TRACES[name]
+    draw = {k: v for k, v in options.items() if k not in ("view", "depth", "collapse")}
+    opts = DrawOptions.from_kwargs(**draw)
+    plan = build_plan(
+        trace,
+        view=options.get("view", "unrolled"),
+        depth=options.get("depth"),
+        collapse=options.get("collapse"),
+    )
+    kinds = set()
+    for node in plan.nodes:
+        kinds.add(node.kind)
+        for attached in (trace, None):
+            rows = node_rows(node, trace=attached, options=opts)
+            texts, bold = node_texts(node, trace=attached, options=opts)
+            assert texts == tuple(r.text for r in rows)
+            assert bold == tuple(i for i, r in enumerate(rows) if r.bold)
+    assert "input" in kinds and "output" in kinds
+
+
+def test_texts_refuse_an_unknown_token_like_rows() -> None:
+    trace = _TRACES["cnn"]
+    node = build_plan(trace).nodes[1]
+    opts = DrawOptions.from_kwargs(node_label_fields=["shape", "colour"])
+    with pytest.raises(EncodingRefusal) as refused:
+        node_texts(node, trace=trace, options=opts)
+    assert refused.value.code == "node_label_field_invalid"
+
+
+def test_an_op_without_module_args_gets_no_args_row_even_detached() -> None:
+    trace = _TRACES["recurrent"]
+    plan = build_plan(trace)
+    tanh = next(n for n in plan.nodes if n.id == "tanh_1:1")
+    texts, _ = node_texts(tanh, trace=None, options=DrawOptions())
+    assert texts == ("tanh_1:1", "2x8, 64 B")
+    linear = next(n for n in plan.nodes if n.id == "linear_1:1")
+    detached, _ = node_texts(linear, trace=None, options=DrawOptions())
+    attached, _ = node_texts(linear, trace=trace, options=DrawOptions())
+    # Detached, nothing can be checked: the redundant in/out features come back.
+    assert "in_features=8, out_features=8, bias=True" in detached
+    assert "bias=True" in attached
+
+
+def _reference_label(rows: list[str], bold: set[int]) -> str:
+    parts = [
+        f"<B>{html_escape(t)}</B>" if i in bold else html_escape(t) for i, t in enumerate(rows)
+    ]
+    return "<" + "<BR/>".join(parts) + ">"
+
+
+@given(
+    rows=st.lists(st.text(alphabet=st.sampled_from("ab 1x<>&\"'\n\r@."), max_size=6), max_size=5),
+    bold=st.sets(st.integers(min_value=0, max_value=5)),
+)
+def test_html_label_escapes_like_escaping_every_row(rows: list[str], bold: set[int]) -> None:
+    assert html_label(rows, bold) == _reference_label(rows, bold)
