@@ -13,6 +13,9 @@ from pytest_tlgraph.trace import Layer, Op, Trace, frozen_builder
 
 __all__ = ["Cluster", "Plan", "PlanNode", "build_plan"]
 
+#: A module-call chain, root first: ``(address, call_number)`` per call.
+Chain = tuple[tuple[str, int], ...]
+
 
 @dataclass(frozen=True, slots=True)
 class PlanNode:
@@ -62,19 +65,6 @@ def _kind(record: Op | Layer, view: str) -> str:
     return "op" if view == "unrolled" else "layer"
 
 
-def _cluster_chain(
-    types: Mapping[tuple[str, int], str], view: str, chain: Sequence[tuple[str, int]]
-) -> tuple[tuple[str, str, str], ...]:
-    """(cluster id, address, type) for each non-root module in ``chain``."""
-    out = []
-    for address, number in chain:
-        if address == "":
-            continue
-        cid = f"cluster_{address}" if view == "rolled" else f"cluster_{address}#{number}"
-        out.append((cid, address, types.get((address, number), "?")))
-    return tuple(out)
-
-
 def _clusters(
     trace: Trace, view: str, records: Sequence[Op | Layer]
 ) -> tuple[tuple[Cluster, ...], dict[str, str | None]]:
@@ -89,33 +79,50 @@ def clusters_for(
     """The drawn clusters for visible nodes given as node id -> module-call chain (root
     first): a call is a cluster when it holds at least two visible nodes. Also returns
     each node's innermost drawn cluster (``None`` at the top level)."""
-    # Built once: a lookup per chain would make large drawings quadratic.
-    types = {(call.address, call.call_number): call.type_name for call in trace.modules}
     # Nodes of one module call share its chain: each distinct chain is worked out once,
     # in order of first appearance (which keeps the clusters in node order).
-    nodes_per_chain: dict[tuple[tuple[str, int], ...], int] = {}
-    chain_of: dict[str, tuple[tuple[str, int], ...]] = {}
-    for node_id, chain in chains.items():
+    nodes_per_chain: dict[Chain, int] = {}
+    for chain in chains.values():
         key = chain if type(chain) is tuple else tuple(chain)
-        chain_of[node_id] = key
         nodes_per_chain[key] = nodes_per_chain.get(key, 0) + 1
-    drawn = {key: _cluster_chain(types, view, key) for key in nodes_per_chain}
+    # Cluster id of each call (None for the root, which is never drawn), named once.
+    cid_of: dict[tuple[str, int], str | None] = {}
     population: dict[str, int] = {}
-    for key, count in nodes_per_chain.items():
-        for cid, _, _ in drawn[key]:
-            population[cid] = population.get(cid, 0) + count
+    for chain, count in nodes_per_chain.items():
+        for call in chain:
+            cid = cid_of.get(call, "")
+            if cid == "":
+                address, number = call
+                if address == "":
+                    cid = None
+                else:
+                    cid = (
+                        f"cluster_{address}" if view == "rolled" else f"cluster_{address}#{number}"
+                    )
+                cid_of[call] = cid
+            if cid is not None:
+                population[cid] = population.get(cid, 0) + count
+    # Built once: a lookup per chain would make large drawings quadratic.
+    types = {(call.address, call.call_number): call.type_name for call in trace.modules}
     kept: dict[str, Cluster] = {}
-    innermost_of: dict[tuple[tuple[str, int], ...], str | None] = {}
-    for key, frames in drawn.items():
+    innermost_of: dict[Chain, str | None] = {}
+    for chain in nodes_per_chain:
         parent: str | None = None
-        for cid, address, type_name in frames:
+        for call in chain:
+            cid = cid_of[call]
+            if cid is None:
+                continue
             if population[cid] < 2:
                 break
             if cid not in kept:
-                kept[cid] = _new_cluster(cid, address, type_name, parent)
+                kept[cid] = _new_cluster(cid, call[0], types.get(call, "?"), parent)
             parent = cid
-        innermost_of[key] = parent
-    return tuple(kept.values()), {node_id: innermost_of[key] for node_id, key in chain_of.items()}
+        innermost_of[chain] = parent
+    innermost = {
+        node_id: innermost_of[chain if type(chain) is tuple else tuple(chain)]
+        for node_id, chain in chains.items()
+    }
+    return tuple(kept.values()), innermost
 
 
 def build_plan(
