@@ -44,15 +44,13 @@ def html_escape(text: str) -> str:
 
 def html_label(rows: Sequence[str], bold_rows: Iterable[int] = ()) -> str:
     """``<<B>title</B><BR/>row>``: rows joined by line breaks, chosen rows bold."""
-    bold = set(bold_rows)
+    # Nothing to escape in any row is the usual case: one scan for the whole label.
     if _HTML_SPECIAL.search("".join(rows)) is None:
-        # Nothing to escape in any row (the usual case): one scan for the whole label.
-        parts = [f"<B>{text}</B>" if i in bold else text for i, text in enumerate(rows)]
+        parts = list(rows)
     else:
-        parts = [
-            f"<B>{html_escape(text)}</B>" if i in bold else html_escape(text)
-            for i, text in enumerate(rows)
-        ]
+        parts = [html_escape(text) for text in rows]
+    for i in set(bold_rows).intersection(range(len(parts))):  # only indices of rows
+        parts[i] = f"<B>{parts[i]}</B>"
     return "<" + "<BR/>".join(parts) + ">"
 
 
@@ -89,8 +87,14 @@ def attr_list(attrs: Mapping[str, Any]) -> str:
         value = attrs[name]
         if value is None:
             continue
-        if type(value) is str and not (name == "label" and value.startswith("<")):
-            parts.append(f"{name}={quote(value)}")  # the common case, spelled out
+        # The common cases spelled out (same bytes as _value): plain strings and labels.
+        if type(value) is str:
+            if name == "label" and value.startswith("<"):
+                parts.append(f"{name}={value}")
+            elif "\\" in value or '"' in value:
+                parts.append(f"{name}={quote(value)}")
+            else:
+                parts.append(f'{name}="{value}"')
         else:
             parts.append(f"{name}={_value(name, value)}")
     return "[" + ", ".join(parts) + "]"
@@ -126,10 +130,14 @@ def emit(graph: DotGraph) -> str:
     lines.append(f"  graph {attr_list(graph.graph_attrs)};")
     lines.append(f"  node {attr_list(graph.node_defaults)};")
     lines.append(f"  edge {attr_list(graph.edge_defaults)};")
+    # Every node id is written again in edges and clusters: quote each one once.
+    quoted = {node.id: quote(node.id) for node in graph.nodes}
     for node in graph.nodes:
-        lines.append(f"  {quote(node.id)} {attr_list(node.attrs)};")
+        lines.append(f"  {quoted[node.id]} {attr_list(node.attrs)};")
     for source, target in graph.edges:
-        lines.append(f"  {quote(source)} -> {quote(target)};")
+        lines.append(
+            f"  {quoted.get(source) or quote(source)} -> {quoted.get(target) or quote(target)};"
+        )
     members: dict[str | None, list[str]] = {}
     for node in graph.nodes:
         members.setdefault(node.cluster, []).append(node.id)
@@ -141,7 +149,7 @@ def emit(graph: DotGraph) -> str:
         lines.append(f"{indent}subgraph {quote(cluster.id)} {{")
         lines.append(f"{indent}  graph {attr_list(graph.cluster_attrs[cluster.id])};")
         for node_id in members.get(cluster.id, ()):
-            lines.append(f"{indent}  {quote(node_id)};")
+            lines.append(f"{indent}  {quoted[node_id]};")
         for child in children.get(cluster.id, ()):
             write_cluster(child, indent + "  ")
         lines.append(f"{indent}}}")

@@ -61,12 +61,6 @@ def caption(trace: Trace) -> str:
     )
 
 
-def _base_spec(
-    kind: str, rows: tuple[str, ...], bold: tuple[int, ...], page: str
-) -> dict[str, Any]:
-    return {"rows": list(rows), "bold_rows": list(bold), "fillcolor": style.PAGES[page].fill(kind)}
-
-
 # A drawing builds a node record and a DOT statement per node: the fast constructors.
 _new_node: Final = frozen_builder(Node)
 _new_statement: Final = frozen_builder(NodeStatement)
@@ -84,9 +78,14 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
     plan: Plan = build_plan(trace, view=opts.view, depth=opts.depth, collapse=opts.collapse)
     chosen = choose_layout(opts, plan)
     specs: dict[str, dict[str, Any]] = {}
+    fill = style.PAGES[opts.page].fill
     for node in plan.nodes:
         texts, bold = node_texts(node, trace=trace, options=opts)
-        specs[node.id] = _base_spec(node.kind, texts, bold, opts.page)
+        specs[node.id] = {
+            "rows": list(texts),
+            "bold_rows": list(bold),
+            "fillcolor": fill(node.kind),
+        }
     captions = [caption(trace)]
     state = None
     encoded = None
@@ -149,8 +148,8 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
 
 
 def _attrs(spec: Mapping[str, Any]) -> dict[str, Any]:
-    attrs = {k: v for k, v in spec.items() if k not in ("rows", "bold_rows")}
-    attrs["label"] = html_label(spec["rows"], spec.get("bold_rows", ()))
+    attrs = dict(spec)
+    attrs["label"] = html_label(attrs.pop("rows"), attrs.pop("bold_rows", ()))
     return attrs
 
 
