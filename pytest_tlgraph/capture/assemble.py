@@ -153,17 +153,18 @@ def assemble(
         for parent in raw.parents:
             children[parent].append(raw.index)
     times = device_time or {}
-    ops = tuple(
+    label_of = labels.__getitem__
+    ops = tuple([
         _new_op(
             labels[i], layer_of[i], raw.func, *pass_of[i], i,
-            tuple(labels[p] for p in raw.parents), tuple(labels[c] for c in children[i]),
+            tuple(map(label_of, raw.parents)), tuple(map(label_of, children[i])),
             raw.shape, raw.dtype, raw.module, raw.module_calls, raw.params, raw.module_args,
             raw.module_type, raw.module_family, raw.func_duration, raw.activation_memory,
             *raw.flops, raw.autograd_memory, raw.num_autograd_tensors, raw.magnitude,
             raw.grad_norm, times.get(i),
         )
         for i, raw in enumerate(raw_ops)
-    )  # fmt: skip
+    ])  # fmt: skip
     op_parents = [raw.parents for raw in raw_ops]
 
     def build_layers() -> dict[str, Layer]:
@@ -176,9 +177,13 @@ def assemble(
         return layers
 
     ops_of_call: dict[tuple[str, int], list[str]] = {}
-    for op in ops:
-        for key in op.module_calls:
-            ops_of_call.setdefault(key, []).append(op.label)
+    for label, raw in zip(labels, raw_ops, strict=True):
+        for key in raw.module_calls:
+            members_of = ops_of_call.get(key)
+            if members_of is None:
+                ops_of_call[key] = [label]
+            else:
+                members_of.append(label)
     calls = tuple(
         _new_call(
             f.address, f.call_number, f.type_name, f.depth, f.parent,

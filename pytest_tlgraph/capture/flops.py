@@ -124,6 +124,8 @@ def _key(value: Any) -> Hashable:
     if type(value) in _FLAT:
         flat: Hashable = value
         return flat
+    if type(value) is tuple and _FLAT.issuperset(map(type, value)):
+        return (tuple, *value)  # strides, paddings: the general case's key, built at once
     if isinstance(value, (list, tuple)):
         return (type(value), *(_key(v) for v in value))
     if isinstance(value, _SCALARS):

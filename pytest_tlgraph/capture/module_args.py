@@ -50,6 +50,8 @@ def _plain(value: Any) -> Any:
     kind = type(value)
     if kind in _ATOMS:  # the common case first: ints, bools, floats
         return value
+    if kind is tuple and _ATOMS.issuperset(map(type, value)):
+        return value  # kernel sizes, strides, shapes: already plain
     if kind is tuple or isinstance(value, (list, tuple)):
         return tuple(_plain(v) for v in value)
     if isinstance(value, torch.Tensor):
