@@ -15,7 +15,14 @@ from typing import Any, Final
 import torch
 from torch import nn
 
-__all__ = ["add_boundary", "first_tensor", "iter_tensors", "magnitude", "source_chain"]
+__all__ = [
+    "add_boundary",
+    "first_tensor",
+    "float_kind",
+    "iter_tensors",
+    "magnitude",
+    "source_chain",
+]
 
 _SCALARS: Final = (int, float, bool, str, bytes, torch.dtype, torch.device)
 
@@ -64,7 +71,8 @@ _sqrt: Final = math.sqrt
 _dtype_kinds: dict[torch.dtype, tuple[bool, torch.dtype | None]] = {}
 
 
-def _float_kind(dtype: torch.dtype) -> tuple[bool, torch.dtype | None]:
+def float_kind(dtype: torch.dtype) -> tuple[bool, torch.dtype | None]:
+    """``(is floating point, dtype its norm accumulates in)``, ``None`` for its own."""
     kind = _dtype_kinds.get(dtype)
     if kind is None:
         # Half precision accumulates in float32: its sum of squares overflows long
@@ -75,7 +83,7 @@ def _float_kind(dtype: torch.dtype) -> tuple[bool, torch.dtype | None]:
 
 def magnitude(t: torch.Tensor) -> float | None:
     """Root-mean-square of a float tensor's values; ``None`` otherwise."""
-    is_float, accumulate = _dtype_kinds.get(t.dtype) or _float_kind(t.dtype)
+    is_float, accumulate = _dtype_kinds.get(t.dtype) or float_kind(t.dtype)
     if not is_float:
         return None
     count = t.numel()

@@ -20,6 +20,7 @@ from torch import nn
 from torch.overrides import TorchFunctionMode
 
 from pytest_tlgraph.capture.flops import COUNTED_FUNCS, count_flops, flop_fields
+from pytest_tlgraph.capture.magnitudes import MagnitudeBatch, may_write
 from pytest_tlgraph.capture.measure import first_tensor, iter_tensors, magnitude, source_chain
 from pytest_tlgraph.capture.module_args import module_args
 from pytest_tlgraph.capture.naming import func_name
@@ -38,6 +39,9 @@ _SKIPPED: Final = frozenset(
      "is_sparse", "is_quantized", "is_meta", "grad", "_version", "output_nr", "_base",
      "is_nested", "itemsize", "nbytes"}
 )  # fmt: skip
+
+# Calls handing out raw memory, which can then be written behind every torch function.
+_RAW_ACCESS: Final = frozenset({"untyped_storage", "data_ptr"})
 
 # Argument types that hold no tensor: ``_record`` skips them without a walk.
 _PLAIN: Final = frozenset(
@@ -97,6 +101,7 @@ class Recorder(TorchFunctionMode):
         self._saving: dict[int, int] | None = None
         self._pack = self._pack_saved  # one bound method: compared by identity below
         self._hooks: AbstractContextManager[None] | None = None
+        self._magnitudes = MagnitudeBatch()
 
     def __enter__(self) -> Recorder:
         self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, _unpack)
@@ -111,6 +116,11 @@ class Recorder(TorchFunctionMode):
     def __exit__(self, *exc: object) -> None:
         try:
             super().__exit__(*exc)  # type: ignore[no-untyped-call]
+            # Measured with the mode off: the norms are not ops of the model.
+            if exc[0] is None:
+                self._magnitudes.flush()
+            else:
+                self._magnitudes.clear()
         finally:
             if self._hooks is not None:
                 self._hooks.__exit__(None, None, None)
@@ -211,7 +221,12 @@ class Recorder(TorchFunctionMode):
         except (KeyError, TypeError):
             name = _name(func)
         if name in _SKIPPED:
+            if name in _RAW_ACCESS and self._magnitudes:
+                self._magnitudes.flush()
             return func(*args, **kwargs) if kwargs else func(*args)
+        # Kept outputs are measured before anything may write to them.
+        if self._magnitudes and may_write(name, args, kwargs or _NO_KWARGS):
+            self._magnitudes.flush()
         # Measured only with a graph being built and our hooks on top (a model's own
         # saved-tensor hooks, e.g. checkpointing, hide what autograd keeps).
         measuring = _grad_enabled() and (_top_hooks(False) or _NO_HOOKS)[0] is self._pack
@@ -258,8 +273,8 @@ class Recorder(TorchFunctionMode):
         for a in args if not kwargs else (*args, *kwargs.values()):
             if isinstance(a, _Tensor):
                 tensors: Sequence[torch.Tensor] = (a,)
-            elif type(a) in _PLAIN:  # nothing to look into: spare the walk
-                continue
+            elif type(a) in _PLAIN or (type(a) is tuple and _PLAIN.issuperset(map(type, a))):
+                continue  # no tensor inside (scalars, sizes, strides): spare the walk
             else:
                 tensors = iter_tensors(a)
             for t in tensors:
@@ -292,9 +307,9 @@ class Recorder(TorchFunctionMode):
             self._chain, tuple(first.shape), first.dtype, tuple(params), None, None, None,
             elapsed, size, flop_fields(name, counted, numel),
             None if kept is None else sum(kept.values()), None if kept is None else len(kept),
-            magnitude(first),
         )  # fmt: skip
         self.ops.append(raw)
+        self._magnitudes.add(raw, first)
         if self._profile:
             self.ranges[index] = self._range
         ref = weakref.ref
@@ -306,6 +321,7 @@ class Recorder(TorchFunctionMode):
     def release(self) -> None:
         """Drop every tensor reference the recorder still holds."""
         self._producers.clear()
+        self._magnitudes.clear()
         self._saving = None
 
 

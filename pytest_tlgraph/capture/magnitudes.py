@@ -1,0 +1,140 @@
+"""Output magnitudes measured in batches: one norm call per batch instead of one per op.
+
+A norm call costs far more in dispatch than in arithmetic for the small tensors of a
+typical test model, and a call in the middle of the forward pass pays for cold caches
+too. ``MagnitudeBatch`` keeps each op's output until the next flush and then measures
+the whole batch with ``torch._foreach_norm``, which on the CPU runs the very kernel of
+``torch.linalg.vector_norm`` per tensor: the values are bit for bit those of
+:func:`~pytest_tlgraph.capture.measure.magnitude`.
+
+Deferring is only correct while nothing writes to a kept tensor, so the recorder
+flushes before every call that may write (see :func:`may_write`), and a kept tensor
+whose version counter moved anyway (a write no torch function saw) reads ``None``:
+unknown, never a later value.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Final
+
+import torch
+
+from pytest_tlgraph.capture.measure import float_kind, magnitude
+from pytest_tlgraph.capture.raw import RawOp
+
+__all__ = ["MagnitudeBatch", "may_write"]
+
+#: Calls that never write to an existing tensor (unless given ``out=``).
+PURE_CALLS: Final = frozenset(
+    {
+        "linear", "bilinear", "matmul", "mm", "bmm", "baddbmm", "addmm", "addbmm", "einsum",
+        "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+        "conv_transpose3d", "convolution", "scaled_dot_product_attention", "layer_norm",
+        "group_norm", "rms_norm", "softmax", "log_softmax", "gelu", "sigmoid", "tanh",
+        "add", "sub", "mul", "div", "neg", "abs", "pow", "sqrt", "rsqrt", "exp", "log",
+        "maximum", "minimum", "where", "clamp", "clip", "floor_divide", "remainder",
+        "square", "reciprocal", "eq", "ne", "lt", "le", "gt", "ge", "masked_fill",
+        "addcmul", "mean", "sum", "amax", "amin", "max", "min", "argmax", "argmin",
+        "cumsum", "view", "reshape", "flatten", "unflatten", "permute", "transpose", "t",
+        "T", "mT", "contiguous", "clone", "to", "float", "half", "double", "bfloat16",
+        "type", "getitem", "squeeze", "unsqueeze", "expand", "expand_as", "repeat", "cat",
+        "concat", "stack", "split", "chunk", "narrow", "select", "detach", "view_as",
+        "reshape_as", "movedim", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d",
+        "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+        "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "pad",
+        "interpolate", "unbind", "index_select", "gather", "flip", "roll", "tile", "tril",
+        "triu", "zeros_like", "ones_like", "full_like", "zeros", "ones", "full", "empty",
+        "arange", "tensor", "pixel_shuffle",
+    }
+)  # fmt: skip
+
+#: Calls that write to their input when given ``inplace=True`` (by keyword or position).
+INPLACE_FLAG_CALLS: Final = frozenset(
+    {"relu", "relu6", "hardtanh", "leaky_relu", "elu", "selu", "celu", "silu", "mish",
+     "hardswish", "hardsigmoid", "threshold"}
+)  # fmt: skip
+
+#: Kept tensors beyond which a batch is measured at once (bounds the memory it holds).
+MAX_TENSORS: Final = 128
+MAX_BYTES: Final = 16 * 2**20
+
+_f64: Final = torch.float64
+_norm: Final = torch.linalg.vector_norm
+_grad_enabled: Final = torch.is_grad_enabled
+_set_grad_enabled: Final = torch._C._set_grad_enabled
+_strided: Final = torch.strided
+_BATCHED_TYPES: Final = (torch.Tensor, torch.nn.Parameter)
+
+
+def may_write(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether the call ``name(*args, **kwargs)`` may write to a tensor it did not
+    create: anything not known to be pure, an ``out=`` argument, an in-place flag."""
+    if kwargs and ("out" in kwargs or kwargs.get("inplace")):
+        return True
+    if name in PURE_CALLS:
+        return False
+    if name in INPLACE_FLAG_CALLS:
+        # F.relu(x, True): a flag passed by position (identity: never compare tensors).
+        return any(a is True for a in args[1:])
+    return True
+
+
+class MagnitudeBatch:
+    """Op outputs waiting for their magnitude, written to ``RawOp.magnitude`` on flush."""
+
+    __slots__ = ("_bytes", "_pending")
+
+    def __init__(self) -> None:
+        self._pending: list[tuple[RawOp, torch.Tensor, int]] = []
+        self._bytes = 0
+
+    def __bool__(self) -> bool:
+        return bool(self._pending)
+
+    def add(self, raw: RawOp, t: torch.Tensor) -> None:
+        """Measure ``t`` into ``raw.magnitude``: at the next flush for a dense CPU
+        tensor, at once for anything else (other devices, layouts and subclasses)."""
+        is_float, _ = float_kind(t.dtype)
+        if not is_float:
+            return  # no magnitude: the field stays None
+        if type(t) not in _BATCHED_TYPES or not t.is_cpu or t.layout is not _strided:
+            raw.magnitude = magnitude(t)
+            return
+        count = t.numel()
+        if count == 0:
+            return
+        self._pending.append((raw, t, t._version))
+        self._bytes += count * t.element_size()
+        if len(self._pending) >= MAX_TENSORS or self._bytes >= MAX_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        """Measure every kept tensor and let go of them."""
+        pending, self._pending, self._bytes = self._pending, [], 0
+        groups: dict[torch.dtype, list[tuple[RawOp, torch.Tensor]]] = {}
+        for raw, t, version in pending:
+            if t._version == version:
+                groups.setdefault(t.dtype, []).append((raw, t))
+            # else: a write no torch function saw; the op's own values are gone (None).
+        enabled = _grad_enabled()
+        _set_grad_enabled(False)  # the norms build no graph (cheaper than detaching each)
+        try:
+            for dtype, members in groups.items():
+                accumulate = float_kind(dtype)[1]
+                if len(members) == 1:
+                    norms = [float(_norm(members[0][1], dtype=accumulate))]
+                else:
+                    tensors = [t for _, t in members]
+                    norms = torch.stack(torch._foreach_norm(tensors, 2, dtype=accumulate)).tolist()
+                for (raw, t), norm in zip(members, norms, strict=True):
+                    if norm == math.inf and dtype != _f64:
+                        # Finite values whose squares overflow float32: redo in float64.
+                        norm = float(_norm(t, dtype=_f64))
+                    raw.magnitude = norm / math.sqrt(t.numel())
+        finally:
+            _set_grad_enabled(enabled)
+
+    def clear(self) -> None:
+        """Let go of every kept tensor without measuring it."""
+        self._pending, self._bytes = [], 0
