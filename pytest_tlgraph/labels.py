@@ -110,13 +110,21 @@ class _Varying:
     values: tuple[Any, ...]
 
 
+_ATOMS: Final = frozenset({bool, int, float, str, type(None)})
+
+
 def _format_arg(value: Any) -> str:
+    kind = type(value)
+    if kind in _ATOMS:  # the common case first: ints, bools, floats
+        return str(value)
     if isinstance(value, _Varying):
         return "/".join(_format_arg(v) for v in value.values)
     if isinstance(value, tuple):
-        return (
-            "(" + ", ".join(_format_arg(v) for v in value) + ("," if len(value) == 1 else "") + ")"
-        )
+        if kind is tuple and _ATOMS.issuperset(map(type, value)):
+            inner = ", ".join(map(str, value))  # kernel sizes, strides: atoms only
+        else:
+            inner = ", ".join(_format_arg(v) for v in value)
+        return "(" + inner + ("," if len(value) == 1 else "") + ")"
     return str(value)
 
 

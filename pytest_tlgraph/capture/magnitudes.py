@@ -2,10 +2,11 @@
 
 A norm call costs far more in dispatch than in arithmetic for the small tensors of a
 typical test model, and a call in the middle of the forward pass pays for cold caches
-too. ``MagnitudeBatch`` keeps each op's output until the next flush and then measures
-the whole batch with ``torch._foreach_norm``, which on the CPU runs the very kernel of
-``torch.linalg.vector_norm`` per tensor: the values are bit for bit those of
-:func:`~pytest_tlgraph.capture.measure.magnitude`.
+too. ``MagnitudeBatch`` keeps each small op output until the next flush and then
+measures the whole batch with ``torch._foreach_norm``, which on the CPU runs the very
+kernel of ``torch.linalg.vector_norm`` per tensor: the values are bit for bit those of
+:func:`~pytest_tlgraph.capture.measure.magnitude`. A batch holds at most
+``MAX_TENSORS`` tensors of at most ``MAX_BATCHED_NUMEL`` elements (2 MiB in float64).
 
 Deferring is only correct while nothing writes to a kept tensor, so the recorder
 flushes before every call that may write (see :func:`may_write`), and a kept tensor
@@ -55,9 +56,11 @@ INPLACE_FLAG_CALLS: Final = frozenset(
      "hardswish", "hardsigmoid", "threshold"}
 )  # fmt: skip
 
-#: Kept tensors beyond which a batch is measured at once (bounds the memory it holds).
+#: Tensors of more elements are measured at once: their norm costs its arithmetic, which
+#: no batch saves.
+MAX_BATCHED_NUMEL: Final = 2048
+#: Kept tensors beyond which a batch is measured at once.
 MAX_TENSORS: Final = 128
-MAX_BYTES: Final = 16 * 2**20
 
 _f64: Final = torch.float64
 _norm: Final = torch.linalg.vector_norm
@@ -83,35 +86,35 @@ def may_write(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
 class MagnitudeBatch:
     """Op outputs waiting for their magnitude, written to ``RawOp.magnitude`` on flush."""
 
-    __slots__ = ("_bytes", "_pending")
+    __slots__ = ("_pending",)
 
     def __init__(self) -> None:
         self._pending: list[tuple[RawOp, torch.Tensor, int]] = []
-        self._bytes = 0
 
     def __bool__(self) -> bool:
         return bool(self._pending)
 
     def add(self, raw: RawOp, t: torch.Tensor) -> None:
-        """Measure ``t`` into ``raw.magnitude``: at the next flush for a dense CPU
-        tensor, at once for anything else (other devices, layouts and subclasses)."""
-        is_float, _ = float_kind(t.dtype)
-        if not is_float:
-            return  # no magnitude: the field stays None
-        if type(t) not in _BATCHED_TYPES or not t.is_cpu or t.layout is not _strided:
+        """Measure ``t`` into ``raw.magnitude``: at the next flush for a small dense CPU
+        tensor, at once for anything else (large, other devices, layouts, subclasses)."""
+        count = t.numel()
+        if (
+            count > MAX_BATCHED_NUMEL
+            or type(t) not in _BATCHED_TYPES
+            or not t.is_cpu
+            or t.layout is not _strided
+        ):
             raw.magnitude = magnitude(t)
             return
-        count = t.numel()
-        if count == 0:
-            return
+        if count == 0 or not float_kind(t.dtype)[0]:
+            return  # no magnitude: the field stays None
         self._pending.append((raw, t, t._version))
-        self._bytes += count * t.element_size()
-        if len(self._pending) >= MAX_TENSORS or self._bytes >= MAX_BYTES:
+        if len(self._pending) >= MAX_TENSORS:
             self.flush()
 
     def flush(self) -> None:
         """Measure every kept tensor and let go of them."""
-        pending, self._pending, self._bytes = self._pending, [], 0
+        pending, self._pending = self._pending, []
         groups: dict[torch.dtype, list[tuple[RawOp, torch.Tensor]]] = {}
         for raw, t, version in pending:
             if t._version == version:
@@ -137,4 +140,4 @@ class MagnitudeBatch:
 
     def clear(self) -> None:
         """Let go of every kept tensor without measuring it."""
-        self._pending, self._bytes = [], 0
+        self._pending = []

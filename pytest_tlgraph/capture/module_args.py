@@ -106,17 +106,18 @@ def module_args(module: nn.Module) -> tuple[str | None, Mapping[str, Any] | None
     ``"torch"`` for other torch.nn modules) and the constructor args shown on its output
     op; ``(None, None)`` for modules outside torch.nn, whose args we cannot name. A
     subclass of a table family that overrides ``forward`` gets ``(None, args)``."""
-    family, names, has_args = _layout(type(module))
+    cls = type(module)
+    family, names, has_args = _layouts.get(cls) or _layout(cls)
     if not has_args:
         return None, None
-    values = {}
+    values: dict[str, Any] = {}
     for name in names:
         if name == "bias" and family != "torch":
             values[name] = getattr(module, "bias", None) is not None
             continue
         value = getattr(module, name, _MISSING)
         if value is not _MISSING:
-            values[name] = _plain(value)
+            values[name] = value if type(value) in _ATOMS else _plain(value)
     if family == "torch" and not values:
         return "torch", None
     return family, MappingProxyType(values)

@@ -32,9 +32,10 @@ def _wrap(module: nn.Module, address: str, recorder: Recorder) -> Callable[[], N
     previous = state.get("forward", _MISSING)
     forward = module.forward
     open_call, close_call = recorder.open_call, recorder.close_call
+    type_name = type(module).__name__
 
     def watched_forward(*args: Any, **kwargs: Any) -> Any:
-        open_call(address, module)
+        open_call(address, type_name)
         # On an exception the frame stays open: the innermost module names the failure.
         output = forward(*args, **kwargs)
         close_call(address, module, output)

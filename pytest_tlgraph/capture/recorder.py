@@ -146,16 +146,14 @@ class Recorder(TorchFunctionMode):
         return t.detach()
 
     # -- module calls ---------------------------------------------------------------
-    def open_call(self, address: str, module: nn.Module) -> None:
-        """A module's forward begins: push its call frame."""
+    def open_call(self, address: str, type_name: str) -> None:
+        """A module's forward begins: push its call frame (``type_name``: its class)."""
         counts = self._call_counts
         number = counts[address] = counts.get(address, 0) + 1
         chain = self._chain
         stack = self._stack
         # The chain's last entry is the enclosing frame's (address, call number).
-        frame = ModuleFrame(
-            address, number, type(module).__name__, len(stack), chain[-1] if chain else None
-        )
+        frame = ModuleFrame(address, number, type_name, len(stack), chain[-1] if chain else None)
         stack.append(frame)
         self._chain = (*chain, (address, number))
         self.module_calls.append(frame)
