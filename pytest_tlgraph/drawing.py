@@ -54,10 +54,14 @@ class Drawing:
 
 def caption(trace: Trace) -> str:
     """``MLP · 3 ops · 1.25 KB · 1,354 params``."""
-    count = sum(1 for op in trace.ops if op.has_function)
+    # One pass for the op count and ``trace.total_bytes``.
+    count = total = 0
+    for op in trace.ops:
+        if op.func != "input" and op.func != "output":
+            count += 1
+            total += op.activation_memory or 0
     return (
-        f"{trace.model_name} · {count} ops · {format_bytes(trace.total_bytes)} · "
-        f"{trace.param_count:,} params"
+        f"{trace.model_name} · {count} ops · {format_bytes(total)} · {trace.param_count:,} params"
     )
 
 

@@ -152,7 +152,11 @@ def args_row(
         hidden = redundant_args(
             args, family=family, input_shape=input_shape, output_shape=output_shape
         )
-    parts = [f"{name}={_format_arg(value)}" for name, value in args.items() if name not in hidden]
+    parts = [
+        f"{name}={value if type(value) in _ATOMS else _format_arg(value)}"
+        for name, value in args.items()
+        if name not in hidden
+    ]
     return ", ".join(parts) if parts else None
 
 
