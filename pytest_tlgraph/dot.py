@@ -49,8 +49,12 @@ def html_label(rows: Sequence[str], bold_rows: Iterable[int] = ()) -> str:
         parts = list(rows)
     else:
         parts = [html_escape(text) for text in rows]
-    for i in set(bold_rows).intersection(range(len(parts))):  # only indices of rows
-        parts[i] = f"<B>{parts[i]}</B>"
+    if isinstance(bold_rows, (list, tuple)) and len(bold_rows) == 1 and bold_rows[0] == 0:
+        if parts:  # the usual case: the title alone is bold
+            parts[0] = f"<B>{parts[0]}</B>"
+    else:
+        for i in set(bold_rows).intersection(range(len(parts))):  # only indices of rows
+            parts[i] = f"<B>{parts[i]}</B>"
     return "<" + "<BR/>".join(parts) + ">"
 
 
