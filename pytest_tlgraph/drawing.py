@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, final
@@ -12,7 +12,7 @@ from pytest_tlgraph.dot import DotGraph, NodeStatement, emit, html_escape, html_
 from pytest_tlgraph.encoding.units import format_bytes
 from pytest_tlgraph.labels import node_texts
 from pytest_tlgraph.layout import choose_layout, rank_graph_attrs, rank_positions
-from pytest_tlgraph.options import DrawOptions
+from pytest_tlgraph.options import DrawOptions, NodeSpecFn
 from pytest_tlgraph.plan import Plan, build_plan
 from pytest_tlgraph.trace import frozen_builder
 
@@ -81,37 +81,27 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
     opts = DrawOptions.from_kwargs(**options)
     plan: Plan = build_plan(trace, view=opts.view, depth=opts.depth, collapse=opts.collapse)
     chosen = choose_layout(opts, plan)
-    specs: dict[str, dict[str, Any]] = {}
     fill = style.PAGES[opts.page].fill
-    for node in plan.nodes:
-        texts, bold = node_texts(node, trace=trace, options=opts)
-        specs[node.id] = {
-            "rows": list(texts),
-            "bold_rows": list(bold),
-            "fillcolor": fill(node.kind),
-        }
+    rows = [node_texts(node, trace=trace, options=opts) for node in plan.nodes]
     captions = [caption(trace)]
     state = None
     encoded = None
     # size_scale alone activates no channel, but encode() must still refuse it.
-    if opts.channels or opts.size_scale is not None:
-        from pytest_tlgraph.encoding.channels import encode
+    encoding = bool(opts.channels) or opts.size_scale is not None
+    if encoding or opts.node_spec_fn is not None:
+        specs: dict[str, dict[str, Any]] = {
+            node.id: {"rows": list(texts), "bold_rows": list(bold), "fillcolor": fill(node.kind)}
+            for node, (texts, bold) in zip(plan.nodes, rows, strict=True)
+        }
+        if encoding:
+            from pytest_tlgraph.encoding.channels import encode
 
-        encoded = encode(plan, specs, trace=trace, options=opts, mask_volatile=mask_volatile)
-        state = encoded.state
-        captions.extend(encoded.caption_lines)
-    public: dict[str, Node] = {}
-    statements = []
-    spec_fn = opts.node_spec_fn
-    for node in plan.nodes:
-        spec = specs[node.id]
-        if spec_fn is not None:
-            view = _new_node(node.kind, tuple(spec["rows"]), node.members, node.module)
-            changed = spec_fn(view, dict(spec))
-            if changed is not None:
-                spec = dict(changed)
-        public[node.id] = _new_node(node.kind, tuple(spec["rows"]), node.members, node.module)
-        statements.append(_new_statement(node.id, node.cluster, _attrs(spec)))
+            encoded = encode(plan, specs, trace=trace, options=opts, mask_volatile=mask_volatile)
+            state = encoded.state
+            captions.extend(encoded.caption_lines)
+        public, statements = _spec_statements(plan, specs, opts.node_spec_fn)
+    else:
+        public, statements = _plain_statements(plan, rows, fill)
     graph = DotGraph(
         graph_attrs=style.graph_attrs(opts.page, opts.direction, html_label(captions)),
         node_defaults=style.node_defaults(opts.page),
@@ -149,6 +139,38 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
         edges=plan.edges,
         clusters=tuple(c.title for c in plan.clusters),
     )
+
+
+def _spec_statements(
+    plan: Plan, specs: Mapping[str, Mapping[str, Any]], spec_fn: NodeSpecFn | None
+) -> tuple[dict[str, Node], list[NodeStatement]]:
+    """Public nodes and DOT statements from the (encoded) specs, after ``node_spec_fn``."""
+    public: dict[str, Node] = {}
+    statements = []
+    for node in plan.nodes:
+        spec = specs[node.id]
+        if spec_fn is not None:
+            view = _new_node(node.kind, tuple(spec["rows"]), node.members, node.module)
+            changed = spec_fn(view, dict(spec))
+            if changed is not None:
+                spec = dict(changed)
+        public[node.id] = _new_node(node.kind, tuple(spec["rows"]), node.members, node.module)
+        statements.append(_new_statement(node.id, node.cluster, _attrs(spec)))
+    return public, statements
+
+
+def _plain_statements(
+    plan: Plan, rows: list[tuple[tuple[str, ...], tuple[int, ...]]], fill: Callable[[str], str]
+) -> tuple[dict[str, Node], list[NodeStatement]]:
+    """What :func:`_spec_statements` makes of unedited base specs, without building them:
+    each statement straight from its rows and role fill."""
+    public: dict[str, Node] = {}
+    statements = []
+    for node, (texts, bold) in zip(plan.nodes, rows, strict=True):
+        public[node.id] = _new_node(node.kind, texts, node.members, node.module)
+        attrs = {"fillcolor": fill(node.kind), "label": html_label(texts, bold)}
+        statements.append(_new_statement(node.id, node.cluster, attrs))
+    return public, statements
 
 
 def _attrs(spec: Mapping[str, Any]) -> dict[str, Any]:
