@@ -111,19 +111,29 @@ class _Varying:
 
 
 _ATOMS: Final = frozenset({bool, int, float, str, type(None)})
+_INTS: Final = frozenset({int})
+# Kernel sizes, strides and paddings repeat across a graph: each is formatted once.
+# (Keyed only by tuples of ints: equal tuples of other types, (True,) == (1,), read
+# differently.)
+_int_tuple_texts: dict[tuple[int, ...], str] = {}
 
 
 def _format_arg(value: Any) -> str:
     kind = type(value)
     if kind in _ATOMS:  # the common case first: ints, bools, floats
         return str(value)
+    if kind is tuple and _INTS.issuperset(map(type, value)):
+        text = _int_tuple_texts.get(value)
+        if text is None:
+            text = "(" + ", ".join(map(str, value)) + ("," if len(value) == 1 else "") + ")"
+            if len(_int_tuple_texts) >= 1024:
+                _int_tuple_texts.clear()
+            _int_tuple_texts[value] = text
+        return text
     if isinstance(value, _Varying):
         return "/".join(_format_arg(v) for v in value.values)
     if isinstance(value, tuple):
-        if kind is tuple and _ATOMS.issuperset(map(type, value)):
-            inner = ", ".join(map(str, value))  # kernel sizes, strides: atoms only
-        else:
-            inner = ", ".join(_format_arg(v) for v in value)
+        inner = ", ".join(_format_arg(v) for v in value)
         return "(" + inner + ("," if len(value) == 1 else "") + ")"
     return str(value)
 
