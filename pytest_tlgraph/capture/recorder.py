@@ -127,11 +127,13 @@ class Recorder(TorchFunctionMode):
                 self._hooks = None
 
     def _pack_saved(self, t: torch.Tensor) -> torch.Tensor:
-        """The pack hook: note ``t``'s storage and keep a detached alias of it.
+        """The pack hook: note ``t``'s storage and keep ``t``, detached if it has a graph.
 
-        Keeping ``t`` itself would tie a saved output to its own ``grad_fn`` in a
+        Keeping a saved output itself would tie it to its own ``grad_fn`` in a
         reference cycle that not even the garbage collector breaks, and every
-        activation of the pass would outlive the capture.
+        activation of the pass would outlive the capture. A tensor without ``grad_fn``
+        (a parameter, a buffer, an input) can close no such cycle: like autograd
+        itself, we keep it as is, and spare the alias.
         """
         saving = self._saving
         if saving is not None:
@@ -143,7 +145,7 @@ class Recorder(TorchFunctionMode):
             except (RuntimeError, NotImplementedError):
                 # Tensors without storage (e.g. some subclasses): count their elements.
                 saving[-id(t)] = t.numel() * t.element_size()
-        return t.detach()
+        return t if t.grad_fn is None else t.detach()
 
     # -- module calls ---------------------------------------------------------------
     def open_call(self, address: str, type_name: str) -> None:
