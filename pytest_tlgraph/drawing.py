@@ -65,6 +65,8 @@ def caption(trace: Trace) -> str:
     )
 
 
+# A plain draw validates nothing: its options are the (frozen) defaults.
+_DEFAULT_OPTIONS: Final = DrawOptions()
 # A drawing builds a node record and a DOT statement per node: the fast constructors.
 _new_node: Final = frozen_builder(Node)
 _new_statement: Final = frozen_builder(NodeStatement)
@@ -78,7 +80,7 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
     run-to-run noise (``time``, ``device_time``) with stable placeholders, and notes it
     on the encoding state.
     """
-    opts = DrawOptions.from_kwargs(**options)
+    opts = DrawOptions.from_kwargs(**options) if options else _DEFAULT_OPTIONS
     plan: Plan = build_plan(trace, view=opts.view, depth=opts.depth, collapse=opts.collapse)
     chosen = choose_layout(opts, plan)
     fill = style.PAGES[opts.page].fill
