@@ -89,8 +89,8 @@ def magnitude(t: torch.Tensor) -> float | None:
     count = t.numel()
     if count == 0:
         return None
-    # Detached so the norm stays out of the autograd graph; a tensor outside any graph
-    # is read as is (a detached alias costs as much as the norm's own bookkeeping).
+    # Detached so the norm stays out of the autograd graph; a tensor that requires no
+    # grad is read as is (a detached alias costs as much as the norm's bookkeeping).
     values = t.detach() if t.requires_grad else t
     try:
         norm = float(_norm(values, dtype=accumulate))
