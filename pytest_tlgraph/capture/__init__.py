@@ -166,16 +166,7 @@ class _CallableModule(types.ModuleType):
     """Importing a submodule binds ``pytest_tlgraph.capture`` to this package, which
     would shadow the public ``capture`` function; calling the package calls it."""
 
-    def __call__(
-        self,
-        model: nn.Module,
-        inputs: Any,
-        *,
-        kwargs: Mapping[str, Any] | None = None,
-        backward: BackwardSpec = False,
-        profile: bool = False,
-    ) -> Trace:
-        return capture(model, inputs, kwargs=kwargs, backward=backward, profile=profile)
+    __call__ = staticmethod(capture)
 
 
 sys.modules[__name__].__class__ = _CallableModule
