@@ -1,11 +1,11 @@
-"""Output magnitudes measured in batches: one norm call per batch instead of one per op.
+"""Output magnitudes measured in batches, away from the forward pass's hot path.
 
-A norm call costs far more in dispatch than in arithmetic for the small tensors of a
-typical test model, and a call in the middle of the forward pass pays for cold caches
-too. ``MagnitudeBatch`` keeps each small op output until the next flush and then
-measures the whole batch with ``torch._foreach_norm``, which on the CPU runs the very
-kernel of ``torch.linalg.vector_norm`` per tensor: the values are bit for bit those of
-:func:`~pytest_tlgraph.capture.measure.magnitude`. A batch holds at most
+``MagnitudeBatch`` keeps each small op output until the next flush and then measures
+the whole batch in one loop: float32 and float64 tensors with
+:func:`~pytest_tlgraph.capture.measure.magnitude` itself (numpy's dot, read in place),
+half precision with one ``torch._foreach_norm`` per dtype, which on the CPU runs the
+very kernel of ``torch.linalg.vector_norm`` per tensor. Either way the values are bit
+for bit those of :func:`~pytest_tlgraph.capture.measure.magnitude`. A batch holds at most
 ``MAX_TENSORS`` tensors of at most ``MAX_BATCHED_NUMEL`` elements (2 MiB in float64).
 
 Deferring is only correct while nothing writes to a kept tensor, so the recorder
@@ -21,7 +21,7 @@ from typing import Any, Final
 
 import torch
 
-from pytest_tlgraph.capture.measure import float_kind, magnitude
+from pytest_tlgraph.capture.measure import float_kind, magnitude, reads_through_numpy
 from pytest_tlgraph.capture.raw import RawOp
 
 __all__ = ["MagnitudeBatch", "may_write"]
@@ -115,11 +115,20 @@ class MagnitudeBatch:
     def flush(self) -> None:
         """Measure every kept tensor and let go of them."""
         pending, self._pending = self._pending, []
-        groups: dict[torch.dtype, list[tuple[RawOp, torch.Tensor]]] = {}
+        halves: dict[torch.dtype, list[tuple[RawOp, torch.Tensor]]] = {}
         for raw, t, version in pending:
-            if t._version == version:
-                groups.setdefault(t.dtype, []).append((raw, t))
-            # else: a write no torch function saw; the op's own values are gone (None).
+            if t._version != version:
+                continue  # a write no torch function saw: the op's own values are gone
+            if reads_through_numpy(t):
+                raw.magnitude = magnitude(t)
+            else:
+                halves.setdefault(t.dtype, []).append((raw, t))
+        if halves:
+            self._measure_halves(halves)
+
+    @staticmethod
+    def _measure_halves(groups: dict[torch.dtype, list[tuple[RawOp, torch.Tensor]]]) -> None:
+        """One ``_foreach_norm`` per dtype, accumulated as ``magnitude`` accumulates it."""
         enabled = _grad_enabled()
         _set_grad_enabled(False)  # the norms build no graph (cheaper than detaching each)
         try:

@@ -12,6 +12,7 @@ from dataclasses import fields, is_dataclass
 from types import CodeType, FrameType
 from typing import Any, Final
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -21,6 +22,7 @@ __all__ = [
     "float_kind",
     "iter_tensors",
     "magnitude",
+    "reads_through_numpy",
     "source_chain",
 ]
 
@@ -63,10 +65,16 @@ def first_tensor(value: Any) -> torch.Tensor | None:
 
 
 _norm: Final = torch.linalg.vector_norm
+_vdot: Final = np.vdot
+_np_f64: Final = np.float64
 _f32: Final = torch.float32
 _f64: Final = torch.float64
+_strided: Final = torch.strided
+_Tensor: Final = torch.Tensor
 _inf: Final = math.inf
 _sqrt: Final = math.sqrt
+#: Dtypes whose values numpy reads in place (its dot accumulates in the dtype itself).
+_NUMPY_FLOATS: Final = frozenset({torch.float32, torch.float64})
 # dtype -> (is floating point, dtype to accumulate the norm in): looked up once per dtype.
 _dtype_kinds: dict[torch.dtype, tuple[bool, torch.dtype | None]] = {}
 
@@ -82,8 +90,17 @@ def float_kind(dtype: torch.dtype) -> tuple[bool, torch.dtype | None]:
 
 
 def magnitude(t: torch.Tensor) -> float | None:
-    """Root-mean-square of a float tensor's values; ``None`` otherwise."""
-    is_float, accumulate = _dtype_kinds.get(t.dtype) or float_kind(t.dtype)
+    """Root-mean-square of a float tensor's values; ``None`` otherwise.
+
+    The sum of squares accumulates in the tensor's own dtype (float32 for half
+    precision, whose squares overflow long before its values are large) and is redone
+    in float64 when float32 overflows on finite values. Dense CPU float32 and float64
+    tensors are read in place through numpy, whose dot is a fraction of the cost of a
+    torch reduction for the small tensors of a test model; everything else goes
+    through ``torch.linalg.vector_norm``.
+    """
+    dtype = t.dtype
+    is_float, accumulate = _dtype_kinds.get(dtype) or float_kind(dtype)
     if not is_float:
         return None
     count = t.numel()
@@ -92,15 +109,36 @@ def magnitude(t: torch.Tensor) -> float | None:
     # Detached so the norm stays out of the autograd graph; a tensor that requires no
     # grad is read as is (a detached alias costs as much as the norm's bookkeeping).
     values = t.detach() if t.requires_grad else t
+    if (
+        dtype in _NUMPY_FLOATS
+        and type(values) is _Tensor
+        and values.is_cpu
+        and values.layout is _strided
+    ):
+        try:
+            array = values.numpy()
+        except RuntimeError:
+            pass  # a negative-bit view and the like: read through torch below
+        else:
+            squares = float(_vdot(array, array))
+            if squares == _inf and dtype is _f32:
+                # Finite values whose squares overflow float32: redo it in float64.
+                wide = array.astype(_np_f64)
+                squares = float(_vdot(wide, wide))
+            return _sqrt(squares / count)
     try:
         norm = float(_norm(values, dtype=accumulate))
-        if norm == _inf and t.dtype != _f64:
-            # Finite values whose squares overflow float32: redo it in float64.
+        if norm == _inf and dtype != _f64:
             norm = float(_norm(values, dtype=_f64))
     except (RuntimeError, NotImplementedError):
         # Meta, sparse and other layouts without values to read.
         return None
     return norm / _sqrt(count)
+
+
+def reads_through_numpy(t: torch.Tensor) -> bool:
+    """Whether :func:`magnitude` reads ``t`` through numpy (dense CPU float32/float64)."""
+    return t.dtype in _NUMPY_FLOATS and t.is_cpu and t.layout is _strided
 
 
 # -- user source locations ----------------------------------------------------------

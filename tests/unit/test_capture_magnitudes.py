@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import sys
 from collections.abc import Callable
 
@@ -13,6 +12,7 @@ from torch import nn
 
 from pytest_tlgraph import capture
 from pytest_tlgraph.capture.magnitudes import PURE_CALLS, may_write
+from pytest_tlgraph.capture.measure import magnitude
 from pytest_tlgraph.trace import Trace
 from tests.models import CNN, Attention, RecurrentCell, ResidualMLP, seeded
 
@@ -20,8 +20,10 @@ magnitudes = sys.modules["pytest_tlgraph.capture.magnitudes"]
 
 
 def _rms(t: torch.Tensor) -> float:
-    """The per-op formula: float32 norm over the root count (as ``magnitude`` reads)."""
-    return float(torch.linalg.vector_norm(t)) / math.sqrt(t.numel())
+    """The per-op formula, read from a fresh tensor of the same values."""
+    value = magnitude(t)
+    assert value is not None
+    return value
 
 
 def _magnitudes(trace: Trace) -> list[float | None]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import sys
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
@@ -40,11 +41,23 @@ def test_magnitude_is_the_root_mean_square_in_every_float_dtype(
     assert measure.magnitude(t) == pytest.approx(_rms(t), rel=tolerance, abs=1e-30)
 
 
-def test_float32_magnitude_is_the_float32_norm_over_the_root_count() -> None:
-    # Bit for bit what the colour and size channels have always read.
-    t = torch.randn(3, 7, generator=torch.Generator().manual_seed(1))
-    expected = float(torch.linalg.vector_norm(t)) / math.sqrt(t.numel())
-    assert measure.magnitude(t) == expected
+def test_float64_magnitude_accumulates_in_float64() -> None:
+    # 1e14 + 1 is exact in float64 and rounds to 1e14 in float32.
+    t = torch.tensor([1e7, 1.0], dtype=torch.float64)
+    assert measure.magnitude(t) == math.sqrt((1e14 + 1) / 2)
+    # In float32 the 1 is lost: the sum of squares rounds to float32(1e14).
+    assert measure.magnitude(t.float()) == math.sqrt(float(np.float32(1e14)) / 2)
+
+
+def test_views_numpy_cannot_read_give_the_value_of_their_copy() -> None:
+    # A negative-bit view is read through torch, its resolved copy through numpy.
+    t = torch.randn(5, 7, generator=torch.Generator().manual_seed(1))
+    view = torch._neg_view(t)
+    with pytest.raises(RuntimeError):
+        view.numpy()
+    assert measure.magnitude(view) == pytest.approx(measure.magnitude(t), rel=1e-6)
+    transposed = t.t()  # strided, not contiguous: numpy reads it through its strides
+    assert measure.magnitude(transposed) == pytest.approx(measure.magnitude(t), rel=1e-6)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
