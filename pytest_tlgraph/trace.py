@@ -24,6 +24,8 @@ __all__ = [
     "Op",
     "Shape",
     "Trace",
+    "check_twin",
+    "freeze",
     "frozen_builder",
 ]
 
@@ -87,6 +89,28 @@ def frozen_builder(cls: type[R]) -> Callable[..., R]:
         return record  # type: ignore[no-any-return]
 
     return build
+
+
+def check_twin(mutable: type, frozen: type) -> None:
+    """Raise ``TypeError`` unless instances of the slotted class ``mutable`` can be
+    frozen into ``frozen`` with :func:`freeze`: a frozen slotted dataclass without
+    ``__post_init__`` whose slots are ``mutable``'s, in the same order."""
+    params = getattr(frozen, "__dataclass_params__", None)
+    slots = vars(frozen).get("__slots__")
+    if params is None or not params.frozen or slots is None or hasattr(frozen, "__post_init__"):
+        raise TypeError(
+            f"{frozen.__name__} is not a frozen slotted dataclass without __post_init__"
+        )
+    if vars(mutable).get("__slots__") != slots or mutable.__bases__ != frozen.__bases__:
+        raise TypeError(f"{mutable.__name__} does not have the slots of {frozen.__name__}")
+
+
+def freeze(record: object, frozen: type[R]) -> R:
+    """Turn ``record``, an instance of a class checked with :func:`check_twin`, into an
+    ordinary ``frozen`` instance in place (no copy): the recorder's records become the
+    trace's without building each one again."""
+    record.__class__ = frozen
+    return record  # type: ignore[return-value]
 
 
 @dataclass(frozen=True, slots=True)

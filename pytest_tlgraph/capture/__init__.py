@@ -124,9 +124,11 @@ def capture(
     recorder.release()
     return assemble(
         recorder.ops,
+        recorder.layer_keys,
         recorder.module_calls,
         model_name=type(model).__name__,
         param_count=index.param_count,
+        grad_norms=recorder.grad_norms,
         device_time=join[0] if join else None,
         device_join=join[1] if join else None,
         device_join_reason=join[2] if join else None,

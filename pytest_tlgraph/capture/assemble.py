@@ -17,16 +17,15 @@ from pytest_tlgraph.trace import (
     ModuleCall,
     Op,
     Trace,
+    freeze,
     frozen_builder,
 )
 
 __all__ = ["assemble", "shape_summary"]
 
 
-# A trace builds one record per op and per module call: the fast frozen constructors.
-_new_op: Final = frozen_builder(Op)
+# A rolled view builds one record per layer: the fast frozen constructor.
 _new_layer: Final = frozen_builder(Layer)
-_new_call: Final = frozen_builder(ModuleCall)
 
 
 def _fmt_shape(shape: Sequence[int]) -> str:
@@ -54,19 +53,22 @@ def shape_summary(shapes: Sequence[tuple[int, ...] | None]) -> str | None:
     return f"{_fmt_shape(first)}->{_fmt_shape(last)}"
 
 
-def _layer_labels(raw_ops: Sequence[RawOp]) -> tuple[list[str], dict[str, list[int]]]:
-    """Layer label of each raw op, and each layer's op indices in pass order."""
+def _layer_labels(
+    layer_keys: Sequence[tuple[Any, ...]], funcs: Sequence[str]
+) -> tuple[list[str], dict[str, list[int]]]:
+    """Layer label of each op (given its layer key and function name), and each
+    layer's op indices in pass order."""
     by_key: dict[tuple[Any, ...], str] = {}
     counts: dict[str, int] = {}
     members: dict[str, list[int]] = {}
     labels: list[str] = []
-    for raw in raw_ops:
-        layer = by_key.get(raw.layer_key)
+    for index, (key, func) in enumerate(zip(layer_keys, funcs, strict=True)):
+        layer = by_key.get(key)
         if layer is None:
-            counts[raw.func] = number = counts.get(raw.func, 0) + 1
-            layer = by_key[raw.layer_key] = f"{raw.func}_{number}"
+            counts[func] = number = counts.get(func, 0) + 1
+            layer = by_key[key] = f"{func}_{number}"
             members[layer] = []
-        members[layer].append(raw.index)
+        members[layer].append(index)
         labels.append(layer)
     return labels, members
 
@@ -131,41 +133,48 @@ def _layer(
 
 def assemble(
     raw_ops: Sequence[RawOp],
+    layer_keys: Sequence[tuple[Any, ...]],
     frames: Sequence[ModuleFrame],
     *,
     model_name: str,
     param_count: int,
+    grad_norms: Mapping[int, float] | None = None,
     device_time: Mapping[int, int | None] | None = None,
     device_join: str | None = None,
     device_join_reason: str | None = None,
 ) -> Trace:
-    """Assign layer labels, pass numbers and children; freeze into a ``Trace``."""
-    layer_of, members = _layer_labels(raw_ops)
+    """Assign layer labels, pass numbers and edges; freeze the records into a ``Trace``.
+
+    The records are frozen in place: ``raw_ops`` and ``frames`` become the trace's ops
+    and module calls, and must not be used as mutable records afterwards.
+    """
+    layer_of, members = _layer_labels(layer_keys, [raw.func for raw in raw_ops])
     labels = list(layer_of)
-    pass_of = [(1, 1)] * len(raw_ops)
     for layer, indices in members.items():
         if len(indices) > 1:
+            count = len(indices)
             for number, index in enumerate(indices, start=1):
-                pass_of[index] = (number, len(indices))
+                raw = raw_ops[index]
+                raw.pass_number, raw.num_passes = number, count
                 labels[index] = f"{layer}:{number}"
+    op_parents = [raw.parents for raw in raw_ops]
     children: list[list[int]] = [[] for _ in raw_ops]
-    for raw in raw_ops:
-        for parent in raw.parents:
-            children[parent].append(raw.index)
+    for index, parents in enumerate(op_parents):
+        for parent in parents:
+            children[parent].append(index)
+    norms = grad_norms or {}
     times = device_time or {}
     label_of = labels.__getitem__
-    ops = tuple([
-        _new_op(
-            labels[i], layer_of[i], raw.func, *pass_of[i], i,
-            tuple(map(label_of, raw.parents)), tuple(map(label_of, children[i])),
-            raw.shape, raw.dtype, raw.module, raw.module_calls, raw.params, raw.module_args,
-            raw.module_type, raw.module_family, raw.func_duration, raw.activation_memory,
-            *raw.flops, raw.autograd_memory, raw.num_autograd_tensors, raw.magnitude,
-            raw.grad_norm, times.get(i),
-        )
-        for i, raw in enumerate(raw_ops)
-    ])  # fmt: skip
-    op_parents = [raw.parents for raw in raw_ops]
+    for i, raw in enumerate(raw_ops):
+        raw.label = labels[i]
+        raw.layer = layer_of[i]
+        raw.parents = tuple(map(label_of, op_parents[i]))
+        raw.children = tuple(map(label_of, children[i]))
+        if norms:
+            raw.grad_norm = norms.get(i)
+        if times:
+            raw.device_time = times.get(i)
+    ops = tuple([freeze(raw, Op) for raw in raw_ops])
 
     def build_layers() -> dict[str, Layer]:
         layers = {}
@@ -177,25 +186,19 @@ def assemble(
         return layers
 
     ops_of_call: dict[tuple[str, int], list[str]] = {}
-    for label, raw in zip(labels, raw_ops, strict=True):
-        for key in raw.module_calls:
+    for op in ops:
+        for key in op.module_calls:
             members_of = ops_of_call.get(key)
             if members_of is None:
-                ops_of_call[key] = [label]
+                ops_of_call[key] = [op.label]
             else:
-                members_of.append(label)
-    calls = tuple(
-        _new_call(
-            f.address, f.call_number, f.type_name, f.depth, f.parent,
-            tuple(ops_of_call.get((f.address, f.call_number), ())), f.module_args,
-            f.module_family,
-        )
-        for f in frames
-    )  # fmt: skip
+                members_of.append(op.label)
+    for frame in frames:
+        frame.ops = tuple(ops_of_call.get((frame.address, frame.call_number), ()))
     return Trace(
         ops=ops,
         layers=LazyMapping(build_layers),
-        modules=calls,
+        modules=tuple([freeze(frame, ModuleCall) for frame in frames]),
         model_name=model_name,
         param_count=param_count,
         device_join=device_join,

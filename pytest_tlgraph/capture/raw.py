@@ -1,9 +1,18 @@
-"""The mutable records the recorder writes while the forward pass runs."""
+"""The mutable records the recorder writes while the forward pass runs.
+
+Each is the unfrozen twin of a trace record, with the same slots in the same order:
+``assemble`` fills in what only the whole pass tells (labels, passes, edges, the ops of
+each call) and then freezes the very same object (:func:`~pytest_tlgraph.trace.freeze`),
+so a capture never builds its records twice.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from pytest_tlgraph.trace import ModuleCall, Op, check_twin
 
 if TYPE_CHECKING:
     import torch
@@ -16,38 +25,55 @@ ParamInfo = tuple[str, tuple[int, ...], bool]
 
 @dataclass(slots=True)
 class RawOp:
-    """One recorded call (or input/output record), before labels are assigned."""
+    """One recorded call (or input/output record): the twin of :class:`Op`.
 
-    index: int
+    While recording, ``label`` and ``layer`` are empty, ``parents`` holds the parent
+    ops' indices and ``children`` is empty; ``assemble`` sets them.
+    """
+
+    label: str
+    layer: str
     func: str
-    layer_key: tuple[Any, ...]
-    parents: list[int]
-    module: str
-    module_calls: tuple[tuple[str, int], ...]
+    pass_number: int
+    num_passes: int
+    index: int
+    parents: Any  # list[int] while recording, tuple[str, ...] once assembled
+    children: tuple[str, ...]
     shape: tuple[int, ...] | None
     dtype: torch.dtype | None
-    params: tuple[ParamInfo, ...] = ()
-    module_args: Any = None
-    module_type: str | None = None
-    module_family: str | None = None
-    func_duration: float | None = None
-    activation_memory: int | None = None
-    flops: tuple[int | None, int | None, int | None, int | None] = (None, None, None, None)
-    autograd_memory: int | None = None
-    num_autograd_tensors: int | None = None
-    magnitude: float | None = None
-    grad_norm: float | None = None
-    device_time: int | None = None
+    module: str
+    module_calls: tuple[tuple[str, int], ...]
+    params: tuple[ParamInfo, ...]
+    module_args: Mapping[str, Any] | None
+    module_type: str | None
+    module_family: str | None
+    func_duration: float | None
+    activation_memory: int | None
+    flops_forward: int | None
+    flops_backward: int | None
+    flops_total: int | None
+    macs_forward: int | None
+    autograd_memory: int | None
+    num_autograd_tensors: int | None
+    magnitude: float | None
+    grad_norm: float | None
+    device_time: int | None
 
 
 @dataclass(slots=True)
 class ModuleFrame:
-    """A module call while (and after) it runs."""
+    """A module call while (and after) it runs: the twin of :class:`ModuleCall`
+    (``ops`` is set by ``assemble``)."""
 
     address: str
     call_number: int
     type_name: str
     depth: int
     parent: tuple[str, int] | None
-    module_args: Any = None
+    ops: tuple[str, ...] = ()
+    module_args: Mapping[str, Any] | None = None
     module_family: str | None = None
+
+
+check_twin(RawOp, Op)
+check_twin(ModuleFrame, ModuleCall)

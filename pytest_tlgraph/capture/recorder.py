@@ -84,6 +84,10 @@ class Recorder(TorchFunctionMode):
         """``params`` maps ``id()`` of every parameter and buffer to its ``ParamInfo``."""
         super().__init__()
         self.ops: list[RawOp] = []
+        #: Each op's layer key (by op index): calls sharing a key are passes of one layer.
+        self.layer_keys: list[tuple[Any, ...]] = []
+        #: ``grad_norm`` of each op the backward pass reached, by op index.
+        self.grad_norms: dict[int, float] = {}
         self.module_calls: list[ModuleFrame] = []
         #: Profiler range id of each op, by op index (``profile=True`` only).
         self.ranges: dict[int, int] = {}
@@ -201,11 +205,12 @@ class Recorder(TorchFunctionMode):
     ) -> RawOp:
         """Append an input/output record (no function, zero time and flops)."""
         raw = RawOp(
-            len(self.ops), func, key, parents, "", (), tuple(t.shape), t.dtype, (), None,
-            None, None, 0.0, t.numel() * t.element_size(), (0, 0, 0, 0), None, None,
-            magnitude(t),
+            "", "", func, 1, 1, len(self.ops), parents, (), tuple(t.shape), t.dtype, "", (),
+            (), None, None, None, 0.0, t.numel() * t.element_size(), 0, 0, 0, 0, None, None,
+            magnitude(t), None, None,
         )  # fmt: skip
         self.ops.append(raw)
+        self.layer_keys.append(key)
         return raw
 
     # -- the mode -------------------------------------------------------------------
@@ -303,12 +308,14 @@ class Recorder(TorchFunctionMode):
         module = stack[-1].address if stack else ""
         index = len(self.ops)
         raw = RawOp(
-            index, name, (module, source_chain(_getframe(2)), name), parents, module,
-            self._chain, tuple(first.shape), first.dtype, tuple(params), None, None, None,
-            elapsed, size, flop_fields(name, counted, numel),
+            "", "", name, 1, 1, index, parents, (), tuple(first.shape), first.dtype, module,
+            self._chain, tuple(params), None, None, None, elapsed, size,
+            *flop_fields(name, counted, numel),
             None if kept is None else sum(kept.values()), None if kept is None else len(kept),
+            None, None, None,
         )  # fmt: skip
         self.ops.append(raw)
+        self.layer_keys.append((module, source_chain(_getframe(2)), name))
         self._magnitudes.add(raw, first)
         if self._profile:
             self.ranges[index] = self._range
@@ -316,7 +323,7 @@ class Recorder(TorchFunctionMode):
         for t in outputs:
             producers[id(t)] = (ref(t), index)
         if self._backward and grad_fn is not None and first.requires_grad:
-            first.register_hook(_grad_hook(raw))  # type: ignore[no-untyped-call]
+            first.register_hook(_grad_hook(self.grad_norms, index))  # type: ignore[no-untyped-call]
 
     def release(self) -> None:
         """Drop every tensor reference the recorder still holds."""
@@ -325,9 +332,11 @@ class Recorder(TorchFunctionMode):
         self._saving = None
 
 
-def _grad_hook(raw: RawOp) -> Callable[[torch.Tensor], None]:
+def _grad_hook(norms: dict[int, float], index: int) -> Callable[[torch.Tensor], None]:
+    # Written to a dict, never to the record: a backward the user runs after the
+    # capture (through a tensor the model kept) must not touch the frozen trace.
     def hook(grad: torch.Tensor) -> None:
         # The hook sees the gradient w.r.t. the whole output once it is complete.
-        raw.grad_norm = float(torch.linalg.vector_norm(grad.detach(), dtype=torch.float64))
+        norms[index] = float(torch.linalg.vector_norm(grad.detach(), dtype=torch.float64))
 
     return hook

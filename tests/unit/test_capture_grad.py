@@ -109,3 +109,31 @@ def test_keyword_inputs_that_need_a_gradient_are_backpropagated_to() -> None:
     trace = capture(KwargsModel(), x, kwargs={"mask": mask}, backward=True)
     # Only the keyword input needs a gradient: d(sum(relu(x) * mask))/d(output) = ones.
     assert trace.op("mul_1").grad_norm == pytest.approx(6**0.5)
+
+
+class _KeepsASide(torch.nn.Module):
+    """Keeps a side result the output does not depend on: the capture's backward never
+    reaches it, a later backward of the user's does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+        self.probe = torch.nn.Linear(4, 4)
+        self.side: torch.Tensor | None = None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.side = torch.tanh(self.probe(x))
+        return self.fc(x) * 2
+
+
+def test_a_backward_after_the_capture_leaves_the_trace_as_captured() -> None:
+    model = seeded(_KeepsASide())
+    trace = capture(model, torch.randn(3, 4), backward=True)
+    assert trace.op("tanh_1").grad_norm is None  # not on the path to the loss
+    assert trace.op("linear_2").grad_norm is not None
+    assert model.side is not None
+    # The user's own backward runs the capture's gradient hook on ``side``: the
+    # frozen trace must neither change nor make that backward fail.
+    model.side.sum().backward()
+    assert trace.op("tanh_1").grad_norm is None
+    assert model.probe.weight.grad is not None

@@ -17,7 +17,7 @@ from pytest_tlgraph.capture.raw import RawOp
 from pytest_tlgraph.dot import NodeStatement
 from pytest_tlgraph.drawing import Node
 from pytest_tlgraph.plan import Cluster, PlanNode, build_plan
-from pytest_tlgraph.trace import Layer, ModuleCall, Op, Trace, frozen_builder
+from pytest_tlgraph.trace import Layer, ModuleCall, Op, Trace, check_twin, freeze, frozen_builder
 from tests.models import MLP, RecurrentCell, seeded
 
 
@@ -126,3 +126,39 @@ def test_builder_matches_the_constructor_on_any_values(
     built = frozen_builder(ModuleCall)(*args)
     made = ModuleCall(*args)
     assert built == made and hash(built) == hash(made) and built.key == made.key
+
+
+def test_recorder_records_are_twins_of_the_trace_records() -> None:
+    from pytest_tlgraph.capture.raw import ModuleFrame
+
+    check_twin(RawOp, Op)
+    check_twin(ModuleFrame, ModuleCall)
+    assert [f.name for f in dataclasses.fields(RawOp)] == [f.name for f in dataclasses.fields(Op)]
+    frame = ModuleFrame("fc", 1, "Linear", 1, ("", 1))
+    frame.ops = ("linear_1",)
+    frozen = freeze(frame, ModuleCall)
+    assert type(frozen) is ModuleCall and frozen == ModuleCall(
+        "fc", 1, "Linear", 1, ("", 1), ("linear_1",)
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        frozen.ops = ()  # type: ignore[misc]
+
+
+@dataclasses.dataclass(slots=True)
+class _Shuffled:
+    call_number: int
+    address: str
+    type_name: str
+    depth: int
+    parent: Any
+    ops: tuple[str, ...]
+    module_args: Any = None
+    module_family: Any = None
+
+
+@pytest.mark.parametrize(
+    ("mutable", "frozen"), [(_Shuffled, ModuleCall), (RawOp, ModuleCall), (RawOp, RawOp)]
+)
+def test_check_twin_refuses_classes_whose_slots_differ(mutable: type, frozen: type) -> None:
+    with pytest.raises(TypeError):
+        check_twin(mutable, frozen)
