@@ -14,7 +14,15 @@ from typing import Any, Final
 
 from pytest_tlgraph.plan import Cluster
 
-__all__ = ["DotGraph", "NodeStatement", "emit", "html_escape", "html_label", "quote"]
+__all__ = [
+    "DotGraph",
+    "NodeStatement",
+    "emit",
+    "html_escape",
+    "html_label",
+    "plain_node_attrs",
+    "quote",
+]
 
 _ATTR_ORDER: Final = (
     "label", "shape", "style", "fillcolor", "color", "fontcolor", "fontname", "fontsize",
@@ -104,13 +112,22 @@ def attr_list(attrs: Mapping[str, Any]) -> str:
     return "[" + ", ".join(parts) + "]"
 
 
+def plain_node_attrs(label: str, fillcolor: str) -> str:
+    """``attr_list({"label": label, "fillcolor": fillcolor})``, written at once: the
+    attributes of every node of a plain draw (``label`` an HTML-like label)."""
+    if label.startswith("<") and "\\" not in fillcolor and '"' not in fillcolor:
+        return f'[label={label}, fillcolor="{fillcolor}"]'
+    return attr_list({"label": label, "fillcolor": fillcolor})
+
+
 @dataclass(frozen=True, slots=True)
 class NodeStatement:
-    """One node: its id, its cluster (or ``None``) and its DOT attributes."""
+    """One node: its id, its cluster (or ``None``) and its DOT attributes, as a mapping
+    or as an attribute list already written (:func:`attr_list`, :func:`plain_node_attrs`)."""
 
     id: str
     cluster: str | None
-    attrs: Mapping[str, Any]
+    attrs: Mapping[str, Any] | str
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +154,10 @@ def emit(graph: DotGraph) -> str:
     # Every node id is written again in edges and clusters: quote each one once.
     quoted = {node.id: quote(node.id) for node in graph.nodes}
     for node in graph.nodes:
-        lines.append(f"  {quoted[node.id]} {attr_list(node.attrs)};")
+        attrs = node.attrs
+        lines.append(
+            f"  {quoted[node.id]} {attrs if isinstance(attrs, str) else attr_list(attrs)};"
+        )
     for source, target in graph.edges:
         lines.append(
             f"  {quoted.get(source) or quote(source)} -> {quoted.get(target) or quote(target)};"
@@ -163,6 +183,7 @@ def emit(graph: DotGraph) -> str:
     for group in graph.rank_groups:
         lines.append("  { rank=same; " + " ".join(f"{quote(n)};" for n in group) + " }")
     for node in graph.extra_nodes:
-        lines.append(f"  {quote(node.id)} {attr_list(node.attrs)};")
+        attrs = node.attrs
+        lines.append(f"  {quote(node.id)} {attrs if isinstance(attrs, str) else attr_list(attrs)};")
     lines.append("}")
     return "\n".join(lines) + "\n"

@@ -8,7 +8,14 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, final
 
 from pytest_tlgraph import style
-from pytest_tlgraph.dot import DotGraph, NodeStatement, emit, html_escape, html_label
+from pytest_tlgraph.dot import (
+    DotGraph,
+    NodeStatement,
+    emit,
+    html_escape,
+    html_label,
+    plain_node_attrs,
+)
 from pytest_tlgraph.encoding.units import format_bytes
 from pytest_tlgraph.labels import node_texts
 from pytest_tlgraph.layout import choose_layout, rank_graph_attrs, rank_positions
@@ -90,7 +97,8 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
     encoded = None
     # size_scale alone activates no channel, but encode() must still refuse it.
     encoding = bool(opts.channels) or opts.size_scale is not None
-    if encoding or opts.node_spec_fn is not None:
+    # The rank layout pins positions on the statements' attributes: it takes the specs.
+    if encoding or opts.node_spec_fn is not None or chosen == "rank":
         specs: dict[str, dict[str, Any]] = {
             node.id: {"rows": list(texts), "bold_rows": list(bold), "fillcolor": fill(node.kind)}
             for node, (texts, bold) in zip(plan.nodes, rows, strict=True)
@@ -101,7 +109,12 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
             encoded = encode(plan, specs, trace=trace, options=opts, mask_volatile=mask_volatile)
             state = encoded.state
             captions.extend(encoded.caption_lines)
-        public, statements = _spec_statements(plan, specs, opts.node_spec_fn)
+        public, edited = _edited_specs(plan, specs, opts.node_spec_fn)
+        if chosen == "rank":
+            positions = rank_positions(plan, opts.direction, {k: n.rows for k, n in public.items()})
+            for node in plan.nodes:
+                edited[node.id]["pos"] = "{:.2f},{:.2f}!".format(*positions[node.id])
+        statements = [_new_statement(n.id, n.cluster, _attrs(edited[n.id])) for n in plan.nodes]
     else:
         public, statements = _plain_statements(plan, rows, fill)
     graph = DotGraph(
@@ -122,14 +135,6 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
         graph = _with_graph_attrs(graph, encoded.graph_attrs)
     if chosen == "rank":
         graph = _with_graph_attrs(graph, rank_graph_attrs())
-        positions = rank_positions(plan, opts.direction, {k: n.rows for k, n in public.items()})
-        graph = replace(
-            graph,
-            nodes=[
-                replace(s, attrs={**s.attrs, "pos": "{:.2f},{:.2f}!".format(*positions[s.id])})
-                for s in graph.nodes
-            ],
-        )
     if encoded is not None and encoded.key_rows:
         from pytest_tlgraph.encoding.key import KEY_ID
 
@@ -143,12 +148,12 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
     )
 
 
-def _spec_statements(
-    plan: Plan, specs: Mapping[str, Mapping[str, Any]], spec_fn: NodeSpecFn | None
-) -> tuple[dict[str, Node], list[NodeStatement]]:
-    """Public nodes and DOT statements from the (encoded) specs, after ``node_spec_fn``."""
+def _edited_specs(
+    plan: Plan, specs: Mapping[str, dict[str, Any]], spec_fn: NodeSpecFn | None
+) -> tuple[dict[str, Node], dict[str, dict[str, Any]]]:
+    """Public nodes and each node's final spec: the (encoded) spec after ``node_spec_fn``."""
     public: dict[str, Node] = {}
-    statements = []
+    edited: dict[str, dict[str, Any]] = {}
     for node in plan.nodes:
         spec = specs[node.id]
         if spec_fn is not None:
@@ -157,20 +162,20 @@ def _spec_statements(
             if changed is not None:
                 spec = dict(changed)
         public[node.id] = _new_node(node.kind, tuple(spec["rows"]), node.members, node.module)
-        statements.append(_new_statement(node.id, node.cluster, _attrs(spec)))
-    return public, statements
+        edited[node.id] = spec
+    return public, edited
 
 
 def _plain_statements(
     plan: Plan, rows: list[tuple[tuple[str, ...], tuple[int, ...]]], fill: Callable[[str], str]
 ) -> tuple[dict[str, Node], list[NodeStatement]]:
-    """What :func:`_spec_statements` makes of unedited base specs, without building them:
-    each statement straight from its rows and role fill."""
+    """What the spec path makes of unedited base specs, without building them:
+    each statement's attribute list written straight from its rows and role fill."""
     public: dict[str, Node] = {}
     statements = []
     for node, (texts, bold) in zip(plan.nodes, rows, strict=True):
         public[node.id] = _new_node(node.kind, texts, node.members, node.module)
-        attrs = {"fillcolor": fill(node.kind), "label": html_label(texts, bold)}
+        attrs = plain_node_attrs(html_label(texts, bold), fill(node.kind))
         statements.append(_new_statement(node.id, node.cluster, attrs))
     return public, statements
 

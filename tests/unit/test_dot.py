@@ -20,6 +20,7 @@ from pytest_tlgraph.dot import (
     emit,
     html_escape,
     html_label,
+    plain_node_attrs,
     quote,
 )
 from pytest_tlgraph.plan import Cluster
@@ -153,3 +154,21 @@ def test_any_ids_and_rows_give_dot_that_graphviz_parses_node_for_node(texts: lis
     lines = done.stdout.decode().splitlines()
     assert sum(line.startswith("node ") for line in lines) == len(ids)
     assert sum(line.startswith("edge ") for line in lines) == len(edges)
+
+
+@given(rows=st.lists(_text, min_size=1, max_size=4), fill=_text | st.sampled_from(["#F3F4F6"]))
+def test_plain_node_attrs_write_what_attr_list_writes(rows: list[str], fill: str) -> None:
+    label = html_label(rows, [0])
+    assert plain_node_attrs(label, fill) == attr_list({"fillcolor": fill, "label": label})
+    # A label that is no HTML-like label is quoted, as attr_list quotes it.
+    assert plain_node_attrs(rows[0], fill) == attr_list({"label": rows[0], "fillcolor": fill})
+
+
+def test_a_written_attribute_list_is_emitted_as_is() -> None:
+    written = plain_node_attrs("<a>", "#FFFFFF")
+    as_mapping = emit(
+        _graph(nodes=[NodeStatement("a", None, {"label": "<a>", "fillcolor": "#FFFFFF"})])
+    )
+    as_text = emit(_graph(nodes=[NodeStatement("a", None, written)]))
+    assert as_text == as_mapping
+    assert '"a" [label=<a>, fillcolor="#FFFFFF"];' in as_text
