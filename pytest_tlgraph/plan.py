@@ -85,38 +85,35 @@ def clusters_for(
     for chain in chains.values():
         key = chain if type(chain) is tuple else tuple(chain)
         nodes_per_chain[key] = nodes_per_chain.get(key, 0) + 1
-    # Cluster id of each call (None for the root, which is never drawn), named once.
-    cid_of: dict[tuple[str, int], str | None] = {}
-    population: dict[str, int] = {}
+    # A rolled drawing draws every call of one module as one cluster: its nodes are
+    # counted per address there, per call in an unrolled drawing.
+    rolled = view == "rolled"
+    population: dict[Any, int] = {}
     for chain, count in nodes_per_chain.items():
         for call in chain:
-            cid = cid_of.get(call, "")
-            if cid == "":
-                address, number = call
-                if address == "":
-                    cid = None
-                else:
-                    cid = (
-                        f"cluster_{address}" if view == "rolled" else f"cluster_{address}#{number}"
-                    )
-                cid_of[call] = cid
-            if cid is not None:
-                population[cid] = population.get(cid, 0) + count
-    # Built once: a lookup per chain would make large drawings quadratic.
-    types = {(call.address, call.call_number): call.type_name for call in trace.modules}
-    kept: dict[str, Cluster] = {}
+            drawn_as: Any = call[0] if rolled else call
+            population[drawn_as] = population.get(drawn_as, 0) + count
+    types: dict[tuple[str, int], str] | None = None
+    kept: dict[Any, Cluster] = {}
     innermost_of: dict[Chain, str | None] = {}
     for chain in nodes_per_chain:
         parent: str | None = None
         for call in chain:
-            cid = cid_of[call]
-            if cid is None:
+            address = call[0]
+            if address == "":  # the root is never drawn
                 continue
-            if population[cid] < 2:
+            drawn_as = address if rolled else call
+            # A call holds at most the nodes of its caller: below the first call with
+            # fewer than two, none has two.
+            if population[drawn_as] < 2:
                 break
-            if cid not in kept:
-                kept[cid] = _new_cluster(cid, call[0], types.get(call, "?"), parent)
-            parent = cid
+            cluster = kept.get(drawn_as)
+            if cluster is None:
+                if types is None:  # built once, and only for a drawing with clusters
+                    types = {(c.address, c.call_number): c.type_name for c in trace.modules}
+                cid = f"cluster_{address}" if rolled else f"cluster_{address}#{call[1]}"
+                cluster = kept[drawn_as] = _new_cluster(cid, address, types.get(call, "?"), parent)
+            parent = cluster.id
         innermost_of[chain] = parent
     innermost = {
         node_id: innermost_of[chain if type(chain) is tuple else tuple(chain)]
