@@ -59,12 +59,6 @@ _new_node: Final = frozen_builder(PlanNode)
 _new_cluster: Final = frozen_builder(Cluster)
 
 
-def _kind(record: Op | Layer, view: str) -> str:
-    if record.func in ("input", "output"):
-        return record.func
-    return "op" if view == "unrolled" else "layer"
-
-
 def _clusters(
     trace: Trace, view: str, records: Sequence[Op | Layer]
 ) -> tuple[tuple[Cluster, ...], dict[str, str | None]]:
@@ -132,16 +126,21 @@ def build_plan(
         return build_collapsed_plan(trace, view=view, depth=depth, collapse=collapse)
     records: list[Op | Layer] = list(trace.layers.values()) if view == "rolled" else list(trace.ops)
     clusters, innermost = _clusters(trace, view, records)
-    nodes = tuple(
-        _new_node(
-            r.label,
-            _kind(r, view),
-            r,
-            r.ops if isinstance(r, Layer) else (r.label,),
-            r.module if r.func not in ("input", "output") else None,
-            innermost[r.label],
+    rolled = view == "rolled"
+    body = "layer" if rolled else "op"
+    nodes = []
+    for r in records:
+        func, label = r.func, r.label
+        record_kind = func == "input" or func == "output"
+        nodes.append(
+            _new_node(
+                label,
+                func if record_kind else body,
+                r,
+                r.ops if isinstance(r, Layer) else (label,),
+                None if record_kind else r.module,
+                innermost[label],
+            )
         )
-        for r in records
-    )
-    edges = tuple(dict.fromkeys((parent, r.label) for r in records for parent in r.parents))
-    return Plan(view=view, nodes=nodes, edges=edges, clusters=clusters)
+    edges = tuple(dict.fromkeys([(parent, r.label) for r in records for parent in r.parents]))
+    return Plan(view=view, nodes=tuple(nodes), edges=edges, clusters=clusters)
