@@ -70,7 +70,7 @@ _np_f64: Final = np.float64
 _f32: Final = torch.float32
 _f64: Final = torch.float64
 _strided: Final = torch.strided
-_Tensor: Final = torch.Tensor
+_PLAIN_TENSORS: Final = (torch.Tensor, torch.nn.Parameter)
 _inf: Final = math.inf
 _sqrt: Final = math.sqrt
 #: Dtypes whose values numpy reads in place (its dot accumulates in the dtype itself).
@@ -106,26 +106,18 @@ def magnitude(t: torch.Tensor) -> float | None:
     count = t.numel()
     if count == 0:
         return None
+    if dtype in _NUMPY_FLOATS and type(t) in _PLAIN_TENSORS and t.is_cpu and t.layout is _strided:
+        # Read in place (``force`` detaches in C++ and resolves a negative-bit view).
+        array = t.numpy(force=True)
+        squares = float(_vdot(array, array))
+        if squares == _inf and dtype is _f32:
+            # Finite values whose squares overflow float32: redo it in float64.
+            wide = array.astype(_np_f64)
+            squares = float(_vdot(wide, wide))
+        return _sqrt(squares / count)
     # Detached so the norm stays out of the autograd graph; a tensor that requires no
     # grad is read as is (a detached alias costs as much as the norm's bookkeeping).
     values = t.detach() if t.requires_grad else t
-    if (
-        dtype in _NUMPY_FLOATS
-        and type(values) is _Tensor
-        and values.is_cpu
-        and values.layout is _strided
-    ):
-        try:
-            array = values.numpy()
-        except RuntimeError:
-            pass  # a negative-bit view and the like: read through torch below
-        else:
-            squares = float(_vdot(array, array))
-            if squares == _inf and dtype is _f32:
-                # Finite values whose squares overflow float32: redo it in float64.
-                wide = array.astype(_np_f64)
-                squares = float(_vdot(wide, wide))
-            return _sqrt(squares / count)
     try:
         norm = float(_norm(values, dtype=accumulate))
         if norm == _inf and dtype != _f64:
@@ -138,7 +130,9 @@ def magnitude(t: torch.Tensor) -> float | None:
 
 def reads_through_numpy(t: torch.Tensor) -> bool:
     """Whether :func:`magnitude` reads ``t`` through numpy (dense CPU float32/float64)."""
-    return t.dtype in _NUMPY_FLOATS and t.is_cpu and t.layout is _strided
+    return (
+        t.dtype in _NUMPY_FLOATS and type(t) in _PLAIN_TENSORS and t.is_cpu and t.layout is _strided
+    )
 
 
 # -- user source locations ----------------------------------------------------------

@@ -49,15 +49,16 @@ def test_float64_magnitude_accumulates_in_float64() -> None:
     assert measure.magnitude(t.float()) == math.sqrt(float(np.float32(1e14)) / 2)
 
 
-def test_views_numpy_cannot_read_give_the_value_of_their_copy() -> None:
-    # A negative-bit view is read through torch, its resolved copy through numpy.
+def test_views_give_the_value_of_their_copy() -> None:
     t = torch.randn(5, 7, generator=torch.Generator().manual_seed(1))
-    view = torch._neg_view(t)
+    negative = torch._neg_view(t)  # a negative-bit view, which plain numpy() refuses
     with pytest.raises(RuntimeError):
-        view.numpy()
-    assert measure.magnitude(view) == pytest.approx(measure.magnitude(t), rel=1e-6)
-    transposed = t.t()  # strided, not contiguous: numpy reads it through its strides
+        negative.numpy()
+    assert measure.magnitude(negative) == measure.magnitude(t.neg())
+    transposed = t.t()  # strided, not contiguous: read through its strides
     assert measure.magnitude(transposed) == pytest.approx(measure.magnitude(t), rel=1e-6)
+    expanded = t[0].expand(3, 7)  # stride 0: every repeated value counts
+    assert measure.magnitude(expanded) == pytest.approx(measure.magnitude(t[0]), rel=1e-6)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
