@@ -86,18 +86,22 @@ def may_write(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
 class MagnitudeBatch:
     """Op outputs waiting for their magnitude, written to ``RawOp.magnitude`` on flush."""
 
-    __slots__ = ("_pending",)
+    __slots__ = ("pending",)
 
     def __init__(self) -> None:
-        self._pending: list[tuple[RawOp, torch.Tensor, int]] = []
+        #: The kept outputs ``(record, tensor, version)``; always the same list object,
+        #: so a caller may hold it and test it for emptiness.
+        self.pending: list[tuple[RawOp, torch.Tensor, int]] = []
 
     def __bool__(self) -> bool:
-        return bool(self._pending)
+        return bool(self.pending)
 
-    def add(self, raw: RawOp, t: torch.Tensor) -> None:
+    def add(self, raw: RawOp, t: torch.Tensor, count: int | None = None) -> None:
         """Measure ``t`` into ``raw.magnitude``: at the next flush for a small dense CPU
-        tensor, at once for anything else (large, other devices, layouts, subclasses)."""
-        count = t.numel()
+        tensor, at once for anything else (large, other devices, layouts, subclasses).
+        ``count`` is ``t.numel()`` when the caller already has it."""
+        if count is None:
+            count = t.numel()
         if (
             count > MAX_BATCHED_NUMEL
             or type(t) not in _BATCHED_TYPES
@@ -108,13 +112,15 @@ class MagnitudeBatch:
             return
         if count == 0 or not float_kind(t.dtype)[0]:
             return  # no magnitude: the field stays None
-        self._pending.append((raw, t, t._version))
-        if len(self._pending) >= MAX_TENSORS:
+        pending = self.pending
+        pending.append((raw, t, t._version))
+        if len(pending) >= MAX_TENSORS:
             self.flush()
 
     def flush(self) -> None:
         """Measure every kept tensor and let go of them."""
-        pending, self._pending = self._pending, []
+        pending = self.pending[:]
+        self.pending.clear()
         halves: dict[torch.dtype, list[tuple[RawOp, torch.Tensor]]] = {}
         for raw, t, version in pending:
             if t._version != version:
@@ -149,4 +155,4 @@ class MagnitudeBatch:
 
     def clear(self) -> None:
         """Let go of every kept tensor without measuring it."""
-        self._pending = []
+        self.pending.clear()

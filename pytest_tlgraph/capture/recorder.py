@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any, Final
 
@@ -106,6 +106,7 @@ class Recorder(TorchFunctionMode):
         self._pack = self._pack_saved  # one bound method: compared by identity below
         self._hooks: AbstractContextManager[None] | None = None
         self._magnitudes = MagnitudeBatch()
+        self._waiting = self._magnitudes.pending  # read on every call: no method call
 
     def __enter__(self) -> Recorder:
         self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, _unpack)
@@ -226,11 +227,11 @@ class Recorder(TorchFunctionMode):
         except (KeyError, TypeError):
             name = _name(func)
         if name in _SKIPPED:
-            if name in _RAW_ACCESS and self._magnitudes:
+            if name in _RAW_ACCESS and self._waiting:
                 self._magnitudes.flush()
             return func(*args, **kwargs) if kwargs else func(*args)
         # Kept outputs are measured before anything may write to them.
-        if self._magnitudes and may_write(name, args, kwargs or _NO_KWARGS):
+        if self._waiting and may_write(name, args, kwargs or _NO_KWARGS):
             self._magnitudes.flush()
         # Measured only with a graph being built and our hooks on top (a model's own
         # saved-tensor hooks, e.g. checkpointing, hide what autograd keeps).
@@ -276,23 +277,20 @@ class Recorder(TorchFunctionMode):
         params: list[ParamInfo] = []
         known_params, producers = self._params, self._producers
         for a in args if not kwargs else (*args, *kwargs.values()):
-            if isinstance(a, _Tensor):
-                tensors: Sequence[torch.Tensor] = (a,)
-            elif type(a) in _PLAIN or (type(a) is tuple and _PLAIN.issuperset(map(type, a))):
-                continue  # no tensor inside (scalars, sizes, strides): spare the walk
-            else:
-                tensors = iter_tensors(a)
-            for t in tensors:
-                key = id(t)
-                param = known_params.get(key)
+            if isinstance(a, _Tensor):  # the common case, spelled out: one tensor
+                param = known_params.get(id(a))
                 if param is not None:
                     if param not in params:
                         params.append(param)
                     continue
-                entry = producers.get(key)
+                entry = producers.get(id(a))
                 # The weak reference proves it is the same tensor, not a recycled id.
-                if entry is not None and entry[0]() is t and entry[1] not in parents:
+                if entry is not None and entry[0]() is a and entry[1] not in parents:
                     parents.append(entry[1])
+            elif type(a) in _PLAIN or (type(a) is tuple and _PLAIN.issuperset(map(type, a))):
+                continue  # no tensor inside (scalars, sizes, strides): spare the walk
+            else:
+                self._read_nested(a, parents, params)
         first = outputs[0]
         numel = first.numel()
         size = numel * first.element_size()
@@ -307,16 +305,17 @@ class Recorder(TorchFunctionMode):
         stack = self._stack
         module = stack[-1].address if stack else ""
         index = len(self.ops)
+        forward, backward, total, macs = flop_fields(name, counted, numel)
         raw = RawOp(
             "", "", name, 1, 1, index, parents, (), tuple(first.shape), first.dtype, module,
-            self._chain, tuple(params), None, None, None, elapsed, size,
-            *flop_fields(name, counted, numel),
+            self._chain, tuple(params) if params else (), None, None, None, elapsed, size,
+            forward, backward, total, macs,
             None if kept is None else sum(kept.values()), None if kept is None else len(kept),
             None, None, None,
         )  # fmt: skip
         self.ops.append(raw)
         self.layer_keys.append((module, source_chain(_getframe(2)), name))
-        self._magnitudes.add(raw, first)
+        self._magnitudes.add(raw, first, numel)
         if self._profile:
             self.ranges[index] = self._range
         ref = weakref.ref
@@ -324,6 +323,19 @@ class Recorder(TorchFunctionMode):
             producers[id(t)] = (ref(t), index)
         if self._backward and grad_fn is not None and first.requires_grad:
             first.register_hook(_grad_hook(self.grad_norms, index))  # type: ignore[no-untyped-call]
+
+    def _read_nested(self, value: Any, parents: list[int], params: list[ParamInfo]) -> None:
+        """What ``_record`` reads from one argument holding tensors in a container."""
+        known_params, producers = self._params, self._producers
+        for t in iter_tensors(value):
+            param = known_params.get(id(t))
+            if param is not None:
+                if param not in params:
+                    params.append(param)
+                continue
+            entry = producers.get(id(t))
+            if entry is not None and entry[0]() is t and entry[1] not in parents:
+                parents.append(entry[1])
 
     def release(self) -> None:
         """Drop every tensor reference the recorder still holds."""
