@@ -26,10 +26,8 @@ __all__ = ["ModelIndex", "index_model", "watch_modules"]
 _MISSING = object()
 
 
-def _wrap(module: nn.Module, address: str, recorder: Recorder) -> Callable[[], None]:
-    """Shadow ``module.forward``; return the function that undoes it."""
-    state = module.__dict__
-    previous = state.get("forward", _MISSING)
+def _watched(module: nn.Module, address: str, recorder: Recorder) -> Callable[..., Any]:
+    """The ``forward`` that routes one call of ``module`` through ``recorder``."""
     forward = module.forward
     open_call, close_call = recorder.open_call, recorder.close_call
     type_name = type(module).__name__
@@ -44,22 +42,14 @@ def _wrap(module: nn.Module, address: str, recorder: Recorder) -> Callable[[], N
     # inspect.signature follows __wrapped__: a model that introspects its submodules'
     # forward still sees their own parameters.
     watched_forward.__wrapped__ = forward  # type: ignore[attr-defined]
-    state["forward"] = watched_forward
-
-    def undo() -> None:
-        if previous is _MISSING:
-            state.pop("forward", None)
-        else:
-            state["forward"] = previous
-
-    return undo
+    return watched_forward
 
 
 # A source chain ends at the module's forward, however the forward was reached.
 add_boundary(
     next(
         code
-        for code in _wrap.__code__.co_consts
+        for code in _watched.__code__.co_consts
         if isinstance(code, CodeType) and code.co_name == "watched_forward"
     )
 )
@@ -77,11 +67,19 @@ class ModelIndex:
 
 def index_model(model: nn.Module) -> ModelIndex:
     """Walk ``model`` once (what ``named_modules``, ``named_parameters``,
-    ``named_buffers`` and ``parameters`` would each walk again)."""
-    modules = tuple(model.named_modules())
+    ``named_buffers`` and ``parameters`` would each walk again), in ``named_modules``
+    order: depth first, children in registration order, each module once."""
+    modules: list[tuple[str, nn.Module]] = []
     params: dict[int, ParamInfo] = {}
     count = 0
-    for prefix, module in modules:
+    seen: set[int] = set()
+    todo: list[tuple[str, nn.Module]] = [("", model)]
+    while todo:
+        prefix, module = todo.pop()
+        if id(module) in seen:
+            continue
+        seen.add(id(module))
+        modules.append((prefix, module))
         dot = prefix + "." if prefix else ""
         for name, p in module._parameters.items():
             if p is not None and id(p) not in params:
@@ -91,7 +89,15 @@ def index_model(model: nn.Module) -> ModelIndex:
         for name, b in module._buffers.items():
             if b is not None and id(b) not in params:
                 params[id(b)] = (dot + name, tuple(b.shape), False)
-    return ModelIndex(modules, params, count)
+        children = module._modules
+        if children:
+            # Pushed last first, so the first child is walked next.
+            todo.extend(
+                (dot + name, child)
+                for name, child in reversed(children.items())
+                if child is not None
+            )
+    return ModelIndex(tuple(modules), params, count)
 
 
 def watch_modules(
@@ -99,17 +105,25 @@ def watch_modules(
 ) -> Callable[[], None]:
     """Route the forward of every module in ``modules`` (``(address, module)`` pairs)
     through ``recorder``; return the function that restores each exactly as it was."""
-    undo: list[Callable[[], None]] = []
+    # Each shadowed module's instance dict and what its "forward" entry was before.
+    shadowed: list[tuple[dict[str, Any], Any]] = []
 
     def restore() -> None:
-        while undo:
-            undo.pop()()
+        while shadowed:
+            state, previous = shadowed.pop()
+            if previous is _MISSING:
+                state.pop("forward", None)
+            else:
+                state["forward"] = previous
 
     try:
         for address, module in modules:
             # TorchScript runs outside Python: its ops are invisible, so is its call.
             if not isinstance(module, torch.jit.ScriptModule):
-                undo.append(_wrap(module, address, recorder))
+                state = module.__dict__
+                watched = _watched(module, address, recorder)
+                shadowed.append((state, state.get("forward", _MISSING)))
+                state["forward"] = watched
     except BaseException:
         restore()
         raise
