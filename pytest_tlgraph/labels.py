@@ -81,13 +81,6 @@ def _title(node: PlanNode) -> str:
     return f"{record.label} (x{record.num_passes})" if _rolled_multipass(record) else node.id
 
 
-def _shape_row(record: Record) -> str | None:
-    if record.shape is None:
-        return None
-    size, shape = record.activation_memory, format_shape(record.shape)
-    return shape if size is None else f"{shape}, {format_bytes(size)}"
-
-
 def saved_for_backward_row(record: Record) -> str | None:
     """``saved for backward: 2 tensors, 288 B``, only where retention measured positive.
 
@@ -302,14 +295,21 @@ def _picked_rows(node: PlanNode, record: Record, trace: Trace | None,
 
 def _default_texts(node: PlanNode, record: Record, trace: Trace | None,
                    options: DrawOptions) -> tuple[str, ...]:  # fmt: skip
-    """The default rows' texts, title first (the only bold row)."""
+    """The default rows' texts, title first (the only bold row).
+
+    Written out row by row (the title as :func:`_title` writes it, the module row as
+    :func:`_module_row`): every node of every draw comes here.
+    """
     layer = isinstance(record, Layer)
-    texts = [_title(node)]
+    if isinstance(record, Layer) and record.num_passes > 1:
+        texts = [f"{record.label} (x{record.num_passes})"]
+    else:
+        texts = [node.id]
     if isinstance(record, Layer) and record.shape_summary is not None:
         texts.append(record.shape_summary)
-    shape = _shape_row(record)
-    if shape is not None:
-        texts.append(shape)
+    if record.shape is not None:
+        shape, size = format_shape(record.shape), record.activation_memory
+        texts.append(shape if size is None else f"{shape}, {format_bytes(size)}")
     if options.show_saved_for_backward:
         saved = saved_for_backward_row(record)
         if saved is not None:
@@ -318,12 +318,12 @@ def _default_texts(node: PlanNode, record: Record, trace: Trace | None,
         args = _record_args_row(record, trace, options.show_redundant_args)
         if args is not None:
             texts.append(args)
-    params = _params_row(record)
-    if params is not None:
-        texts.append(params)
-    module = _module_row(node, record)
-    if module is not None:
-        texts.append(module)
+    if record.params:
+        params = _params_row(record)
+        if params is not None:
+            texts.append(params)
+    if record.module and (node.kind == "op" or node.kind == "layer"):
+        texts.append(f"@{record.module}")
     return tuple(texts)
 
 
