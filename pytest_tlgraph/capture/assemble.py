@@ -7,8 +7,8 @@ from itertools import pairwise
 from types import MappingProxyType
 from typing import Any, Final
 
-from pytest_tlgraph.capture.lazy import LazyMapping
 from pytest_tlgraph.capture.raw import ModuleFrame, RawOp
+from pytest_tlgraph.lazy import LazyMapping
 from pytest_tlgraph.trace import (
     MEASUREMENT_FIELDS,
     PER_PASS_FIELDS,
