@@ -100,6 +100,29 @@ def _layout(cls: type[nn.Module]) -> tuple[str | None, tuple[str, ...], bool]:
     return layout
 
 
+def _bias(module: nn.Module) -> Any:
+    """``getattr(module, "bias", None)``, read from the parameter dict where it lives
+    (attribute access would go through ``nn.Module.__getattr__`` first)."""
+    state = module.__dict__
+    if "bias" not in state and not _class_bias(type(module)):
+        found = state.get("_parameters", {}).get("bias", _MISSING)
+        if found is not _MISSING:
+            return found
+    return getattr(module, "bias", None)
+
+
+_class_biases: dict[type[nn.Module], bool] = {}
+
+
+def _class_bias(cls: type[nn.Module]) -> bool:
+    """Whether ``cls`` defines ``bias`` itself (a property, say), which wins over the
+    parameter dict."""
+    found = _class_biases.get(cls)
+    if found is None:
+        found = _class_biases[cls] = any("bias" in vars(klass) for klass in cls.__mro__)
+    return found
+
+
 def module_args(module: nn.Module) -> tuple[str | None, Mapping[str, Any] | None]:
     """``(family, args)``: the module's family in the arg-suppression table (``"linear"``,
     ``"conv"``, ``"norm"``, ``"layernorm"``, ``"embedding"``, ``"mha"``, ``"dropout"``,
@@ -113,7 +136,7 @@ def module_args(module: nn.Module) -> tuple[str | None, Mapping[str, Any] | None
     values: dict[str, Any] = {}
     for name in names:
         if name == "bias" and family != "torch":
-            values[name] = getattr(module, "bias", None) is not None
+            values[name] = _bias(module) is not None
             continue
         value = getattr(module, name, _MISSING)
         if value is not _MISSING:

@@ -4,6 +4,7 @@ shapes, modules, params and the per-op measurements."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -203,6 +204,44 @@ def test_module_args_sit_on_the_module_output_op_only() -> None:
     # flatten runs in the root forward (a user module): no args anywhere near it.
     assert trace.op("flatten_1").module_args is None
     assert trace.op("input_1").module_args is None
+
+
+def _bias_property(module: nn.Module) -> nn.Module:
+    """Give ``module`` a class whose ``bias`` property hides the registered bias."""
+    hidden = type("BiasHidden", (type(module),), {"bias": property(lambda self: None)})
+    module.__class__ = hidden
+    return module
+
+
+@pytest.mark.parametrize(
+    ("make", "expected"),
+    [
+        (lambda: nn.Linear(4, 2), True),
+        (lambda: nn.Linear(4, 2, bias=False), False),
+        (lambda: nn.Conv1d(4, 2, 1, bias=False), False),
+        (lambda: _with_plain_bias(nn.Linear(4, 2, bias=False)), True),
+        (lambda: _bias_property(nn.Linear(4, 2)), False),
+    ],
+    ids=["linear", "no bias", "conv no bias", "plain attribute", "property"],
+)
+def test_the_bias_flag_reads_what_attribute_access_reads(
+    make: Callable[[], nn.Module], expected: bool
+) -> None:
+    module = make()
+    trace = capture(
+        module, torch.randn(3, 4) if isinstance(module, nn.Linear) else torch.randn(1, 4, 5)
+    )
+    op = trace.ops[-2]
+    assert op.module_args is not None
+    assert op.module_args["bias"] is expected
+    assert op.module_args["bias"] is (getattr(module, "bias", None) is not None)
+
+
+def _with_plain_bias(module: nn.Module) -> nn.Module:
+    """Shadow the registered (absent) bias with a plain instance attribute."""
+    del module._parameters["bias"]
+    module.__dict__["bias"] = torch.zeros(2)
+    return module
 
 
 def test_a_user_module_whose_output_comes_from_a_child_tags_nothing_of_its_own() -> None:
