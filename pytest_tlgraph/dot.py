@@ -135,8 +135,9 @@ class DotGraph:
     """Everything ``emit`` writes, already decided by the earlier stages."""
 
     graph_attrs: Mapping[str, Any]
-    node_defaults: Mapping[str, Any]
-    edge_defaults: Mapping[str, Any]
+    #: The node and edge defaults: mappings, or attribute lists already written.
+    node_defaults: Mapping[str, Any] | str
+    edge_defaults: Mapping[str, Any] | str
     nodes: Sequence[NodeStatement]
     edges: Sequence[tuple[str, str]]
     clusters: Sequence[Cluster]
@@ -145,12 +146,17 @@ class DotGraph:
     extra_nodes: Sequence[NodeStatement] = field(default=())
 
 
+def _written(attrs: Mapping[str, Any] | str) -> str:
+    """An attribute list: ``attrs`` as is when already written, else :func:`attr_list`."""
+    return attrs if isinstance(attrs, str) else attr_list(attrs)
+
+
 def emit(graph: DotGraph) -> str:
     """The canonical DOT text of ``graph``."""
     lines = ["digraph tlgraph {"]
     lines.append(f"  graph {attr_list(graph.graph_attrs)};")
-    lines.append(f"  node {attr_list(graph.node_defaults)};")
-    lines.append(f"  edge {attr_list(graph.edge_defaults)};")
+    lines.append(f"  node {_written(graph.node_defaults)};")
+    lines.append(f"  edge {_written(graph.edge_defaults)};")
     # Every node id is written again in edges and clusters: quote each one once.
     quoted = {node.id: quote(node.id) for node in graph.nodes}
     for node in graph.nodes:
@@ -183,7 +189,6 @@ def emit(graph: DotGraph) -> str:
     for group in graph.rank_groups:
         lines.append("  { rank=same; " + " ".join(f"{quote(n)};" for n in group) + " }")
     for node in graph.extra_nodes:
-        attrs = node.attrs
-        lines.append(f"  {quote(node.id)} {attrs if isinstance(attrs, str) else attr_list(attrs)};")
+        lines.append(f"  {quote(node.id)} {_written(node.attrs)};")
     lines.append("}")
     return "\n".join(lines) + "\n"

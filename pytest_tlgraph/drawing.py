@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
@@ -11,6 +12,7 @@ from pytest_tlgraph import style
 from pytest_tlgraph.dot import (
     DotGraph,
     NodeStatement,
+    attr_list,
     emit,
     html_escape,
     html_label,
@@ -128,8 +130,8 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
         nodes, statements = _plain_statements(plan, rows, fill)
     graph = DotGraph(
         graph_attrs=style.graph_attrs(opts.page, opts.direction, html_label(captions)),
-        node_defaults=style.node_defaults(opts.page),
-        edge_defaults=style.edge_defaults(opts.page),
+        node_defaults=_node_defaults(opts.page),
+        edge_defaults=_edge_defaults(opts.page),
         nodes=statements,
         edges=plan.edges,
         clusters=plan.clusters,
@@ -191,6 +193,18 @@ def _plain_statements(
         }
 
     return LazyMapping(public), statements
+
+
+@functools.cache
+def _node_defaults(page: str) -> str:
+    """The node defaults of a page, written once: they never change."""
+    return attr_list(style.node_defaults(page))
+
+
+@functools.cache
+def _edge_defaults(page: str) -> str:
+    """The edge defaults of a page, written once: they never change."""
+    return attr_list(style.edge_defaults(page))
 
 
 def _attrs(spec: Mapping[str, Any]) -> dict[str, Any]:
