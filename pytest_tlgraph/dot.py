@@ -7,7 +7,6 @@ identifier quoted; every label an HTML-like label with its text escaped.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -29,7 +28,6 @@ _ATTR_ORDER: Final = (
     "penwidth", "width", "height", "fixedsize", "margin", "pos", "rank", "group", "tooltip",
 )  # fmt: skip
 _RANK: Final = {name: i for i, name in enumerate(_ATTR_ORDER)}
-_HTML_SPECIAL: Final = re.compile("[&<>\"'\n\r]")
 _HTML_ESCAPES: Final = str.maketrans(
     {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;", "\n": " ", "\r": " "}
 )
@@ -42,10 +40,24 @@ def quote(identifier: str) -> str:
     return f'"{identifier}"'
 
 
+def _special(text: str) -> bool:
+    """Whether ``text`` holds a character that HTML-like labels escape (seven substring
+    scans in C: several times faster than one regular-expression scan)."""
+    return (
+        "&" in text
+        or "<" in text
+        or ">" in text
+        or '"' in text
+        or "'" in text
+        or "\n" in text
+        or "\r" in text
+    )
+
+
 def html_escape(text: str) -> str:
     """Escape user text for an HTML-like label (the single escaping choke point)."""
-    # Most rows hold nothing to escape: one scan instead of a per-character mapping.
-    if _HTML_SPECIAL.search(text) is None:
+    # Most rows hold nothing to escape: a scan instead of a per-character mapping.
+    if not _special(text):
         return text
     return text.translate(_HTML_ESCAPES)
 
@@ -53,10 +65,7 @@ def html_escape(text: str) -> str:
 def html_label(rows: Sequence[str], bold_rows: Iterable[int] = ()) -> str:
     """``<<B>title</B><BR/>row>``: rows joined by line breaks, chosen rows bold."""
     # Nothing to escape in any row is the usual case: one scan for the whole label.
-    if _HTML_SPECIAL.search("".join(rows)) is None:
-        parts = list(rows)
-    else:
-        parts = [html_escape(text) for text in rows]
+    parts = [html_escape(text) for text in rows] if _special("".join(rows)) else list(rows)
     if isinstance(bold_rows, (list, tuple)) and len(bold_rows) == 1 and bold_rows[0] == 0:
         if parts:  # the usual case: the title alone is bold
             parts[0] = f"<B>{parts[0]}</B>"
