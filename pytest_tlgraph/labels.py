@@ -21,7 +21,7 @@ from pytest_tlgraph.encoding.units import format_bytes, format_flops
 from pytest_tlgraph.errors import EncodingRefusal
 from pytest_tlgraph.options import DrawOptions
 from pytest_tlgraph.plan import PlanNode
-from pytest_tlgraph.suppression import input_shape, output_shape, redundant_args
+from pytest_tlgraph.suppression import hidden_args, input_shape, output_shape
 from pytest_tlgraph.trace import Layer, Op, Shape, Trace
 
 __all__ = [
@@ -150,11 +150,12 @@ def args_row(
     """
     if not args:
         return None
-    hidden: frozenset[str] = frozenset()
-    if not show_redundant:
-        hidden = redundant_args(
-            args, family=family, input_shape=input_shape, output_shape=output_shape
-        )
+    hidden = () if show_redundant else hidden_args(args, family, input_shape, output_shape)
+    return _args_text(args, hidden)
+
+
+def _args_text(args: Mapping[str, Any], hidden: tuple[str, ...]) -> str | None:
+    """The args row of ``args`` without the ``hidden`` names (``None`` if none is left)."""
     parts = [
         f"{name}={value if type(value) in _ATOMS else _format_arg(value)}"
         for name, value in args.items()
@@ -191,13 +192,9 @@ def _record_args_row(record: Record, trace: Trace | None, show_redundant: bool) 
             source = input_shape(record, trace)
         except KeyError:
             show_redundant = True
-    return args_row(
-        args,
-        family=record.module_family,
-        input_shape=source,
-        output_shape=output_shape(record),
-        show_redundant=show_redundant,
-    )
+    if show_redundant:
+        return _args_text(args, ())
+    return _args_text(args, hidden_args(args, record.module_family, source, output_shape(record)))
 
 
 def _params_row(record: Record) -> str | None:

@@ -19,6 +19,7 @@ __all__ = [
     "FAMILY_TABLE",
     "NEVER_CANDIDATES",
     "Candidate",
+    "hidden_args",
     "input_shape",
     "output_shape",
     "redundant_args",
@@ -106,16 +107,27 @@ def redundant_args(
     there are several inputs or none), ``output_shape`` the module's output shape.
     Unknown families, missing shapes and mismatches license nothing.
     """
+    return frozenset(hidden_args(args, family, input_shape, output_shape))
+
+
+def hidden_args(
+    args: Mapping[str, Any] | None,
+    family: str | None,
+    input_shape: Shape | None,
+    output_shape: Shape | None,
+) -> tuple[str, ...]:
+    """:func:`redundant_args` as a tuple, with positional arguments: what every args
+    row of a draw asks."""
     if not args or family is None:
-        return frozenset()
-    names = []
+        return ()
+    names: tuple[str, ...] = ()
     for candidate in FAMILY_TABLE.get(family, ()):
         if candidate.arg not in args:
             continue
         shape = input_shape if candidate.side == "input" else output_shape
         if _matches(candidate, args[candidate.arg], shape, family, args):
-            names.append(candidate.arg)
-    return frozenset(names)
+            names += (candidate.arg,)
+    return names
 
 
 def _op_input_shape(op: Op, trace: Trace) -> Shape | None:
