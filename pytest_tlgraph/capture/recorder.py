@@ -150,7 +150,8 @@ class Recorder(TorchFunctionMode):
             except (RuntimeError, NotImplementedError):
                 # Tensors without storage (e.g. some subclasses): count their elements.
                 saving[-id(t)] = t.numel() * t.element_size()
-        return t if t.grad_fn is None else t.detach()
+        # A leaf has no grad_fn (asking is_leaf spares the grad_fn's Python wrapper).
+        return t if t.is_leaf else t.detach()
 
     # -- module calls ---------------------------------------------------------------
     def open_call(self, address: str, type_name: str) -> None:
@@ -299,9 +300,10 @@ class Recorder(TorchFunctionMode):
         counted = None
         if name in COUNTED_FUNCS:
             counted = count_flops(func, name, args, kwargs, device_work=not self._profile)
-        grad_fn = first.grad_fn
+        # Not a leaf: made by an op that autograd recorded (it has a grad_fn).
+        in_graph = not first.is_leaf
         # No graph, nothing saved for backward: unknown, not zero.
-        kept = saving if saving is not None and grad_fn is not None else None
+        kept = saving if saving is not None and in_graph else None
         stack = self._stack
         module = stack[-1].address if stack else ""
         index = len(self.ops)
@@ -321,7 +323,7 @@ class Recorder(TorchFunctionMode):
         ref = weakref.ref
         for t in outputs:
             producers[id(t)] = (ref(t), index)
-        if self._backward and grad_fn is not None and first.requires_grad:
+        if self._backward and in_graph:
             first.register_hook(_grad_hook(self.grad_norms, index))  # type: ignore[no-untyped-call]
 
     def _read_nested(self, value: Any, parents: list[int], params: list[ParamInfo]) -> None:
