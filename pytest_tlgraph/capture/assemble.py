@@ -165,8 +165,10 @@ def assemble(
     norms = grad_norms or {}
     times = device_time or {}
     label_of = labels.__getitem__
+    ops_list: list[Op] = []
+    ops_of_call: dict[tuple[str, int], list[str]] = {}
     for i, raw in enumerate(raw_ops):
-        raw.label = labels[i]
+        label = raw.label = labels[i]
         raw.layer = layer_of[i]
         raw.parents = tuple(map(label_of, op_parents[i]))
         raw.children = tuple(map(label_of, children[i]))
@@ -174,7 +176,14 @@ def assemble(
             raw.grad_norm = norms.get(i)
         if times:
             raw.device_time = times.get(i)
-    ops = tuple([freeze(raw, Op) for raw in raw_ops])
+        for key in raw.module_calls:
+            members_of = ops_of_call.get(key)
+            if members_of is None:
+                ops_of_call[key] = [label]
+            else:
+                members_of.append(label)
+        ops_list.append(freeze(raw, Op))
+    ops = tuple(ops_list)
 
     def build_layers() -> dict[str, Layer]:
         layers = {}
@@ -185,14 +194,6 @@ def assemble(
             layers[layer] = _layer(layer, [ops[i] for i in indices], (*parents,), (*kids,))
         return layers
 
-    ops_of_call: dict[tuple[str, int], list[str]] = {}
-    for op in ops:
-        for key in op.module_calls:
-            members_of = ops_of_call.get(key)
-            if members_of is None:
-                ops_of_call[key] = [op.label]
-            else:
-                members_of.append(op.label)
     for frame in frames:
         frame.ops = tuple(ops_of_call.get((frame.address, frame.call_number), ()))
     return Trace(

@@ -83,7 +83,7 @@ def index_model(model: nn.Module) -> ModelIndex:
         dot = prefix + "." if prefix else ""
         for name, p in module._parameters.items():
             if p is not None and id(p) not in params:
-                params[id(p)] = (dot + name, tuple(p.shape), bool(p.requires_grad))
+                params[id(p)] = (dot + name, tuple(p.shape), p.requires_grad)
                 count += p.numel()
         # Buffers are read by ops like parameters are: listed on the op, never trained.
         for name, b in module._buffers.items():
