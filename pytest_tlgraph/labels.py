@@ -192,9 +192,59 @@ def _record_args_row(record: Record, trace: Trace | None, show_redundant: bool) 
             source = input_shape(record, trace)
         except KeyError:
             show_redundant = True
+    family = record.module_family
+    target = None if show_redundant else output_shape(record)
+    key = _row_key(args, family, source, target, show_redundant)
+    if key is not None:
+        try:
+            row = _args_rows.get(key, _UNSET)
+        except TypeError:  # an unhashable value: written every time
+            key = None
+        else:
+            if row is not _UNSET:
+                return row  # type: ignore[return-value]
     if show_redundant:
-        return _args_text(args, ())
-    return _args_text(args, hidden_args(args, record.module_family, source, output_shape(record)))
+        row = _args_text(args, ())
+    else:
+        row = _args_text(args, hidden_args(args, family, source, target))
+    if key is not None:
+        if len(_args_rows) >= _ARGS_MEMO_LIMIT:
+            _args_rows.clear()
+        _args_rows[key] = row
+    return row
+
+
+# Args rows repeat wherever a module does (a block repeated in a model, a model drawn
+# again): each distinct row is checked and written once. The key holds each value's
+# type beside it (``1``, ``1.0`` and ``True`` are equal keys yet read differently).
+_args_rows: dict[tuple[Any, ...], str | None] = {}
+_ARGS_MEMO_LIMIT: Final = 4096
+_UNSET: Final = object()
+
+
+def _row_key(
+    args: Mapping[str, Any],
+    family: str | None,
+    source: Shape | None,
+    target: Shape | None,
+    show_redundant: bool,
+) -> tuple[Any, ...] | None:
+    """The memo key of an args row, or ``None`` for values it cannot key exactly (the
+    key may still hold an unhashable value: the lookup says so)."""
+    values = tuple(args.values())
+    kinds: list[Any] = []
+    for value in values:
+        kind = type(value)
+        if kind is tuple:
+            inner = tuple(map(type, value))
+            if tuple in inner:
+                return None  # nested tuples: their inner types are not in the key
+            kinds.append(inner)
+        elif kind in _ATOMS:
+            kinds.append(kind)
+        else:
+            return None  # _Varying and anything else: written every time
+    return (family, source, target, show_redundant, tuple(args), values, tuple(kinds))
 
 
 def _params_row(record: Record) -> str | None:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -13,7 +15,7 @@ from hypothesis import strategies as st
 from pytest_tlgraph import capture
 from pytest_tlgraph.dot import html_escape, html_label
 from pytest_tlgraph.errors import EncodingRefusal
-from pytest_tlgraph.labels import node_rows, node_texts
+from pytest_tlgraph.labels import args_row, node_rows, node_texts
 from pytest_tlgraph.options import DrawOptions
 from pytest_tlgraph.plan import build_plan
 from pytest_tlgraph.trace import Trace
@@ -104,3 +106,44 @@ def _reference_label(rows: list[str], bold: set[int]) -> str:
 )
 def test_html_label_escapes_like_escaping_every_row(rows: list[str], bold: set[int]) -> None:
     assert html_label(rows, bold) == _reference_label(rows, bold)
+
+
+_EQUAL_VALUES_OF_OTHER_TYPES = [
+    1, True, 1.0, (1, 1), (True, True), (1.0, 1), ((1, 1), (1,)), ((True, True), (1,)), "1",
+]  # fmt: skip
+
+
+def test_args_rows_read_each_value_as_its_type_however_often_drawn() -> None:
+    trace = _TRACES["cnn"]
+    plan = build_plan(trace)
+    pool = next(n for n in plan.nodes if n.id == "max_pool2d_1")
+    options = DrawOptions()
+    for _ in range(2):  # the second round reads every row from the memo
+        for value in _EQUAL_VALUES_OF_OTHER_TYPES:
+            args = MappingProxyType({"kernel_size": value, "stride": 2})
+            record = dataclasses.replace(pool.record, module_args=args)
+            texts, _ = node_texts(
+                dataclasses.replace(pool, record=record), trace=trace, options=options
+            )
+            expected = args_row(args, family="torch", input_shape=None, output_shape=None)
+            assert expected is not None and expected in texts, (value, texts)
+
+
+@pytest.mark.parametrize("show_redundant", [False, True])
+def test_a_memoised_args_row_still_follows_its_shapes(show_redundant: bool) -> None:
+    # Every Linear of the model has the same args: drawn with and without the check,
+    # the memoised rows keep the two apart, and a row drawn again is the row drawn first.
+    trace = _TRACES["residual"]
+    plan = build_plan(trace)
+    options = DrawOptions(show_redundant_args=show_redundant)
+    rows = {
+        node.id: node_texts(node, trace=trace, options=options)[0]
+        for node in plan.nodes
+        if node.kind == "op" and node.record.module_family == "linear"
+    }
+    for node in plan.nodes:
+        if node.id in rows:
+            again, _ = node_texts(node, trace=trace, options=options)
+            assert again == rows[node.id]
+    shown = {any("in_features" in t for t in texts) for texts in rows.values()}
+    assert shown == ({True} if show_redundant else {False})
