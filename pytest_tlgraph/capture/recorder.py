@@ -274,24 +274,27 @@ class Recorder(TorchFunctionMode):
         elapsed: float,
         saving: dict[int, int] | None,
     ) -> None:
-        parents: list[int] = []
-        params: list[ParamInfo] = []
-        known_params, producers = self._params, self._producers
+        tensors: list[torch.Tensor] = []
         for a in args if not kwargs else (*args, *kwargs.values()):
-            if isinstance(a, _Tensor):  # the common case, spelled out: one tensor
-                param = known_params.get(id(a))
-                if param is not None:
-                    if param not in params:
-                        params.append(param)
-                    continue
-                entry = producers.get(id(a))
-                # The weak reference proves it is the same tensor, not a recycled id.
-                if entry is not None and entry[0]() is a and entry[1] not in parents:
-                    parents.append(entry[1])
+            if isinstance(a, _Tensor):
+                tensors.append(a)
             elif type(a) in _PLAIN or (type(a) is tuple and _PLAIN.issuperset(map(type, a))):
                 continue  # no tensor inside (scalars, sizes, strides): spare the walk
             else:
-                self._read_nested(a, parents, params)
+                tensors += iter_tensors(a)
+        parents: list[int] = []
+        params: list[ParamInfo] = []
+        known_params, producers = self._params, self._producers
+        for t in tensors:
+            param = known_params.get(id(t))
+            if param is not None:
+                if param not in params:
+                    params.append(param)
+                continue
+            entry = producers.get(id(t))
+            # The weak reference proves it is the same tensor, not a recycled id.
+            if entry is not None and entry[0]() is t and entry[1] not in parents:
+                parents.append(entry[1])
         first = outputs[0]
         numel = first.numel()
         size = numel * first.element_size()
@@ -325,19 +328,6 @@ class Recorder(TorchFunctionMode):
             producers[id(t)] = (ref(t), index)
         if self._backward and in_graph:
             first.register_hook(_grad_hook(self.grad_norms, index))  # type: ignore[no-untyped-call]
-
-    def _read_nested(self, value: Any, parents: list[int], params: list[ParamInfo]) -> None:
-        """What ``_record`` reads from one argument holding tensors in a container."""
-        known_params, producers = self._params, self._producers
-        for t in iter_tensors(value):
-            param = known_params.get(id(t))
-            if param is not None:
-                if param not in params:
-                    params.append(param)
-                continue
-            entry = producers.get(id(t))
-            if entry is not None and entry[0]() is t and entry[1] not in parents:
-                parents.append(entry[1])
 
     def release(self) -> None:
         """Drop every tensor reference the recorder still holds."""
