@@ -1,12 +1,11 @@
-"""Output magnitudes measured in batches, away from the forward pass's hot path.
+"""Output magnitudes of small tensors measured in batches, away from the forward pass.
 
 ``MagnitudeBatch`` keeps each small op output until the next flush and then measures
-the whole batch in one loop: float32 and float64 tensors with
-:func:`~pytest_tlgraph.capture.measure.magnitude` itself (numpy's dot, read in place),
-half precision with one ``torch._foreach_norm`` per dtype, which on the CPU runs the
-very kernel of ``torch.linalg.vector_norm`` per tensor. Either way the values are bit
-for bit those of :func:`~pytest_tlgraph.capture.measure.magnitude`. A batch holds at most
-``MAX_TENSORS`` tensors of at most ``MAX_BATCHED_NUMEL`` elements (2 MiB in float64).
+the whole batch in one loop with :func:`~pytest_tlgraph.capture.measure.magnitude`
+itself: a norm costs far more in call overhead than in arithmetic for the small
+tensors of a typical test model, and a loop of them runs much faster than the same
+calls spread over the forward pass. A batch holds at most ``MAX_TENSORS`` tensors of at
+most ``MAX_BATCHED_NUMEL`` elements (2 MiB in float64).
 
 Deferring is only correct while nothing writes to a kept tensor, so the recorder
 flushes before every call that may write (see :func:`may_write`), and a kept tensor
@@ -16,12 +15,11 @@ unknown, never a later value.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Final
 
 import torch
 
-from pytest_tlgraph.capture.measure import float_kind, magnitude, reads_through_numpy
+from pytest_tlgraph.capture.measure import float_kind, magnitude
 from pytest_tlgraph.capture.raw import RawOp
 
 __all__ = ["MagnitudeBatch", "may_write"]
@@ -62,10 +60,6 @@ MAX_BATCHED_NUMEL: Final = 2048
 #: Kept tensors beyond which a batch is measured at once.
 MAX_TENSORS: Final = 128
 
-_f64: Final = torch.float64
-_norm: Final = torch.linalg.vector_norm
-_grad_enabled: Final = torch.is_grad_enabled
-_set_grad_enabled: Final = torch._C._set_grad_enabled
 _strided: Final = torch.strided
 _BATCHED_TYPES: Final = (torch.Tensor, torch.nn.Parameter)
 
@@ -121,37 +115,10 @@ class MagnitudeBatch:
         """Measure every kept tensor and let go of them."""
         pending = self.pending[:]
         self.pending.clear()
-        halves: dict[torch.dtype, list[tuple[RawOp, torch.Tensor]]] = {}
         for raw, t, version in pending:
-            if t._version != version:
-                continue  # a write no torch function saw: the op's own values are gone
-            if reads_through_numpy(t):
+            # A write no torch function saw leaves the op's own values gone: unknown.
+            if t._version == version:
                 raw.magnitude = magnitude(t)
-            else:
-                halves.setdefault(t.dtype, []).append((raw, t))
-        if halves:
-            self._measure_halves(halves)
-
-    @staticmethod
-    def _measure_halves(groups: dict[torch.dtype, list[tuple[RawOp, torch.Tensor]]]) -> None:
-        """One ``_foreach_norm`` per dtype, accumulated as ``magnitude`` accumulates it."""
-        enabled = _grad_enabled()
-        _set_grad_enabled(False)  # the norms build no graph (cheaper than detaching each)
-        try:
-            for dtype, members in groups.items():
-                accumulate = float_kind(dtype)[1]
-                if len(members) == 1:
-                    norms = [float(_norm(members[0][1], dtype=accumulate))]
-                else:
-                    tensors = [t for _, t in members]
-                    norms = torch.stack(torch._foreach_norm(tensors, 2, dtype=accumulate)).tolist()
-                for (raw, t), norm in zip(members, norms, strict=True):
-                    if norm == math.inf and dtype != _f64:
-                        # Finite values whose squares overflow float32: redo in float64.
-                        norm = float(_norm(t, dtype=_f64))
-                    raw.magnitude = norm / math.sqrt(t.numel())
-        finally:
-            _set_grad_enabled(enabled)
 
     def clear(self) -> None:
         """Let go of every kept tensor without measuring it."""

@@ -22,7 +22,6 @@ __all__ = [
     "float_kind",
     "iter_tensors",
     "magnitude",
-    "reads_through_numpy",
     "source_chain",
 ]
 
@@ -126,13 +125,6 @@ def magnitude(t: torch.Tensor) -> float | None:
         # Meta, sparse and other layouts without values to read.
         return None
     return norm / _sqrt(count)
-
-
-def reads_through_numpy(t: torch.Tensor) -> bool:
-    """Whether :func:`magnitude` reads ``t`` through numpy (dense CPU float32/float64)."""
-    return (
-        t.dtype in _NUMPY_FLOATS and type(t) in _PLAIN_TENSORS and t.is_cpu and t.layout is _strided
-    )
 
 
 # -- user source locations ----------------------------------------------------------
