@@ -12,6 +12,7 @@ saved-for-backward row (only with ``show_saved_for_backward=True``), the args ro
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -198,7 +199,7 @@ def _record_args_row(record: Record, trace: Trace | None, show_redundant: bool) 
     if key is not None:
         try:
             row = _args_rows.get(key, _UNSET)
-        except TypeError:  # an unhashable value: written every time
+        except TypeError:  # a shape of a record built by hand may not hash
             key = None
         else:
             if row is not _UNSET:
@@ -215,11 +216,21 @@ def _record_args_row(record: Record, trace: Trace | None, show_redundant: bool) 
 
 
 # Args rows repeat wherever a module does (a block repeated in a model, a model drawn
-# again): each distinct row is checked and written once. The key holds each value's
-# type beside it (``1``, ``1.0`` and ``True`` are equal keys yet read differently).
+# again): each distinct row is checked and written once. Only rows of plain values are
+# memoised, keyed with each value's type beside it: ``1``, ``1.0`` and ``True`` are equal
+# keys yet read differently, and so are ``0.0`` and ``-0.0``.
 _args_rows: dict[tuple[Any, ...], str | None] = {}
 _ARGS_MEMO_LIMIT: Final = 4096
 _UNSET: Final = object()
+_NEGATIVE_ZERO: Final = "-0.0"
+
+
+def _kind(value: Any) -> Any:
+    """The key part that tells ``value`` from equal values written differently."""
+    kind = type(value)
+    if kind is float and value == 0.0 and math.copysign(1.0, value) < 0:
+        return _NEGATIVE_ZERO
+    return kind
 
 
 def _row_key(
@@ -229,21 +240,21 @@ def _row_key(
     target: Shape | None,
     show_redundant: bool,
 ) -> tuple[Any, ...] | None:
-    """The memo key of an args row, or ``None`` for values it cannot key exactly (the
-    key may still hold an unhashable value: the lookup says so)."""
+    """The memo key of an args row, or ``None`` when a value is not a plain atom or a
+    flat tuple of atoms (those rows are written every time)."""
     values = tuple(args.values())
     kinds: list[Any] = []
     for value in values:
         kind = type(value)
         if kind is tuple:
             inner = tuple(map(type, value))
-            if tuple in inner:
-                return None  # nested tuples: their inner types are not in the key
-            kinds.append(inner)
+            if not _ATOMS.issuperset(inner):
+                return None
+            kinds.append(tuple(map(_kind, value)) if float in inner else inner)
         elif kind in _ATOMS:
-            kinds.append(kind)
+            kinds.append(_kind(value) if kind is float else kind)
         else:
-            return None  # _Varying and anything else: written every time
+            return None
     return (family, source, target, show_redundant, tuple(args), values, tuple(kinds))
 
 

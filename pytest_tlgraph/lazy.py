@@ -1,10 +1,7 @@
-"""A read-only mapping built on first use: ``Trace.layers`` and a plain drawing's
-``Drawing.nodes`` cost nothing until read.
+"""A read-only mapping built on first use: ``Trace.layers`` costs nothing until read.
 
-An unrolled draw never looks at layers, and ``draw().dot`` never looks at the node
-records; building either is a sizeable share of the work. Whoever reads them (the
-rolled view, the collapse plan, the snapshot report, user code) reads them
-transparently.
+An unrolled draw never looks at layers, and building them is a sizeable share of a
+capture; the rolled view, the collapse plan and user code read them transparently.
 """
 
 from __future__ import annotations

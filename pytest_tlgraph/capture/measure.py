@@ -70,6 +70,7 @@ _f32: Final = torch.float32
 _f64: Final = torch.float64
 _strided: Final = torch.strided
 _PLAIN_TENSORS: Final = (torch.Tensor, torch.nn.Parameter)
+_wrapped: Final = torch._C._functorch.is_functorch_wrapped_tensor
 _inf: Final = math.inf
 _sqrt: Final = math.sqrt
 #: Dtypes whose values numpy reads in place (its dot accumulates in the dtype itself).
@@ -93,10 +94,10 @@ def magnitude(t: torch.Tensor) -> float | None:
 
     The sum of squares accumulates in the tensor's own dtype (float32 for half
     precision, whose squares overflow long before its values are large) and is redone
-    in float64 when float32 overflows on finite values. Dense CPU float32 and float64
-    tensors are read in place through numpy, whose dot is a fraction of the cost of a
-    torch reduction for the small tensors of a test model; everything else goes
-    through ``torch.linalg.vector_norm``.
+    in float64 when float32 overflows on finite values. Contiguous dense CPU float32
+    and float64 tensors with storage of their own are read in place through numpy,
+    whose dot is a fraction of the cost of a torch reduction for the small tensors of a
+    test model; everything else goes through ``torch.linalg.vector_norm``.
     """
     dtype = t.dtype
     is_float, accumulate = _dtype_kinds.get(dtype) or float_kind(dtype)
@@ -105,15 +106,26 @@ def magnitude(t: torch.Tensor) -> float | None:
     count = t.numel()
     if count == 0:
         return None
-    if dtype in _NUMPY_FLOATS and type(t) in _PLAIN_TENSORS and t.is_cpu and t.layout is _strided:
-        # Read in place (``force`` detaches in C++ and resolves a negative-bit view).
-        array = t.numpy(force=True)
-        squares = float(_vdot(array, array))
-        if squares == _inf and dtype is _f32:
-            # Finite values whose squares overflow float32: redo it in float64.
-            wide = array.astype(_np_f64)
-            squares = float(_vdot(wide, wide))
-        return _sqrt(squares / count)
+    if (
+        dtype in _NUMPY_FLOATS
+        and type(t) in _PLAIN_TENSORS
+        and t.is_cpu
+        and t.layout is _strided
+        and t.is_contiguous()  # numpy would copy anything else: torch reads it in place
+        and not _wrapped(t)  # functorch and functionalization wrappers own no storage
+    ):
+        try:
+            # Read in place (``force`` detaches in C++ and resolves a negative-bit view).
+            array = t.numpy(force=True)
+        except RuntimeError:
+            array = None  # a torch build without numpy support, say: torch reads it
+        if array is not None:
+            squares = float(_vdot(array, array))
+            if squares == _inf and dtype is _f32:
+                # Finite values whose squares overflow float32: redo it in float64.
+                wide = array.astype(_np_f64)
+                squares = float(_vdot(wide, wide))
+            return _sqrt(squares / count)
     # Detached so the norm stays out of the autograd graph; a tensor that requires no
     # grad is read as is (a detached alias costs as much as the norm's bookkeeping).
     values = t.detach() if t.requires_grad else t

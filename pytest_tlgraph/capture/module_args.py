@@ -115,11 +115,16 @@ _class_biases: dict[type[nn.Module], bool] = {}
 
 
 def _class_bias(cls: type[nn.Module]) -> bool:
-    """Whether ``cls`` defines ``bias`` itself (a property, say), which wins over the
-    parameter dict."""
+    """Whether attribute access on ``cls`` may find ``bias`` anywhere but the parameter
+    dict: the class defines ``bias`` itself (a property, say), or replaces
+    ``nn.Module``'s ``__getattr__`` or ``object``'s ``__getattribute__``."""
     found = _class_biases.get(cls)
     if found is None:
-        found = _class_biases[cls] = any("bias" in vars(klass) for klass in cls.__mro__)
+        found = _class_biases[cls] = (
+            any("bias" in vars(klass) for klass in cls.__mro__)
+            or cls.__getattr__ is not nn.Module.__getattr__
+            or cls.__getattribute__ is not object.__getattribute__
+        )
     return found
 
 

@@ -67,19 +67,12 @@ class ModelIndex:
 
 def index_model(model: nn.Module) -> ModelIndex:
     """Walk ``model`` once (what ``named_modules``, ``named_parameters``,
-    ``named_buffers`` and ``parameters`` would each walk again), in ``named_modules``
-    order: depth first, children in registration order, each module once."""
-    modules: list[tuple[str, nn.Module]] = []
+    ``named_buffers`` and ``parameters`` would each walk again); the modules are
+    ``named_modules()``'s, with its order and its notion of a module seen twice."""
+    modules = tuple(model.named_modules())
     params: dict[int, ParamInfo] = {}
     count = 0
-    seen: set[int] = set()
-    todo: list[tuple[str, nn.Module]] = [("", model)]
-    while todo:
-        prefix, module = todo.pop()
-        if id(module) in seen:
-            continue
-        seen.add(id(module))
-        modules.append((prefix, module))
+    for prefix, module in modules:
         dot = prefix + "." if prefix else ""
         for name, p in module._parameters.items():
             if p is not None and id(p) not in params:
@@ -89,15 +82,7 @@ def index_model(model: nn.Module) -> ModelIndex:
         for name, b in module._buffers.items():
             if b is not None and id(b) not in params:
                 params[id(b)] = (dot + name, tuple(b.shape), False)
-        children = module._modules
-        if children:
-            # Pushed last first, so the first child is walked next.
-            todo.extend(
-                (dot + name, child)
-                for name, child in reversed(children.items())
-                if child is not None
-            )
-    return ModelIndex(tuple(modules), params, count)
+    return ModelIndex(modules, params, count)
 
 
 def watch_modules(

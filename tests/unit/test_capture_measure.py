@@ -114,3 +114,39 @@ def test_parents_come_from_bare_listed_and_keyword_tensors() -> None:
     assert trace.op("reshape_1").parents == ("cat_1",)
     assert trace.op("add_1").parents == ("reshape_1", "flip_1")
     assert trace.op("add_1").shape == (2, 6)
+
+
+class _Functionalized(nn.Module):
+    """An in-place op under functionalization: its tensors are wrappers owning no storage."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.func.functionalize(lambda r: (r * 2).add_(1))(x)
+
+
+class _Jvp(nn.Module):
+    """A forward-mode derivative: dual tensors are functorch wrappers."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _, tangent = torch.func.jvp(torch.sin, (x,), (torch.ones_like(x),))
+        return tangent
+
+
+# torch.func scripts a helper of its own on first use, which warns in this torch.
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
+@pytest.mark.parametrize("size", [4, 3000])
+def test_wrapper_tensors_without_storage_are_read_through_torch(size: int) -> None:
+    # x * 2 is 1.0 everywhere and the in-place add makes it 2.0: values numpy could only
+    # have read from memory the wrappers do not own.
+    trace = capture(_Functionalized(), torch.full((size,), 0.5))
+    assert trace.op("mul_1").magnitude == pytest.approx(1.0, rel=1e-6)
+    assert trace.op("add__1").magnitude == pytest.approx(2.0, rel=1e-6)
+    jvp = capture(_Jvp(), torch.full((size,), 0.25))
+    assert jvp.op("output_1").magnitude == pytest.approx(math.cos(0.25), rel=1e-6)
+
+
+def test_non_contiguous_outputs_are_read_in_place_with_their_value() -> None:
+    t = torch.randn(64, 48, generator=torch.Generator().manual_seed(2))
+    assert measure.magnitude(t.t()) == pytest.approx(measure.magnitude(t), rel=1e-6)
+    assert measure.magnitude(t[:, ::2]) == pytest.approx(
+        math.sqrt(float((t[:, ::2].double() ** 2).mean())), rel=1e-6
+    )

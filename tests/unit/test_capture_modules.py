@@ -26,7 +26,30 @@ class _Reused(nn.Module):
         self.frozen.requires_grad_(False)
 
 
+class _Block(nn.Module):
+    """Compares by value, as a dataclass module may: torch's walk keeps one of two equal
+    blocks, and so must ours."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(2, 2)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Block)
+
+    def __hash__(self) -> int:
+        return 0
+
+
+class _EqualBlocks(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.x = _Block()
+        self.y = _Block()
+
+
 _MODELS = {
+    "equal blocks": _EqualBlocks,
     "cnn": CNN,
     "residual": ResidualMLP,
     "attention": Attention,

@@ -206,6 +206,20 @@ def test_module_args_sit_on_the_module_output_op_only() -> None:
     assert trace.op("input_1").module_args is None
 
 
+class _GatedBias(nn.Linear):
+    """Hides its bias while disabled, through a __getattr__ of its own."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "bias" and not self.__dict__.get("use_bias", True):
+            return None
+        return super().__getattr__(name)
+
+
+def _gated(module: _GatedBias) -> nn.Module:
+    module.use_bias = False
+    return module
+
+
 def _bias_property(module: nn.Module) -> nn.Module:
     """Give ``module`` a class whose ``bias`` property hides the registered bias."""
     hidden = type("BiasHidden", (type(module),), {"bias": property(lambda self: None)})
@@ -221,8 +235,9 @@ def _bias_property(module: nn.Module) -> nn.Module:
         (lambda: nn.Conv1d(4, 2, 1, bias=False), False),
         (lambda: _with_plain_bias(nn.Linear(4, 2, bias=False)), True),
         (lambda: _bias_property(nn.Linear(4, 2)), False),
+        (lambda: _gated(_GatedBias(4, 2)), False),
     ],
-    ids=["linear", "no bias", "conv no bias", "plain attribute", "property"],
+    ids=["linear", "no bias", "conv no bias", "plain attribute", "property", "getattr"],
 )
 def test_the_bias_flag_reads_what_attribute_access_reads(
     make: Callable[[], nn.Module], expected: bool

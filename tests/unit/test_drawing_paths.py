@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -48,6 +49,7 @@ def test_the_short_path_writes_what_the_spec_path_writes(
     through_specs = trace.draw(node_spec_fn=_keep, **options)
     assert short.dot == through_specs.dot
     assert dict(short.nodes) == dict(through_specs.nodes)
+    assert type(short.nodes) is type(through_specs.nodes) is MappingProxyType
     assert short.edges == through_specs.edges and short.clusters == through_specs.clusters
 
 

@@ -110,6 +110,7 @@ def test_html_label_escapes_like_escaping_every_row(rows: list[str], bold: set[i
 
 _EQUAL_VALUES_OF_OTHER_TYPES = [
     1, True, 1.0, (1, 1), (True, True), (1.0, 1), ((1, 1), (1,)), ((True, True), (1,)), "1",
+    0.0, -0.0, 0, False, (0.0, 1), (-0.0, 1), (0, 1),
 ]  # fmt: skip
 
 
@@ -147,3 +148,25 @@ def test_a_memoised_args_row_still_follows_its_shapes(show_redundant: bool) -> N
             assert again == rows[node.id]
     shown = {any("in_features" in t for t in texts) for texts in rows.values()}
     assert shown == ({True} if show_redundant else {False})
+
+
+class _Knob:
+    """A value whose text changes while it stays the same object."""
+
+    def __init__(self) -> None:
+        self.position = 1
+
+    def __str__(self) -> str:
+        return f"knob{self.position}"
+
+
+def test_an_args_row_of_an_object_is_written_from_its_current_text() -> None:
+    trace = _TRACES["cnn"]
+    pool = next(n for n in build_plan(trace).nodes if n.id == "max_pool2d_1")
+    knob = _Knob()
+    args = MappingProxyType({"kernel_size": (knob,)})
+    node = dataclasses.replace(pool, record=dataclasses.replace(pool.record, module_args=args))
+    first, _ = node_texts(node, trace=trace, options=DrawOptions())
+    knob.position = 2
+    second, _ = node_texts(node, trace=trace, options=DrawOptions())
+    assert "kernel_size=(knob1,)" in first and "kernel_size=(knob2,)" in second
