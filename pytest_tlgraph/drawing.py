@@ -21,6 +21,7 @@ from pytest_tlgraph.dot import (
 from pytest_tlgraph.encoding.units import format_bytes
 from pytest_tlgraph.labels import node_texts
 from pytest_tlgraph.layout import choose_layout, rank_graph_attrs, rank_positions
+from pytest_tlgraph.lazy import LazyMapping
 from pytest_tlgraph.options import DrawOptions, NodeSpecFn
 from pytest_tlgraph.plan import Plan, build_plan
 from pytest_tlgraph.trace import frozen_builder
@@ -121,8 +122,9 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
             from pytest_tlgraph.encoding.key import KEY_ID
 
             public[KEY_ID] = Node("key", encoded.key_rows, (), None)
+        nodes: Mapping[str, Node] = public
     else:
-        public, statements = _plain_statements(plan, rows, fill)
+        nodes, statements = _plain_statements(plan, rows, fill)
     graph = DotGraph(
         graph_attrs=style.graph_attrs(opts.page, opts.direction, html_label(captions)),
         node_defaults=_node_defaults(opts.page),
@@ -144,7 +146,7 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
     return Drawing(
         dot=emit(graph),
         state=state,
-        nodes=MappingProxyType(public),
+        nodes=MappingProxyType(nodes),
         edges=plan.edges,
         clusters=tuple(c.title for c in plan.clusters),
     )
@@ -170,16 +172,24 @@ def _edited_specs(
 
 def _plain_statements(
     plan: Plan, rows: list[tuple[tuple[str, ...], tuple[int, ...]]], fill: Callable[[str], str]
-) -> tuple[dict[str, Node], list[NodeStatement]]:
+) -> tuple[Mapping[str, Node], list[NodeStatement]]:
     """What the spec path makes of unedited base specs, without building them: each
-    statement's attribute list written straight from its rows and role fill."""
-    public: dict[str, Node] = {}
-    statements = []
-    for node, (texts, bold) in zip(plan.nodes, rows, strict=True):
-        public[node.id] = _new_node(node.kind, texts, node.members, node.module)
-        attrs = plain_node_attrs(html_label(texts, bold), fill(node.kind))
-        statements.append(_new_statement(node.id, node.cluster, attrs))
-    return public, statements
+    statement's attribute list written straight from its rows and role fill, and the
+    public node records built when first read (``draw().dot`` never reads them)."""
+    statements = [
+        _new_statement(
+            node.id, node.cluster, plain_node_attrs(html_label(texts, bold), fill(node.kind))
+        )
+        for node, (texts, bold) in zip(plan.nodes, rows, strict=True)
+    ]
+
+    def public() -> dict[str, Node]:
+        return {
+            node.id: _new_node(node.kind, texts, node.members, node.module)
+            for node, (texts, _) in zip(plan.nodes, rows, strict=True)
+        }
+
+    return LazyMapping(public), statements
 
 
 @functools.cache

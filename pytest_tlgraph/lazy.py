@@ -1,7 +1,10 @@
-"""A read-only mapping built on first use: ``Trace.layers`` costs nothing until read.
+"""A read-only mapping built on first use: ``Trace.layers`` and a plain drawing's
+``Drawing.nodes`` cost nothing until read.
 
-An unrolled draw never looks at layers, and building them is a sizeable share of a
-capture; the rolled view, the collapse plan and user code read them transparently.
+An unrolled draw never looks at layers, and ``draw().dot`` never looks at the node
+records; building either is a sizeable share of the work. Whoever reads them (the
+rolled view, the collapse plan, the snapshot report, user code) reads them
+transparently.
 """
 
 from __future__ import annotations
@@ -47,3 +50,18 @@ class LazyMapping(Mapping[K, V]):
 
     def __repr__(self) -> str:
         return repr(dict(self._get()))
+
+    # What a mapping proxy offers beyond ``Mapping``, so that one wrapped around this
+    # mapping reads like one wrapped around a dict.
+    def copy(self) -> dict[K, V]:
+        """A plain ``dict`` of the items."""
+        return dict(self._get())
+
+    def __or__(self, other: Mapping[K, V]) -> dict[K, V]:
+        return {**self._get(), **other}
+
+    def __ror__(self, other: Mapping[K, V]) -> dict[K, V]:
+        return {**other, **self._get()}
+
+    def __reversed__(self) -> Iterator[K]:
+        return reversed(list(self._get()))

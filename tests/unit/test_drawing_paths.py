@@ -61,3 +61,17 @@ def test_an_edit_reaches_the_dot_only_through_the_spec_path() -> None:
 
     assert "#123456" not in trace.draw().dot
     assert trace.draw(node_spec_fn=recolour).dot.count('fillcolor="#123456"') == len(trace.ops)
+
+
+@pytest.mark.parametrize("name", sorted(_TRACES))
+def test_drawing_nodes_read_like_a_mapping_proxy_of_a_dict_on_both_paths(name: str) -> None:
+    trace = _TRACES[name]
+    short, through_specs = trace.draw(), trace.draw(node_spec_fn=_keep)
+    for nodes in (short.nodes, through_specs.nodes):
+        expected = dict(through_specs.nodes)
+        assert nodes.copy() == expected and type(nodes.copy()) is dict
+        assert nodes | {"extra": None} == {**expected, "extra": None}
+        assert {"extra": None} | nodes == {"extra": None, **expected}
+        assert list(reversed(nodes)) == list(reversed(list(expected)))
+        assert repr(nodes) == f"mappingproxy({expected!r})"
+        assert nodes == expected and len(nodes) == len(expected)
