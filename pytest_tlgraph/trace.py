@@ -58,6 +58,16 @@ PER_PASS_FIELDS: Final = frozenset({"func_duration"})
 R = TypeVar("R")
 
 
+def _frozen_slots(cls: type) -> Any:
+    """The slots of ``cls``; ``TypeError`` unless it is a frozen slotted dataclass
+    without ``__post_init__`` (whose instances a class switch may produce)."""
+    params = getattr(cls, "__dataclass_params__", None)
+    slots = vars(cls).get("__slots__")
+    if params is None or not params.frozen or slots is None or hasattr(cls, "__post_init__"):
+        raise TypeError(f"{cls.__name__} is not a frozen slotted dataclass without __post_init__")
+    return slots
+
+
 def frozen_builder(cls: type[R]) -> Callable[..., R]:
     """A constructor for the frozen slotted dataclass ``cls`` with its ``__init__``'s
     signature, for the stages that build thousands of records per draw.
@@ -67,10 +77,7 @@ def frozen_builder(cls: type[R]) -> Callable[..., R]:
     same slots and then gives the object its real class: the result is an ordinary,
     fully frozen ``cls`` instance (equality, hashing, pickling and ``replace`` as usual).
     """
-    params = getattr(cls, "__dataclass_params__", None)
-    slots = vars(cls).get("__slots__")
-    if params is None or not params.frozen or slots is None or hasattr(cls, "__post_init__"):
-        raise TypeError(f"{cls.__name__} is not a frozen slotted dataclass without __post_init__")
+    slots = _frozen_slots(cls)
     specs: list[Any] = []
     for f in fields(cls):  # type: ignore[arg-type]
         if f.default is not MISSING:
@@ -95,12 +102,7 @@ def check_twin(mutable: type, frozen: type) -> None:
     """Raise ``TypeError`` unless instances of the slotted class ``mutable`` can be
     frozen into ``frozen`` with :func:`freeze`: a frozen slotted dataclass without
     ``__post_init__`` whose slots are ``mutable``'s, in the same order."""
-    params = getattr(frozen, "__dataclass_params__", None)
-    slots = vars(frozen).get("__slots__")
-    if params is None or not params.frozen or slots is None or hasattr(frozen, "__post_init__"):
-        raise TypeError(
-            f"{frozen.__name__} is not a frozen slotted dataclass without __post_init__"
-        )
+    slots = _frozen_slots(frozen)
     if vars(mutable).get("__slots__") != slots or mutable.__bases__ != frozen.__bases__:
         raise TypeError(f"{mutable.__name__} does not have the slots of {frozen.__name__}")
 
