@@ -83,19 +83,13 @@ class MagnitudeBatch:
     __slots__ = ("pending",)
 
     def __init__(self) -> None:
-        #: The kept outputs ``(record, tensor, version)``; always the same list object,
-        #: so a caller may hold it and test it for emptiness.
+        #: The kept outputs ``(record, tensor, version)``: empty when nothing waits.
         self.pending: list[tuple[RawOp, torch.Tensor, int]] = []
 
-    def __bool__(self) -> bool:
-        return bool(self.pending)
-
-    def add(self, raw: RawOp, t: torch.Tensor, count: int | None = None) -> None:
-        """Measure ``t`` into ``raw.magnitude``: at the next flush for a small dense CPU
-        tensor, at once for anything else (large, other devices, layouts, subclasses).
-        ``count`` is ``t.numel()`` when the caller already has it."""
-        if count is None:
-            count = t.numel()
+    def add(self, raw: RawOp, t: torch.Tensor, count: int) -> None:
+        """Measure ``t`` (of ``count`` elements) into ``raw.magnitude``: at the next
+        flush for a small dense CPU tensor, at once for anything else (large, other
+        devices, layouts, subclasses)."""
         if (
             count > MAX_BATCHED_NUMEL
             or type(t) not in _BATCHED_TYPES
@@ -106,15 +100,13 @@ class MagnitudeBatch:
             return
         if count == 0 or not float_kind(t.dtype)[0]:
             return  # no magnitude: the field stays None
-        pending = self.pending
-        pending.append((raw, t, t._version))
-        if len(pending) >= MAX_TENSORS:
+        self.pending.append((raw, t, t._version))
+        if len(self.pending) >= MAX_TENSORS:
             self.flush()
 
     def flush(self) -> None:
         """Measure every kept tensor and let go of them."""
-        pending = self.pending[:]
-        self.pending.clear()
+        pending, self.pending = self.pending, []
         for raw, t, version in pending:
             # A write no torch function saw leaves the op's own values gone: unknown.
             if t._version == version:
@@ -122,4 +114,4 @@ class MagnitudeBatch:
 
     def clear(self) -> None:
         """Let go of every kept tensor without measuring it."""
-        self.pending.clear()
+        self.pending = []

@@ -106,7 +106,6 @@ class Recorder(TorchFunctionMode):
         self._pack = self._pack_saved  # one bound method: compared by identity below
         self._hooks: AbstractContextManager[None] | None = None
         self._magnitudes = MagnitudeBatch()
-        self._waiting = self._magnitudes.pending  # read on every call: no method call
 
     def __enter__(self) -> Recorder:
         self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, _unpack)
@@ -228,11 +227,11 @@ class Recorder(TorchFunctionMode):
         except (KeyError, TypeError):
             name = _name(func)
         if name in _SKIPPED:
-            if name in _RAW_ACCESS and self._waiting:
+            if name in _RAW_ACCESS and self._magnitudes.pending:
                 self._magnitudes.flush()
             return func(*args, **kwargs) if kwargs else func(*args)
         # Kept outputs are measured before anything may write to them.
-        if self._waiting and may_write(name, args, kwargs or _NO_KWARGS):
+        if self._magnitudes.pending and may_write(name, args, kwargs or _NO_KWARGS):
             self._magnitudes.flush()
         # Measured only with a graph being built and our hooks on top (a model's own
         # saved-tensor hooks, e.g. checkpointing, hide what autograd keeps).
