@@ -78,54 +78,49 @@ def _torch_forward(cls: type[nn.Module]) -> bool:
 
 _MISSING: Final = object()
 # What a module class contributes, worked out once per class: (family, arg names,
-# whether it has args at all). The values themselves are read on every call.
-_layouts: dict[type[nn.Module], tuple[str | None, tuple[str, ...], bool]] = {}
+# whether it has args at all, whether its bias is read from the parameter dict). The
+# values themselves are read on every call.
+_layouts: dict[type[nn.Module], tuple[str | None, tuple[str, ...], bool, bool]] = {}
 
 
-def _layout(cls: type[nn.Module]) -> tuple[str | None, tuple[str, ...], bool]:
+def _layout(cls: type[nn.Module]) -> tuple[str | None, tuple[str, ...], bool, bool]:
     layout = _layouts.get(cls)
     if layout is None:
         for family, classes, names in _FAMILY_ARGS:
             if issubclass(cls, classes):
-                layout = (family if _torch_forward(cls) else None, names, True)
+                layout = (family if _torch_forward(cls) else None, names, True, _plain_bias(cls))
                 break
         else:
             if cls.__module__.startswith("torch.nn."):
                 constants = getattr(cls, "__constants__", ())
                 names = tuple(n for n in constants if n not in _SKIPPED_CONSTANTS)
-                layout = ("torch", names, True)
+                layout = ("torch", names, True, False)
             else:
-                layout = (None, (), False)
+                layout = (None, (), False, False)
         _layouts[cls] = layout
     return layout
 
 
-def _bias(module: nn.Module) -> Any:
-    """``getattr(module, "bias", None)``, read from the parameter dict where it lives
-    (attribute access would go through ``nn.Module.__getattr__`` first)."""
+def _plain_bias(cls: type[nn.Module]) -> bool:
+    """Whether attribute access on ``cls`` finds ``bias`` where ``nn.Module`` puts it:
+    neither the class defines ``bias`` itself (a property, say) nor replaces
+    ``nn.Module``'s ``__getattr__`` or ``object``'s ``__getattribute__``."""
+    return (
+        not any("bias" in vars(klass) for klass in cls.__mro__)
+        and cls.__getattr__ is nn.Module.__getattr__
+        and cls.__getattribute__ is object.__getattribute__
+    )
+
+
+def _bias(module: nn.Module, plain: bool) -> Any:
+    """``getattr(module, "bias", None)``; read from the parameter dict where it lives
+    when the class is ``plain`` (:func:`_plain_bias`), sparing ``nn.Module.__getattr__``."""
     state = module.__dict__
-    if "bias" not in state and not _class_bias(type(module)):
+    if plain and "bias" not in state:
         found = state.get("_parameters", {}).get("bias", _MISSING)
         if found is not _MISSING:
             return found
     return getattr(module, "bias", None)
-
-
-_class_biases: dict[type[nn.Module], bool] = {}
-
-
-def _class_bias(cls: type[nn.Module]) -> bool:
-    """Whether attribute access on ``cls`` may find ``bias`` anywhere but the parameter
-    dict: the class defines ``bias`` itself (a property, say), or replaces
-    ``nn.Module``'s ``__getattr__`` or ``object``'s ``__getattribute__``."""
-    found = _class_biases.get(cls)
-    if found is None:
-        found = _class_biases[cls] = (
-            any("bias" in vars(klass) for klass in cls.__mro__)
-            or cls.__getattr__ is not nn.Module.__getattr__
-            or cls.__getattribute__ is not object.__getattribute__
-        )
-    return found
 
 
 def module_args(module: nn.Module) -> tuple[str | None, Mapping[str, Any] | None]:
@@ -135,13 +130,13 @@ def module_args(module: nn.Module) -> tuple[str | None, Mapping[str, Any] | None
     op; ``(None, None)`` for modules outside torch.nn, whose args we cannot name. A
     subclass of a table family that overrides ``forward`` gets ``(None, args)``."""
     cls = type(module)
-    family, names, has_args = _layouts.get(cls) or _layout(cls)
+    family, names, has_args, plain_bias = _layouts.get(cls) or _layout(cls)
     if not has_args:
         return None, None
     values: dict[str, Any] = {}
     for name in names:
         if name == "bias" and family != "torch":
-            values[name] = _bias(module) is not None
+            values[name] = _bias(module, plain_bias) is not None
             continue
         value = getattr(module, name, _MISSING)
         if value is not _MISSING:
