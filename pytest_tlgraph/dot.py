@@ -169,10 +169,7 @@ def emit(graph: DotGraph) -> str:
     # Every node id is written again in edges and clusters: quote each one once.
     quoted = {node.id: quote(node.id) for node in graph.nodes}
     for node in graph.nodes:
-        attrs = node.attrs
-        lines.append(
-            f"  {quoted[node.id]} {attrs if isinstance(attrs, str) else attr_list(attrs)};"
-        )
+        lines.append(f"  {quoted[node.id]} {_written(node.attrs)};")
     for source, target in graph.edges:
         lines.append(
             f"  {quoted.get(source) or quote(source)} -> {quoted.get(target) or quote(target)};"

@@ -125,10 +125,11 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
         nodes: Mapping[str, Node] = public
     else:
         nodes, statements = _plain_statements(plan, rows, fill)
+    node_defaults, edge_defaults = _written_defaults(opts.page)
     graph = DotGraph(
         graph_attrs=style.graph_attrs(opts.page, opts.direction, html_label(captions)),
-        node_defaults=_node_defaults(opts.page),
-        edge_defaults=_edge_defaults(opts.page),
+        node_defaults=node_defaults,
+        edge_defaults=edge_defaults,
         nodes=statements,
         edges=plan.edges,
         clusters=plan.clusters,
@@ -193,15 +194,10 @@ def _plain_statements(
 
 
 @functools.cache
-def _node_defaults(page: str) -> str:
-    """The node defaults of a page, written once: they never change."""
-    return attr_list(style.node_defaults(page))
-
-
-@functools.cache
-def _edge_defaults(page: str) -> str:
-    """The edge defaults of a page, written once: they never change."""
-    return attr_list(style.edge_defaults(page))
+def _written_defaults(page: str) -> tuple[str, str]:
+    """The node and edge default attribute lists of a page, written once: they never
+    change."""
+    return attr_list(style.node_defaults(page)), attr_list(style.edge_defaults(page))
 
 
 def _attrs(spec: Mapping[str, Any]) -> dict[str, Any]:
