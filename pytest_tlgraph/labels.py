@@ -152,11 +152,6 @@ def args_row(
     if not args:
         return None
     hidden = () if show_redundant else hidden_args(args, family, input_shape, output_shape)
-    return _args_text(args, hidden)
-
-
-def _args_text(args: Mapping[str, Any], hidden: tuple[str, ...]) -> str | None:
-    """The args row of ``args`` without the ``hidden`` names (``None`` if none is left)."""
     parts = [
         f"{name}={value if type(value) in _ATOMS else _format_arg(value)}"
         for name, value in args.items()
@@ -204,10 +199,13 @@ def _record_args_row(record: Record, trace: Trace | None, show_redundant: bool) 
         else:
             if row is not _UNSET:
                 return row  # type: ignore[return-value]
-    if show_redundant:
-        row = _args_text(args, ())
-    else:
-        row = _args_text(args, hidden_args(args, family, source, target))
+    row = args_row(
+        args,
+        family=family,
+        input_shape=source,
+        output_shape=target,
+        show_redundant=show_redundant,
+    )
     if key is not None:
         if len(_args_rows) >= _ARGS_MEMO_LIMIT:
             _args_rows.clear()
@@ -359,12 +357,12 @@ def _default_texts(node: PlanNode, record: Record, trace: Trace | None,
     :func:`_module_row`): every node of every draw comes here.
     """
     layer = isinstance(record, Layer)
-    if isinstance(record, Layer) and record.num_passes > 1:
-        texts = [f"{record.label} (x{record.num_passes})"]
-    else:
-        texts = [node.id]
-    if isinstance(record, Layer) and record.shape_summary is not None:
-        texts.append(record.shape_summary)
+    texts = [node.id]
+    if isinstance(record, Layer):
+        if record.num_passes > 1:
+            texts[0] = f"{record.label} (x{record.num_passes})"
+        if record.shape_summary is not None:
+            texts.append(record.shape_summary)
     if record.shape is not None:
         shape, size = format_shape(record.shape), record.activation_memory
         texts.append(shape if size is None else f"{shape}, {format_bytes(size)}")
