@@ -31,8 +31,8 @@ from torch import nn
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from pytest_tlgraph import capture
-from pytest_tlgraph.collapse import AUTO_NODE_BUDGET, auto_plan
-from pytest_tlgraph.plan import build_plan
+from pytest_tlgraph.draw import build_plan
+from pytest_tlgraph.draw.collapse import AUTO_NODE_BUDGET, auto_plan
 
 
 class Attention(nn.Module):

@@ -14,7 +14,7 @@ from pytest_tlgraph.errors import EncodingRefusal, RenderError, TlgraphError, Tr
 if TYPE_CHECKING:
     import pytest_tlgraph.node_styles as node_styles
     from pytest_tlgraph.capture import capture
-    from pytest_tlgraph.drawing import Drawing, Node
+    from pytest_tlgraph.draw import Drawing, Node
     from pytest_tlgraph.encoding.state import EncodingState
     from pytest_tlgraph.trace import Layer, ModuleCall, Op, Trace
 
@@ -40,8 +40,8 @@ _LAZY = {
     "Op": ("pytest_tlgraph.trace", "Op"),
     "Layer": ("pytest_tlgraph.trace", "Layer"),
     "ModuleCall": ("pytest_tlgraph.trace", "ModuleCall"),
-    "Drawing": ("pytest_tlgraph.drawing", "Drawing"),
-    "Node": ("pytest_tlgraph.drawing", "Node"),
+    "Drawing": ("pytest_tlgraph.draw", "Drawing"),
+    "Node": ("pytest_tlgraph.draw", "Node"),
     "EncodingState": ("pytest_tlgraph.encoding.state", "EncodingState"),
     "node_styles": ("pytest_tlgraph.node_styles", None),
 }

@@ -6,15 +6,16 @@ Everything here is plain Python data (the only torch object kept is ``Op.dtype``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields, make_dataclass
+from itertools import pairwise
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 if TYPE_CHECKING:
     import torch
 
-    from pytest_tlgraph.drawing import Drawing
+    from pytest_tlgraph.draw import Drawing
 
 __all__ = [
     "MEASUREMENT_FIELDS",
@@ -27,10 +28,37 @@ __all__ = [
     "check_twin",
     "freeze",
     "frozen_builder",
+    "shape_summary",
 ]
 
 Shape = tuple[int, ...]
 ParamInfo = tuple[str, Shape, bool]
+
+
+def _fmt_shape(shape: Sequence[int]) -> str:
+    # A 0-d pass reads "scalar" (as in the shape row), never an empty string.
+    return "x".join(str(d) for d in shape) if shape else "scalar"
+
+
+def shape_summary(shapes: Sequence[tuple[int, ...] | None]) -> str | None:
+    """``Layer.shape_summary`` for the per-pass output shapes (ENCODING.md §1.2)."""
+    if len(shapes) < 2 or any(s is None for s in shapes):
+        return None
+    concrete = [s for s in shapes if s is not None]
+    if all(s == concrete[0] for s in concrete):
+        return None
+    first, last = concrete[0], concrete[-1]
+    ranks = {len(s) for s in concrete}
+    if len(ranks) == 1:
+        varying = [axis for axis in range(len(first)) if len({s[axis] for s in concrete}) > 1]
+        if len(varying) == 1:
+            values = [s[varying[0]] for s in concrete]
+            pairs = list(pairwise(values))
+            if all(a >= b for a, b in pairs) or all(a <= b for a, b in pairs):
+                return f"{values[0]}->{values[-1]}"
+            return f"{min(values)}-{max(values)}"
+    return f"{_fmt_shape(first)}->{_fmt_shape(last)}"
+
 
 #: Numeric per-op measurements, in the order the spec lists them.
 MEASUREMENT_FIELDS: Final = (
@@ -255,6 +283,6 @@ class Trace:
 
     def draw(self, **options: Any) -> Drawing:
         """Draw the trace; see ``DrawOptions`` for the keyword-only options."""
-        from pytest_tlgraph.drawing import draw
+        from pytest_tlgraph.draw import draw
 
         return draw(self, **options)

@@ -24,8 +24,8 @@ import torch
 from torch import nn
 
 from pytest_tlgraph import capture
-from pytest_tlgraph.drawing import Drawing
-from pytest_tlgraph.node_styles import attention_node_mode
+from pytest_tlgraph.draw import Drawing
+from pytest_tlgraph.draw.node_styles import attention_node_mode
 from pytest_tlgraph.trace import Trace
 
 OUT_DIR = Path(__file__).resolve().parent.parent / "docs" / "images" / "encoding"

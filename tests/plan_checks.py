@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pytest_tlgraph.collapse import ADDITIVE_FIELDS, COLLAPSED_KINDS
-from pytest_tlgraph.collapse_records import member_sums
-from pytest_tlgraph.plan import Plan
+from pytest_tlgraph.draw.collapse import ADDITIVE_FIELDS, COLLAPSED_KINDS
+from pytest_tlgraph.draw.collapse.records import member_sums
+from pytest_tlgraph.draw.plan import Plan
 from pytest_tlgraph.trace import Trace
 
 __all__ = ["check_plan"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from itertools import pairwise
 from types import MappingProxyType
 from typing import Any, Final
 
@@ -19,38 +18,14 @@ from pytest_tlgraph.trace import (
     Trace,
     freeze,
     frozen_builder,
+    shape_summary,
 )
 
-__all__ = ["assemble", "shape_summary"]
+__all__ = ["assemble"]
 
 
 # A rolled view builds one record per layer: the fast frozen constructor.
 _new_layer: Final = frozen_builder(Layer)
-
-
-def _fmt_shape(shape: Sequence[int]) -> str:
-    # A 0-d pass reads "scalar" (as in the shape row), never an empty string.
-    return "x".join(str(d) for d in shape) if shape else "scalar"
-
-
-def shape_summary(shapes: Sequence[tuple[int, ...] | None]) -> str | None:
-    """``Layer.shape_summary`` for the per-pass output shapes (ENCODING.md §1.2)."""
-    if len(shapes) < 2 or any(s is None for s in shapes):
-        return None
-    concrete = [s for s in shapes if s is not None]
-    if all(s == concrete[0] for s in concrete):
-        return None
-    first, last = concrete[0], concrete[-1]
-    ranks = {len(s) for s in concrete}
-    if len(ranks) == 1:
-        varying = [axis for axis in range(len(first)) if len({s[axis] for s in concrete}) > 1]
-        if len(varying) == 1:
-            values = [s[varying[0]] for s in concrete]
-            pairs = list(pairwise(values))
-            if all(a >= b for a, b in pairs) or all(a <= b for a, b in pairs):
-                return f"{values[0]}->{values[-1]}"
-            return f"{min(values)}-{max(values)}"
-    return f"{_fmt_shape(first)}->{_fmt_shape(last)}"
 
 
 def _layer_labels(

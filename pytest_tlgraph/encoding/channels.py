@@ -15,7 +15,10 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
 
-from pytest_tlgraph.dot import NodeStatement, html_escape
+from pytest_tlgraph.draw.dot import NodeStatement, html_escape
+from pytest_tlgraph.draw.fontmetrics import estimate_label_box
+from pytest_tlgraph.draw.plan import Plan
+from pytest_tlgraph.draw.style import FONTSIZE
 from pytest_tlgraph.encoding.key import KEY_ID, BarLine, KeyLine, TextLine, key_label
 from pytest_tlgraph.encoding.ramps import ramp_for_page
 from pytest_tlgraph.encoding.scales import check_scale, normalise, transform
@@ -24,10 +27,7 @@ from pytest_tlgraph.encoding.stack import is_auto, require_unrolled, stack
 from pytest_tlgraph.encoding.state import ChannelState, EncodingState
 from pytest_tlgraph.encoding.values import Collected, collect
 from pytest_tlgraph.errors import EncodingRefusal
-from pytest_tlgraph.fontmetrics import estimate_label_box
 from pytest_tlgraph.options import DrawOptions
-from pytest_tlgraph.plan import Plan
-from pytest_tlgraph.style import FONTSIZE
 from pytest_tlgraph.trace import Trace
 
 __all__ = ["Encoding", "encode"]

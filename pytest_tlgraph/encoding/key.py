@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from pytest_tlgraph.dot import html_escape
+from pytest_tlgraph.draw.dot import html_escape
 from pytest_tlgraph.encoding.ramps import Ramp
 
 __all__ = ["KEY_ID", "BarLine", "KeyLine", "TextLine", "key_label"]

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from syrupy.assertion import AssertionResult, SnapshotAssertion
     from syrupy.types import SnapshotIndex
 
-    from pytest_tlgraph.drawing import Drawing
+    from pytest_tlgraph.draw import Drawing
     from pytest_tlgraph.snapshots.fixture import Settings
 
 __all__ = ["SnapshotCall", "base_assertion", "display_path"]

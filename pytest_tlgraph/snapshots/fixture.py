@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
     from torch import nn
 
-    from pytest_tlgraph.drawing import Drawing
+    from pytest_tlgraph.draw import Drawing
     from pytest_tlgraph.trace import Trace
 
 __all__ = ["SETTING_NAMES", "Settings", "TlgraphSnapshot", "check_setting"]
@@ -124,7 +124,7 @@ class TlgraphSnapshot:
         try:
             args, call_kwargs = _resolve_inputs(model, inputs, kwargs)
             trace = _capture(model, args, call_kwargs, backward)
-            from pytest_tlgraph.drawing import draw
+            from pytest_tlgraph.draw import draw
 
             drawing = draw(trace, mask_volatile=True, **options)
             received_png = (
@@ -262,7 +262,7 @@ def _write_measured(
     trace: Trace, options: Mapping[str, Any], stem: Path, settings: Settings
 ) -> None:
     """Time channels are snapshotted masked; the measured picture goes to the results."""
-    from pytest_tlgraph.drawing import draw
+    from pytest_tlgraph.draw import draw
 
     measured = draw(trace, **options)
     settings.results.write_measured(stem, render_snapshot_png(measured.dot, settings.renderer))

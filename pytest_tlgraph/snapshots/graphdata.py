@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from pytest_tlgraph.drawing import Drawing
+    from pytest_tlgraph.draw import Drawing
 
 __all__ = [
     "DotParseError",

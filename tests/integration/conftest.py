@@ -10,7 +10,7 @@ import pytest
 import torch  # noqa: F401
 
 import pytest_tlgraph.capture
-import pytest_tlgraph.drawing
+import pytest_tlgraph.draw
 import pytest_tlgraph.snapshots.fixture
 import pytest_tlgraph.snapshots.html
 import pytest_tlgraph.snapshots.pixeldiff  # noqa: F401

@@ -7,8 +7,9 @@ import torch
 from torch import nn
 
 from pytest_tlgraph import capture
-from pytest_tlgraph.collapse import COLLAPSED_KINDS, BoxRecord, build_collapsed_plan
-from pytest_tlgraph.plan import Plan, build_plan
+from pytest_tlgraph.draw import build_plan
+from pytest_tlgraph.draw.collapse import COLLAPSED_KINDS, BoxRecord, build_collapsed_plan
+from pytest_tlgraph.draw.plan import Plan
 from pytest_tlgraph.trace import Trace
 from tests.models import SharedModule
 from tests.plan_checks import check_plan

@@ -7,9 +7,10 @@ import torch
 from torch import nn
 
 from pytest_tlgraph import capture
-from pytest_tlgraph.collapse import AUTO_NODE_BUDGET, FoldRecord, SegmentRecord, auto_plan
-from pytest_tlgraph.folds import address_range, fold_runs
-from pytest_tlgraph.plan import Plan, build_plan
+from pytest_tlgraph.draw import build_plan
+from pytest_tlgraph.draw.collapse import AUTO_NODE_BUDGET, FoldRecord, SegmentRecord, auto_plan
+from pytest_tlgraph.draw.collapse.folds import address_range, fold_runs
+from pytest_tlgraph.draw.plan import Plan
 from pytest_tlgraph.trace import Trace
 
 

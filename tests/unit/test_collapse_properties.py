@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from torch import nn
 
 from pytest_tlgraph import capture
-from pytest_tlgraph.collapse import COLLAPSED_KINDS
-from pytest_tlgraph.plan import build_plan
+from pytest_tlgraph.draw import build_plan
+from pytest_tlgraph.draw.collapse import COLLAPSED_KINDS
 from pytest_tlgraph.trace import Trace
 from tests.plan_checks import check_plan
 

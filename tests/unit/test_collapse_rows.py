@@ -7,9 +7,10 @@ import torch
 from torch import nn
 
 from pytest_tlgraph import capture
-from pytest_tlgraph.collapse_rows import collapsed_rows, func_list
+from pytest_tlgraph.draw import build_plan
+from pytest_tlgraph.draw.collapse.rows import collapsed_rows, func_list
+from pytest_tlgraph.draw.plan import Plan, PlanNode
 from pytest_tlgraph.options import DrawOptions
-from pytest_tlgraph.plan import Plan, PlanNode, build_plan
 from pytest_tlgraph.trace import Trace
 
 

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from torch import nn
 
 from pytest_tlgraph import capture
-from pytest_tlgraph.collapse import ADDITIVE_FIELDS, COLLAPSED_KINDS, BoxRecord
-from pytest_tlgraph.collapse_records import member_sums
-from pytest_tlgraph.plan import build_plan
+from pytest_tlgraph.draw import build_plan
+from pytest_tlgraph.draw.collapse import ADDITIVE_FIELDS, COLLAPSED_KINDS, BoxRecord
+from pytest_tlgraph.draw.collapse.records import member_sums
 from pytest_tlgraph.trace import Trace
 
 

@@ -10,7 +10,7 @@ import torch
 
 from pytest_tlgraph import EncodingRefusal, Trace
 from pytest_tlgraph.capture import capture
-from pytest_tlgraph.drawing import draw
+from pytest_tlgraph.draw import draw
 from tests.models import MLP, RecurrentCell, seeded
 
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_tlgraph.dot import (
+from pytest_tlgraph.draw.dot import (
     DotGraph,
     NodeStatement,
     attr_list,
@@ -23,7 +23,7 @@ from pytest_tlgraph.dot import (
     plain_node_attrs,
     quote,
 )
-from pytest_tlgraph.plan import Cluster
+from pytest_tlgraph.draw.plan import Cluster
 
 _text = st.text(
     alphabet=st.characters(blacklist_categories=("Cs", "Cc")) | st.sampled_from("\\\"'<>&{}[];|\n"),

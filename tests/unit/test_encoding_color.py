@@ -9,8 +9,8 @@ import re
 import pytest
 
 from pytest_tlgraph import Trace
+from pytest_tlgraph.draw.style import PAGES
 from pytest_tlgraph.encoding.ramps import ramp_for_page
-from pytest_tlgraph.style import PAGES
 
 _NODE = re.compile(r'^  ("(?:[^"\\]|\\.)*") \[(.*)\];$')
 _LABEL = re.compile(r"^label=(<.*?>)(?:, |$)")

@@ -9,7 +9,7 @@ import torch
 
 from pytest_tlgraph import Trace
 from pytest_tlgraph.capture import capture
-from pytest_tlgraph.drawing import draw
+from pytest_tlgraph.draw import draw
 from tests.models import CNN, RecurrentCell, seeded
 
 

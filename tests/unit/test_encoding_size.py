@@ -13,8 +13,8 @@ import torch
 
 from pytest_tlgraph import EncodingRefusal, Op, Trace
 from pytest_tlgraph.capture import capture
-from pytest_tlgraph.dot import html_escape
-from pytest_tlgraph.fontmetrics import estimate_label_box
+from pytest_tlgraph.draw.dot import html_escape
+from pytest_tlgraph.draw.fontmetrics import estimate_label_box
 from tests.models import BareLoop
 
 _SIZE = re.compile(r'"([^"]+)" \[.*width="(\d+\.\d{3})", height="(\d+\.\d{3})", fixedsize="false"')

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_tlgraph.fontmetrics import (
+from pytest_tlgraph.draw.fontmetrics import (
     DEFAULT_MARGIN,
     estimate_label_box,
     text_width_points,

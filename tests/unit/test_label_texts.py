@@ -13,11 +13,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_tlgraph import capture
-from pytest_tlgraph.dot import html_escape, html_label
+from pytest_tlgraph.draw import build_plan, node_rows, node_texts
+from pytest_tlgraph.draw.dot import html_escape, html_label
+from pytest_tlgraph.draw.labels import args_row
 from pytest_tlgraph.errors import EncodingRefusal
-from pytest_tlgraph.labels import args_row, node_rows, node_texts
 from pytest_tlgraph.options import DrawOptions
-from pytest_tlgraph.plan import build_plan
 from pytest_tlgraph.trace import Trace
 from tests.models import CNN, HostileNames, RecurrentCell, ResidualMLP, Shrink, seeded
 

@@ -7,9 +7,9 @@ import torch
 from torch import nn
 
 from pytest_tlgraph import EncodingRefusal, capture
-from pytest_tlgraph.labels import LABEL_FIELDS, dtype_name, node_rows
+from pytest_tlgraph.draw import build_plan, node_rows
+from pytest_tlgraph.draw.labels import LABEL_FIELDS, dtype_name
 from pytest_tlgraph.options import DrawOptions
-from pytest_tlgraph.plan import build_plan
 from pytest_tlgraph.trace import Trace
 
 

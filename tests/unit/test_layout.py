@@ -12,13 +12,13 @@ import pytest
 import torch
 from PIL import Image
 
-import pytest_tlgraph.layout
+import pytest_tlgraph.draw.layout
 from pytest_tlgraph import EncodingRefusal, Trace
 from pytest_tlgraph.capture import capture
-from pytest_tlgraph.dot import html_escape
-from pytest_tlgraph.fontmetrics import estimate_label_box
-from pytest_tlgraph.layout import rank_positions
-from pytest_tlgraph.plan import build_plan
+from pytest_tlgraph.draw import build_plan
+from pytest_tlgraph.draw.dot import html_escape
+from pytest_tlgraph.draw.fontmetrics import estimate_label_box
+from pytest_tlgraph.draw.layout import rank_positions
 from tests.models import Branches
 
 _POS = re.compile(r'^  "([^"]+)" \[.*pos="(-?\d+\.\d\d),(-?\d+\.\d\d)!"')
@@ -67,7 +67,7 @@ def test_the_fence_refuses_before_any_value_is_read(mlp: Trace) -> None:
 def test_auto_layout_above_the_threshold_warns_and_uses_dot(
     cnn: Trace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(pytest_tlgraph.layout, "AUTO_RANK_THRESHOLD", 3)
+    monkeypatch.setattr(pytest_tlgraph.draw.layout, "AUTO_RANK_THRESHOLD", 3)
     with pytest.warns(UserWarning, match=r"color_by.*need dot") as caught:
         drawing = cnn.draw(color_by="flops")
     assert caught[0].filename == __file__  # the warning points at the caller
@@ -78,7 +78,7 @@ def test_auto_layout_above_the_threshold_warns_and_uses_dot(
 def test_auto_layout_above_the_threshold_without_channels_uses_rank(
     cnn: Trace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(pytest_tlgraph.layout, "AUTO_RANK_THRESHOLD", 3)
+    monkeypatch.setattr(pytest_tlgraph.draw.layout, "AUTO_RANK_THRESHOLD", 3)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         drawing = cnn.draw()

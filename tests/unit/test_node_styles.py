@@ -8,9 +8,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from pytest_tlgraph import capture, style
-from pytest_tlgraph.drawing import Drawing, Node
-from pytest_tlgraph.node_styles import attention_node_mode, is_attention_module
+from pytest_tlgraph import capture
+from pytest_tlgraph.draw import Drawing, Node, style
+from pytest_tlgraph.draw.node_styles import attention_node_mode, is_attention_module
 
 
 class _ManualAttention(nn.Module):

@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_tlgraph import capture
-from pytest_tlgraph.plan import Cluster, build_plan, clusters_for
+from pytest_tlgraph.draw import build_plan
+from pytest_tlgraph.draw.plan import Cluster, clusters_for
 from pytest_tlgraph.trace import ModuleCall, Trace
 from tests.models import MLP, ResidualMLP, seeded
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from pytest_tlgraph import capture
-from pytest_tlgraph.drawing import Drawing
+from pytest_tlgraph.draw import Drawing
 from pytest_tlgraph.snapshots.extensions import PngMatch, render_snapshot_png
 from pytest_tlgraph.snapshots.graphdata import graph_from_drawing
 from pytest_tlgraph.snapshots.pixeldiff import compare_png

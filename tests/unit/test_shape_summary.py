@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from torch import nn
 
 from pytest_tlgraph import capture
-from pytest_tlgraph.capture.assemble import shape_summary
+from pytest_tlgraph.trace import shape_summary
 
 
 class _Shrinking(nn.Module):

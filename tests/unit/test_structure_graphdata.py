@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from torch import nn
 
 from pytest_tlgraph import capture
-from pytest_tlgraph.dot import DotGraph, NodeStatement, emit, html_label
-from pytest_tlgraph.plan import Cluster
+from pytest_tlgraph.draw.dot import DotGraph, NodeStatement, emit, html_label
+from pytest_tlgraph.draw.plan import Cluster
 from pytest_tlgraph.snapshots.graphdata import DotParseError, graph_from_drawing, parse_dot
 from tests.models import CNN, MLP, HostileNames, RecurrentCell, ResidualMLP, seeded
 

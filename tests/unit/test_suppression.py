@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from torch import nn
 
 from pytest_tlgraph import capture
-from pytest_tlgraph.labels import args_row
-from pytest_tlgraph.suppression import FAMILY_TABLE, NEVER_CANDIDATES, redundant_args
+from pytest_tlgraph.draw.labels import args_row
+from pytest_tlgraph.draw.suppression import FAMILY_TABLE, NEVER_CANDIDATES, redundant_args
 from pytest_tlgraph.trace import Trace
 
 torch.manual_seed(0)

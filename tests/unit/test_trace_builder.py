@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from pytest_tlgraph import capture
 from pytest_tlgraph.capture.raw import RawOp
-from pytest_tlgraph.dot import NodeStatement
-from pytest_tlgraph.drawing import Node
-from pytest_tlgraph.plan import Cluster, PlanNode, build_plan
+from pytest_tlgraph.draw import Node, build_plan
+from pytest_tlgraph.draw.dot import NodeStatement
+from pytest_tlgraph.draw.plan import Cluster, PlanNode
 from pytest_tlgraph.trace import Layer, ModuleCall, Op, Trace, check_twin, freeze, frozen_builder
 from tests.models import MLP, RecurrentCell, seeded
 

@@ -1,4 +1,10 @@
-"""``Trace.draw``: the pipeline plan -> labels -> encoding -> node styles -> DOT."""
+"""``Trace.draw``: the drawing stage's orchestrator.
+
+It runs the pipeline plan -> labels -> encoding -> node styles -> DOT and is the one
+place that chooses between the full-detail plan (:mod:`.plan`) and the boxed one
+(:mod:`.collapse`), and between their label rows (:mod:`.labels`,
+:mod:`.collapse.rows`): the stages themselves never import each other backwards.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +14,11 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, final
 
-from pytest_tlgraph import style
-from pytest_tlgraph.dot import (
+from pytest_tlgraph.draw import labels, style
+from pytest_tlgraph.draw import plan as plain_plan
+from pytest_tlgraph.draw.collapse import COLLAPSED_KINDS, build_collapsed_plan
+from pytest_tlgraph.draw.collapse.rows import collapsed_rows
+from pytest_tlgraph.draw.dot import (
     DotGraph,
     NodeStatement,
     attr_list,
@@ -18,19 +27,19 @@ from pytest_tlgraph.dot import (
     html_label,
     plain_node_attrs,
 )
+from pytest_tlgraph.draw.labels import Row
+from pytest_tlgraph.draw.layout import choose_layout, rank_graph_attrs, rank_positions
+from pytest_tlgraph.draw.plan import Plan, PlanNode
 from pytest_tlgraph.encoding.units import format_bytes
-from pytest_tlgraph.labels import node_texts
-from pytest_tlgraph.layout import choose_layout, rank_graph_attrs, rank_positions
 from pytest_tlgraph.lazy import LazyMapping
 from pytest_tlgraph.options import DrawOptions, NodeSpecFn
-from pytest_tlgraph.plan import Plan, build_plan
 from pytest_tlgraph.trace import frozen_builder
 
 if TYPE_CHECKING:
     from pytest_tlgraph.encoding.state import EncodingState
     from pytest_tlgraph.trace import Trace
 
-__all__ = ["Drawing", "Node", "draw"]
+__all__ = ["Drawing", "Node", "build_plan", "draw", "node_rows", "node_texts"]
 
 
 @final
@@ -73,6 +82,34 @@ def caption(trace: Trace) -> str:
     return (
         f"{trace.model_name} · {count} ops · {format_bytes(total)} · {trace.param_count:,} params"
     )
+
+
+def build_plan(
+    trace: Trace, *, view: str = "unrolled", depth: int | None = None, collapse: str | None = None
+) -> Plan:
+    """The plan for ``trace`` in ``view``: full detail, or boxed when ``depth`` or
+    ``collapse`` is given."""
+    if depth is not None or collapse is not None:
+        return build_collapsed_plan(trace, view=view, depth=depth, collapse=collapse)
+    return plain_plan.build_plan(trace, view=view)
+
+
+def node_rows(node: PlanNode, *, trace: Trace | None, options: DrawOptions) -> tuple[Row, ...]:
+    """The label rows of any plan node: a boxed node's from the collapse stage, every
+    other node's from :mod:`.labels`."""
+    if node.kind in COLLAPSED_KINDS:
+        return collapsed_rows(node, trace=trace, options=options)
+    return labels.node_rows(node, trace=trace, options=options)
+
+
+def node_texts(
+    node: PlanNode, *, trace: Trace | None, options: DrawOptions
+) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """:func:`node_rows` as plain data: the row texts and the indices of the bold rows."""
+    if node.kind in COLLAPSED_KINDS:
+        rows = collapsed_rows(node, trace=trace, options=options)
+        return tuple(r.text for r in rows), tuple(i for i, r in enumerate(rows) if r.bold)
+    return labels.node_texts(node, trace=trace, options=options)
 
 
 # A plain draw validates nothing: its options are the (frozen) defaults.

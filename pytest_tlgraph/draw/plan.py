@@ -116,14 +116,10 @@ def clusters_for(
     return tuple(kept.values()), innermost
 
 
-def build_plan(
-    trace: Trace, *, view: str = "unrolled", depth: int | None = None, collapse: str | None = None
-) -> Plan:
-    """The plan for ``trace`` in ``view`` (``depth``/``collapse`` box module calls)."""
-    if depth is not None or collapse is not None:
-        from pytest_tlgraph.collapse import build_collapsed_plan
-
-        return build_collapsed_plan(trace, view=view, depth=depth, collapse=collapse)
+def build_plan(trace: Trace, *, view: str = "unrolled") -> Plan:
+    """The full-detail plan for ``trace`` in ``view``: one node per op (unrolled) or per
+    layer (rolled). Boxed plans (``depth``/``collapse``) are the collapse stage's; the
+    drawing orchestrator chooses between the two."""
     records: list[Op | Layer] = list(trace.layers.values()) if view == "rolled" else list(trace.ops)
     clusters, innermost = _clusters(trace, view, records)
     rolled = view == "rolled"

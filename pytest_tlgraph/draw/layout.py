@@ -11,9 +11,9 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from pytest_tlgraph.draw.plan import Plan
 from pytest_tlgraph.errors import EncodingRefusal
 from pytest_tlgraph.options import DrawOptions
-from pytest_tlgraph.plan import Plan
 
 __all__ = ["AUTO_RANK_THRESHOLD", "choose_layout", "rank_graph_attrs", "rank_positions"]
 

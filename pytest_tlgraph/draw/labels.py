@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
 
+from pytest_tlgraph.draw.plan import PlanNode
+from pytest_tlgraph.draw.suppression import hidden_args, input_shape, output_shape
 from pytest_tlgraph.encoding.units import format_bytes, format_flops
 from pytest_tlgraph.errors import EncodingRefusal
 from pytest_tlgraph.options import DrawOptions
-from pytest_tlgraph.plan import PlanNode
-from pytest_tlgraph.suppression import hidden_args, input_shape, output_shape
 from pytest_tlgraph.trace import Layer, Op, Shape, Trace
 
 __all__ = [
@@ -143,7 +143,7 @@ def args_row(
     """``kernel_size=(3, 3), stride=(2, 2)``: a module's constructor args, in order.
 
     Args that provably duplicate a captured dimension are left out (the check and its
-    closed family table live in :mod:`pytest_tlgraph.suppression`): ``family`` is the
+    closed family table live in :mod:`pytest_tlgraph.draw.suppression`): ``family`` is the
     module family, ``input_shape`` the shape of the module's single input (``None`` for
     several inputs or none), ``output_shape`` its output shape (``None`` when unknown or
     varying). A mismatch or a missing shape keeps the arg. ``show_redundant=True``
@@ -392,18 +392,15 @@ def node_texts(
     """:func:`node_rows` as plain data: the row texts and the indices of the bold rows
     (what a drawing needs, without a ``Row`` per line)."""
     record = node.record
-    if (
-        options.node_label_fields is None
-        and isinstance(record, (Op, Layer))
-        and node.kind not in ("box", "segment", "fold")
-    ):
+    if options.node_label_fields is None and isinstance(record, (Op, Layer)):
         return _default_texts(node, record, trace, options), _TITLE_BOLD
     rows = node_rows(node, trace=trace, options=options)
     return tuple(r.text for r in rows), tuple(i for i, r in enumerate(rows) if r.bold)
 
 
 def node_rows(node: PlanNode, *, trace: Trace | None, options: DrawOptions) -> tuple[Row, ...]:
-    """The label rows of one plan node under ``options``.
+    """The label rows of one full-detail plan node (an op, layer, input or output) under
+    ``options``; boxed nodes get theirs from the collapse stage.
 
     ``trace`` is the trace the node's record belongs to; with ``None`` (a record drawn
     detached) no arg can be checked, so every arg is shown.
@@ -412,10 +409,6 @@ def node_rows(node: PlanNode, *, trace: Trace | None, options: DrawOptions) -> t
     if options.node_label_fields is not None:
         tokens = check_label_fields(options.node_label_fields)
     record = node.record
-    if node.kind in ("box", "segment", "fold"):
-        from pytest_tlgraph.collapse_rows import collapsed_rows
-
-        return collapsed_rows(node, trace=trace, options=options)
     if not isinstance(record, (Op, Layer)):
         return (Row(_title(node), bold=True),)
     if tokens is not None:

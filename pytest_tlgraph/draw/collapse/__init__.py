@@ -19,7 +19,8 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from pytest_tlgraph.collapse_records import (
+from pytest_tlgraph.draw.collapse.folds import call_signature, fold_runs, fold_title
+from pytest_tlgraph.draw.collapse.records import (
     ADDITIVE_FIELDS,
     BoxRecord,
     CollapsedRecord,
@@ -28,8 +29,7 @@ from pytest_tlgraph.collapse_records import (
     box_record,
     segment_record,
 )
-from pytest_tlgraph.folds import call_signature, fold_runs, fold_title
-from pytest_tlgraph.plan import Plan, PlanNode, build_plan, clusters_for
+from pytest_tlgraph.draw.plan import Plan, PlanNode, build_plan, clusters_for
 from pytest_tlgraph.trace import ModuleCall, Trace
 
 __all__ = [

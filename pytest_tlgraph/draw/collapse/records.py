@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from pytest_tlgraph.trace import ModuleCall, Op, Shape, Trace
+from pytest_tlgraph.trace import ModuleCall, Op, Shape, Trace, shape_summary
 
 if TYPE_CHECKING:
     import torch
@@ -181,8 +181,6 @@ def _common(values: Sequence[Any]) -> Any:
 def box_record(trace: Trace, calls: Sequence[ModuleCall], members: Sequence[str]) -> BoxRecord:
     """The record of a box standing for ``calls`` (all of one module) and ``members``
     (their op labels in execution order)."""
-    from pytest_tlgraph.capture.assemble import shape_summary
-
     first = calls[0]
     outputs = [output_op(trace, call.ops) for call in calls if call.ops]
     shapes = [op.shape for op in outputs]

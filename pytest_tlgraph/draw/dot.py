@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from pytest_tlgraph.plan import Cluster
+from pytest_tlgraph.draw.plan import Cluster
 
 __all__ = [
     "DotGraph",
