@@ -1,0 +1,111 @@
+"""The package's house rules: data flows one way through the stages.
+
+The only import that may point back up the pipeline is ``Trace.draw``'s call into the
+drawing stage (``pytest_tlgraph.trace -> pytest_tlgraph.draw``, the public facade);
+any other cycle among the package's modules fails here, whether the import is at the
+top of a module, lazy inside a function, or only for the type checker.
+"""
+
+from __future__ import annotations
+
+import importlib
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.import_graph import cycles, import_graph
+
+PACKAGE = Path(__file__).resolve().parents[2] / "pytest_tlgraph"
+
+#: The one back-pointing import the architecture allows: ``Trace.draw`` -> ``draw``.
+ALLOWED_BACK_EDGES = {("pytest_tlgraph.trace", "pytest_tlgraph.draw")}
+
+
+def _graph_without_allowed() -> dict[str, set[str]]:
+    graph = import_graph(PACKAGE)
+    for source, target in ALLOWED_BACK_EDGES:
+        graph[source].discard(target)
+    return graph
+
+
+def test_the_package_has_no_import_cycle_but_the_facade() -> None:
+    assert cycles(_graph_without_allowed()) == []
+
+
+def test_the_allowed_back_edge_is_really_the_facade() -> None:
+    # Without the exception the facade closes the one cycle the rule names (trace is
+    # read by every drawing stage), so the exception is needed and covers no other edge.
+    graph = import_graph(PACKAGE)
+    assert "pytest_tlgraph.draw" in graph["pytest_tlgraph.trace"]
+    knots = cycles(graph)
+    assert len(knots) == 1
+    assert {"pytest_tlgraph.trace", "pytest_tlgraph.draw"} <= set(knots[0])
+
+
+def test_stages_do_not_reach_back() -> None:
+    graph = import_graph(PACKAGE)
+    # plan and labels never import collapse: the orchestrator chooses between them.
+    for stage in ("pytest_tlgraph.draw.plan", "pytest_tlgraph.draw.labels"):
+        assert not {m for m in graph[stage] if m.startswith("pytest_tlgraph.draw.collapse")}
+    # Encoding reads plans, never the orchestrator; nothing below capture reads it.
+    for module, imported in graph.items():
+        if module.startswith("pytest_tlgraph.encoding"):
+            assert "pytest_tlgraph.draw" not in imported, module
+        if module.startswith(("pytest_tlgraph.draw", "pytest_tlgraph.encoding")):
+            assert not {m for m in imported if m.startswith("pytest_tlgraph.capture")}, module
+
+
+def test_every_module_imports() -> None:
+    graph = import_graph(PACKAGE)
+    assert len(graph) > 40
+    for name in sorted(graph):
+        assert importlib.import_module(name).__name__ == name
+
+
+def test_moved_public_paths_still_work() -> None:
+    import pytest_tlgraph
+    import pytest_tlgraph.node_styles as public_styles
+    from pytest_tlgraph.draw import node_styles
+
+    assert public_styles.attention_node_mode is node_styles.attention_node_mode
+    assert pytest_tlgraph.node_styles.attention_node_mode is node_styles.attention_node_mode
+    from pytest_tlgraph.snapshots import compare_png
+
+    assert callable(compare_png)
+
+
+def _package(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / "pkg" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return root / "pkg"
+
+
+@pytest.mark.parametrize(
+    "back_import",
+    [
+        "from pkg.a import f\n",  # at the top
+        "def g():\n    from pkg.a import f\n    return f\n",  # lazy, inside a function
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import a\n",
+        "from . import a\n",  # relative
+        "import pkg.a\n",
+    ],
+)
+def test_a_back_import_in_a_synthetic_package_is_a_cycle(tmp_path: Path, back_import: str) -> None:
+    clean = {"__init__.py": "", "a.py": "from pkg.b import g\ndef f(): ...\n", "b.py": ""}
+    assert cycles(import_graph(_package(tmp_path / "clean", clean))) == []
+    knotted = {**clean, "b.py": back_import}
+    assert cycles(import_graph(_package(tmp_path / "knot", knotted))) == [["pkg.a", "pkg.b"]]
+
+
+def test_cycles_are_found_through_subpackages(tmp_path: Path) -> None:
+    files = {
+        "__init__.py": "",
+        "draw/__init__.py": "from pkg.draw.plan import p\n",
+        "draw/plan.py": "from ..trace import T\ndef p(): ...\n",
+        "trace.py": "class T:\n    def draw(self):\n        from pkg.draw import plan\n",
+    }
+    found = cycles(import_graph(_package(tmp_path, files)))
+    assert found == [["pkg.draw.plan", "pkg.trace"]]
