@@ -16,6 +16,7 @@ from pytest_tlgraph.snapshots.extensions import (
     reusable,
 )
 from pytest_tlgraph.snapshots.graphdata import graph_from_drawing
+from pytest_tlgraph.snapshots.graphdiff import graph_diff_png
 from pytest_tlgraph.snapshots.report import DotOutcome, PngOutcome, build_report
 
 if TYPE_CHECKING:
@@ -156,12 +157,16 @@ class SnapshotCall:
         diff = [] if dot.expected is None else list(unified_dot_diff(dot.expected, drawing.dot))
         match = self.png_extension.last if png_result is not None else None
         expected_png = png_result.recalled_data if png_result is not None else None
+        graphdiff, graphdiff_note = None, None
+        if dot.expected is not None and not dot.passed and settings.png:
+            graphdiff, graphdiff_note = graph_diff_png(dot.expected, drawing.dot, settings.renderer)
         written = settings.results.write_failure(
             stem,
             actual=received_png,
             expected=expected_png if isinstance(expected_png, bytes) else None,
             diff=match.comparison.diff_png if match and match.comparison else None,
             dot_diff="\n".join(diff) + "\n" if diff and not dot.passed else None,
+            graphdiff=graphdiff,
         )
         png = None
         if png_result is not None:
@@ -183,6 +188,9 @@ class SnapshotCall:
             if written.dot_diff is None
             else display_path(written.dot_diff, root),
             state_text=drawing.state.describe() if drawing.state is not None else None,
+            graphdiff=graphdiff_note
+            if written.graphdiff is None
+            else f"structural diff drawing: {display_path(written.graphdiff, root)}",
         )
         settings.results.write_record(stem, nodeid=nodeid, report=report, artifacts=written)
         hint = "\nto accept the received drawing: pytest --snapshot-update"

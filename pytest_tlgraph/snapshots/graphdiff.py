@@ -108,6 +108,34 @@ def _union(new: Sequence[str], old: Sequence[str]) -> list[str]:
     return out
 
 
+def _renumbered(old: _Side, new: _Side) -> _Side:
+    """``old`` with each node that only its number tells apart from a new node (an op
+    renumbered because ops were added or removed before it: ``linear_13`` is now
+    ``linear_19``, every other row the same) renamed to the new id, so it pairs."""
+    spare: dict[tuple[str, ...], list[str]] = {}
+    for node_id, rows in new.rows.items():
+        if node_id not in old.rows and len(rows) > 1:
+            spare.setdefault(rows[1:], []).append(node_id)
+    rename: dict[str, str] = {}
+    for node_id, rows in old.rows.items():
+        if node_id not in new.rows and spare.get(rows[1:]):
+            rename[node_id] = spare[rows[1:]].pop(0)
+    if not rename:
+        return old
+
+    def to(node_id: str) -> str:
+        return rename.get(node_id, node_id)
+
+    return _Side(
+        rows={to(k): (to(k), *v[1:]) if v[0] == k else v for k, v in old.rows.items()},
+        cluster_of={to(k): v for k, v in old.cluster_of.items()},
+        edges=list(dict.fromkeys((to(a), to(b)) for a, b in old.edges)),
+        clusters=old.clusters,
+        titles=old.titles,
+        rankdir=old.rankdir,
+    )
+
+
 def _row_diff(old: Sequence[str], new: Sequence[str]) -> list[tuple[str, str]]:
     """``(mark, text)`` per shown row: ``""`` unchanged, ``"-"`` old, ``"+"`` new."""
     out: list[tuple[str, str]] = []
@@ -176,7 +204,8 @@ def graph_diff(old_dot: str, new_dot: str) -> Drawing:
     """
     from pytest_tlgraph.draw import Drawing, Node
 
-    old, new = _side(old_dot, "old"), _side(new_dot, "new")
+    new = _side(new_dot, "new")
+    old = _renumbered(_side(old_dot, "old"), new)
     order = _union(list(new.rows), list(old.rows))
     statuses: dict[str, str] = {}
     shown: dict[str, list[tuple[str, str]]] = {}
@@ -263,3 +292,16 @@ def _cluster_attrs(cid: str, old: _Side, new: _Side) -> dict[str, Any]:
         attrs["penwidth"] = "2"
         attrs["style"] = "rounded,dashed" if look.dashed else "rounded"
     return attrs
+
+
+def graph_diff_png(old_dot: str, new_dot: str, renderer: str) -> tuple[bytes | None, str | None]:
+    """The structural diff rendered at the snapshot dpi, or ``None`` and the one-line
+    reason it could not be drawn (a damaged stored file, a renderer failure): a failure
+    report never fails on its own picture."""
+    from pytest_tlgraph.errors import TlgraphError
+    from pytest_tlgraph.render import render_png
+
+    try:
+        return render_png(graph_diff(old_dot, new_dot).dot, renderer=renderer, dpi=96), None
+    except (DotParseError, TlgraphError) as error:
+        return None, f"structural diff drawing not made: {str(error).splitlines()[0]}"
