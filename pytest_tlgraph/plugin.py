@@ -9,6 +9,7 @@ here: torch loads only when a test calls the fixture.
 from __future__ import annotations
 
 import os
+from collections.abc import Generator
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "pytest_addoption",
     "pytest_configure",
+    "pytest_pyfunc_call",
     "pytest_report_header",
     "pytest_sessionfinish",
     "pytest_terminal_summary",
@@ -32,6 +34,7 @@ __all__ = [
 _SETTINGS: Final = pytest.StashKey["Settings"]()
 _DEFAULT_RENDERER: Final = pytest.StashKey[str]()
 _HTML: Final = pytest.StashKey["tuple[Path, int]"]()
+_FIXTURE: Final = pytest.StashKey["TlgraphSnapshot"]()
 _DEFAULT_RESULTS: Final = "tlgraph-results"
 _FALSE: Final = frozenset({"false", "no", "off", "0"})
 _TRUE: Final = frozenset({"true", "yes", "on", "1"})
@@ -235,13 +238,33 @@ def tlgraph_snapshot(request: pytest.FixtureRequest) -> TlgraphSnapshot:
     module = Path(request.node.path)
     if module.is_relative_to(config.rootpath):
         module = module.relative_to(config.rootpath)
-    return TlgraphSnapshot(
+    fixture = TlgraphSnapshot(
         snapshot=base_assertion(request),
         settings=settings,
         marker=marker,
         nodeid=request.node.nodeid,
         module=module,
     )
+    request.node.stash[_FIXTURE] = fixture
+    return fixture
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, object]:
+    """Every ``tlgraph_snapshot`` call of a test is compared; the test fails once, at its
+    end, listing every mismatch (REVIEW.md §2.1)."""
+    __tracebackhide__ = True
+    try:
+        result = yield
+    except BaseException as error:
+        fixture = pyfuncitem.stash.get(_FIXTURE, None)
+        if fixture is not None:
+            fixture.interrupted(error)
+        raise
+    fixture = pyfuncitem.stash.get(_FIXTURE, None)
+    if fixture is not None:
+        fixture.finish()
+    return result
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
