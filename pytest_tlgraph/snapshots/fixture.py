@@ -118,7 +118,7 @@ class TlgraphSnapshot:
         if message is not None:
             # Compared, recorded and written; the test goes on, so every later call is
             # compared too, and finish() fails the test once at its end.
-            self.failures.append(f"{message}\ncalled at {where}" if where else message)
+            self.failures.append(f"{where}: {message}" if where else message)
         return drawing
 
     def finish(self) -> None:
