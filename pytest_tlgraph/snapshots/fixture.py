@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from pytest_tlgraph.trace import Trace
 
 __all__ = ["TlgraphSnapshot"]
+#: pytest leaves this module's frames out of a failing test's traceback: a capture error
+#: shows the user's frames and the cause, not the plugin's own (``--full-trace`` shows all).
+__tracebackhide__ = True
 
 _VOLATILE: Final = frozenset({"time", "device_time"})
 
