@@ -207,12 +207,14 @@ def _call_site() -> str | None:
 
 def _check_draw_names(options: Mapping[str, Any], where: str) -> None:
     from pytest_tlgraph.options import DrawOptions
+    from pytest_tlgraph.suggest import did_you_mean
 
     known = {f.name for f in dataclasses.fields(DrawOptions)}
     unknown = sorted(set(options) - known)
     if unknown:
         raise TypeError(
-            f"{where} got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
+            f"{where} got unexpected keyword argument(s) {', '.join(map(repr, unknown))}"
+            f"{did_you_mean(unknown[0], [*known, *SETTING_NAMES])}; "
             f"draw options are: {', '.join(sorted(known))}; snapshot settings are: "
             f"{', '.join(SETTING_NAMES)}"
         )

@@ -100,10 +100,12 @@ def compare_png(
         return verdict(True, 0, False, None, size, size)
     image1, image2 = _decode(expected, "expected"), _decode(actual, "actual")
     if image1.size != image2.size:
-        from pytest_tlgraph.snapshots.unioncanvas import union_canvas_diff
+        from pytest_tlgraph.snapshots.unioncanvas import mark_missing, padded_pair
 
         larger = max(image1.width * image1.height, image2.width * image2.height)
-        union, _ = union_canvas_diff(image1, image2, threshold=threshold)
+        padded = padded_pair(image1, image2)
+        union = compare_png(*padded, threshold=threshold).diff_png
+        union = mark_missing(union, padded[0], image1, image2)
         return verdict(False, larger, True, union, image1.size, image2.size)
     width, height = image1.size
     flat1, flat2 = _rgba(image1), _rgba(image2)

@@ -3,23 +3,21 @@
 An architecture change nearly always changes the rendered size, so this is the usual
 case of a failing snapshot. Both images are placed at the top-left of a canvas as wide
 and as tall as the larger of each, the uncovered area filled with the page white, and
-compared pixel by pixel as equal-sized images are (:func:`compare_png`). The area that
-lies outside one of the two images is then marked with light-blue diagonal stripes, so
+compared pixel by pixel as equal-sized images are (``compare_png`` pads them with
+:func:`padded_pair` and passes its diff to :func:`mark_missing`). The area that lies
+outside one of the two images is then marked with light-blue diagonal stripes, so
 a reader sees where one picture ends; pixels that differ keep their red (or yellow).
 """
 
 from __future__ import annotations
 
 import io
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import numpy as np
 from PIL import Image
 
-if TYPE_CHECKING:
-    from pytest_tlgraph.snapshots.pixeldiff import PngComparison
-
-__all__ = ["MISSING_STRIPE", "union_canvas_diff"]
+__all__ = ["MISSING_STRIPE", "mark_missing", "padded_pair"]
 
 #: The stripe colour of the area outside one of the two images.
 MISSING_STRIPE: Final = (120, 190, 250)
@@ -35,26 +33,25 @@ def _padded(image: Image.Image, size: tuple[int, int]) -> bytes:
     return out.getvalue()
 
 
-def union_canvas_diff(
-    expected: Image.Image, actual: Image.Image, *, threshold: float
-) -> tuple[bytes, int]:
-    """The diff PNG of ``expected`` and ``actual`` on their union canvas, and the
-    number of mismatched pixels found there (the missing area counts where it differs
-    from the padding)."""
-    from pytest_tlgraph.snapshots.pixeldiff import compare_png
+def padded_pair(expected: Image.Image, actual: Image.Image) -> tuple[bytes, bytes]:
+    """Both images as PNGs of their union size, each at the top-left on white."""
+    size = (max(expected.width, actual.width), max(expected.height, actual.height))
+    return _padded(expected, size), _padded(actual, size)
 
-    width = max(expected.width, actual.width)
-    height = max(expected.height, actual.height)
-    size = (width, height)
-    found: PngComparison = compare_png(
-        _padded(expected, size), _padded(actual, size), threshold=threshold
-    )
-    if found.diff_png is None:  # only padding differs: show the expected image faded
-        base = Image.open(io.BytesIO(_padded(expected, size))).convert("RGB")
+
+def mark_missing(
+    diff_png: bytes | None, padded_expected: bytes, expected: Image.Image, actual: Image.Image
+) -> bytes:
+    """The union-canvas diff image: ``diff_png`` (the comparison of the padded pair, or
+    ``None`` when only padding differs: the expected image faded) with the area outside
+    either image striped."""
+    if diff_png is None:
+        base = Image.open(io.BytesIO(padded_expected)).convert("RGB")
         pixels = 255 - ((255 - np.asarray(base, dtype=np.int16)) // 10)
         rgb = pixels.astype(np.uint8)
     else:
-        rgb = np.array(Image.open(io.BytesIO(found.diff_png)).convert("RGB"))
+        rgb = np.array(Image.open(io.BytesIO(diff_png)).convert("RGB"))
+    height, width = rgb.shape[:2]
     ys, xs = np.mgrid[0:height, 0:width]
     outside = ~((xs < expected.width) & (ys < expected.height)) | ~(
         (xs < actual.width) & (ys < actual.height)
@@ -65,4 +62,4 @@ def union_canvas_diff(
     rgb[paint] = MISSING_STRIPE
     out = io.BytesIO()
     Image.fromarray(rgb, "RGB").save(out, format="PNG", compress_level=1)
-    return out.getvalue(), found.mismatched
+    return out.getvalue()
