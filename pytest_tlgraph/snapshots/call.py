@@ -17,7 +17,9 @@ from pytest_tlgraph.snapshots.extensions import (
 )
 from pytest_tlgraph.snapshots.graphdata import graph_from_drawing
 from pytest_tlgraph.snapshots.graphdiff import graph_diff_png
+from pytest_tlgraph.snapshots.recolour import recolour_line
 from pytest_tlgraph.snapshots.report import DotOutcome, PngOutcome, build_report
+from pytest_tlgraph.snapshots.terminal import terminal_report
 
 if TYPE_CHECKING:
     import pytest
@@ -188,13 +190,25 @@ class SnapshotCall:
             if written.dot_diff is None
             else display_path(written.dot_diff, root),
             state_text=drawing.state.describe() if drawing.state is not None else None,
-            graphdiff=graphdiff_note
-            if written.graphdiff is None
-            else f"structural diff drawing: {display_path(written.graphdiff, root)}",
+            notes=_notes(dot, graphdiff_note, written.graphdiff, root),
         )
         settings.results.write_record(stem, nodeid=nodeid, report=report, artifacts=written)
         hint = "\nto accept the received drawing: pytest --snapshot-update"
-        return report.text(color=settings.color) + hint
+        return terminal_report(report).text(color=settings.color) + hint
+
+
+def _notes(dot: DotOutcome, note: str | None, drawn: Path | None, root: Path) -> list[str]:
+    """Lines after the structural summary: the rescale, and where the diff drawing is."""
+    out = []
+    if dot.expected is not None and not dot.passed:
+        line = recolour_line(dot.expected, dot.received)
+        if line is not None:
+            out.append(line)
+    if drawn is not None:
+        out.append(f"structural diff drawing: {display_path(drawn, root)}")
+    elif note is not None:
+        out.append(note)
+    return out
 
 
 def display_path(path: str | os.PathLike[str], rootdir: Path) -> str:

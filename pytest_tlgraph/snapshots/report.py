@@ -248,7 +248,7 @@ def build_report(
     diff: Sequence[str],
     full_diff_path: str | None,
     state_text: str | None,
-    graphdiff: str | None = None,
+    notes: Sequence[str] = (),
 ) -> Report:
     """The failure message of one snapshot, section by section (PLUGIN.md §5).
 
@@ -263,8 +263,7 @@ def build_report(
         )
     title = f"tlgraph snapshot {name} does not match ({nodeid})"
     structure, snapshot = _structure_lines(dot, received)
-    if graphdiff is not None:
-        structure.append(graphdiff)
+    structure.extend(notes)  # the rescale line, the structural diff drawing's path
     if dot.expected is None or dot.error is not None:
         diff_lines = ["no stored DOT to compare with"]
     elif dot.passed:
