@@ -86,7 +86,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="always render the PNG, even when the stored one provably came from the same "
         "DOT and renderer",
     )
+    group.addoption(
+        "--tlgraph-summary",
+        default=None,
+        metavar="KINDS",
+        help="CI summaries written into the results directory at the end of the run: json "
+        "(summary.json), markdown (summary.md, also appended to $GITHUB_STEP_SUMMARY), or "
+        "json,markdown. ini: tlgraph_summary",
+    )
     for name, text in (
+        ("tlgraph_summary", "CI summaries: json, markdown or json,markdown"),
         ("tlgraph_renderer", "renderer for snapshot PNGs: pure or system"),
         ("tlgraph_png", "false: compare the DOT only"),
         ("tlgraph_threshold", "pixelmatch per-pixel threshold (0.1)"),
@@ -146,8 +155,21 @@ def _settings(config: pytest.Config) -> Settings:
         rootdir=config.rootpath,
         results=ResultsDir(base / results),
         force_render=bool(config.getoption("tlgraph_force_render")),
+        summary=_summary(config),
         **values,
     )
+
+
+def _summary(config: pytest.Config) -> tuple[str, ...]:
+    from pytest_tlgraph.snapshots.summary import parse_kinds
+
+    value, where = config.getoption("tlgraph_summary"), "--tlgraph-summary"
+    if value is None:
+        value, where = _ini_value(config, "tlgraph_summary", str), "ini tlgraph_summary"
+    try:
+        return parse_kinds(value, where)
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None
 
 
 def _color(config: pytest.Config) -> bool:
@@ -276,11 +298,17 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     from pytest_tlgraph.snapshots.artifacts import REPORT_NAME
     from pytest_tlgraph.snapshots.html import write_html
 
-    results = config.stash[_SETTINGS].results
+    settings = config.stash[_SETTINGS]
+    results = settings.results
     records = results.read_records()
+    path = None
     if records:
         path = write_html(records, results.root, results.root / REPORT_NAME)
         config.stash[_HTML] = (path, len(records))
+    if settings.summary:
+        from pytest_tlgraph.snapshots.summary import write_summaries
+
+        write_summaries(results.root, settings.summary, report=path)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

@@ -19,6 +19,7 @@ from pytest_tlgraph.snapshots.graphdata import graph_from_drawing
 from pytest_tlgraph.snapshots.graphdiff import graph_diff_png
 from pytest_tlgraph.snapshots.recolour import recolour_line
 from pytest_tlgraph.snapshots.report import DotOutcome, PngOutcome, build_report
+from pytest_tlgraph.snapshots.summary import structure_data, write_call
 from pytest_tlgraph.snapshots.terminal import terminal_report
 
 if TYPE_CHECKING:
@@ -146,6 +147,12 @@ class SnapshotCall:
         dot_result = self.check(self.dot, drawing.dot)
         png_result = self.check(self.png, received_png) if received_png is not None else None
         if dot_result.success and (png_result is None or png_result.success):
+            if settings.summary:
+                results = (dot_result, png_result)
+                fresh = any(r is not None and (r.created or r.updated) for r in results)
+                record = {"nodeid": nodeid, "name": self.name, "verdict": "written" if fresh
+                          else "passed", "structure": None, "artifacts": {}}  # fmt: skip
+                write_call(settings.results.root, stem, record)
             return None
         root = settings.rootdir
         stored = dot_result.recalled_data
@@ -193,6 +200,14 @@ class SnapshotCall:
             notes=_notes(dot, graphdiff_note, written.graphdiff, root),
         )
         settings.results.write_record(stem, nodeid=nodeid, report=report, artifacts=written)
+        if settings.summary:
+            missing = dot.expected is None and dot.error is None
+            record = {
+                "nodeid": nodeid, "name": self.name, "verdict": "missing" if missing else "failed",
+                "structure": None if dot.passed else structure_data(dot.expected, drawing),
+                "artifacts": {k: settings.results.relative(p) for k, p in written.images().items()},
+            }  # fmt: skip
+            write_call(settings.results.root, stem, record)
         hint = "\nto accept the received drawing: pytest --snapshot-update"
         return terminal_report(report).text(color=settings.color) + hint
 
