@@ -9,6 +9,7 @@ keep every script error and console error the page produced.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import shutil
@@ -71,7 +72,10 @@ class Browser:
         return self
 
     def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.close()
 
@@ -84,10 +88,8 @@ class Browser:
             self.proc.kill()
             self.proc.wait()
         for fd in (self._in, self._out):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
         shutil.rmtree(self.profile, ignore_errors=True)
 
     def _send(self, method: str, params: dict[str, Any]) -> int:

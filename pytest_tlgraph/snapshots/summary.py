@@ -39,7 +39,9 @@ KINDS: Final = ("json", "markdown")
 SUMMARY_JSON: Final = "summary.json"
 SUMMARY_MD: Final = "summary.md"
 _CALL: Final = ".call"
-_MARKS: Final = {"passed": "pass", "written": "written", "failed": "**FAIL**", "missing": "**MISSING**"}
+_MARKS: Final = {
+    "passed": "pass", "written": "written", "failed": "**FAIL**", "missing": "**MISSING**",
+}  # fmt: skip
 
 
 def parse_kinds(text: str | None, where: str) -> tuple[str, ...]:
@@ -127,7 +129,10 @@ def render_markdown(calls: Sequence[Mapping[str, Any]], report: str | None) -> s
     lines = [f"### tlgraph snapshots: {head}", ""]
     if report:
         lines += [f"Full report: `{report}` (upload the results folder as an artifact).", ""]
-    lines += ["| test | snapshot | verdict | what changed | structural diff |", "|---|---|---|---|---|"]
+    lines += [
+        "| test | snapshot | verdict | what changed | structural diff |",
+        "|---|---|---|---|---|",
+    ]
     for call in calls:
         verdict = str(call.get("verdict"))
         artifacts = call.get("artifacts") or {}

@@ -58,7 +58,7 @@ CHECKS = """(() => {
     overflowing: pres.filter(p => p.scrollWidth > p.clientWidth + 1).length,
     framesOverHeight: frames.filter(f => f.clientHeight > innerHeight * 0.9 + 1).length,
     tallScaled: imgs.some(i => i.naturalHeight > innerHeight && i.width <= i.naturalWidth
-                               && i.closest('.frame').scrollHeight > i.closest('.frame').clientHeight),
+      && i.closest('.frame').scrollHeight > i.closest('.frame').clientHeight),
     firstFigures: first,
     width: innerWidth,
   };
