@@ -34,6 +34,16 @@ class BrowserError(RuntimeError):
     """Chromium is missing, died, or did not answer in time."""
 
 
+def _high(*fds: int) -> tuple[int, ...]:
+    """The descriptors moved to 10 and above, clear of the 3 and 4 Chromium reads."""
+    import fcntl
+
+    moved = tuple(fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in fds)
+    for fd in fds:
+        os.close(fd)
+    return moved
+
+
 class Browser:
     """One headless Chromium with one page; use as a context manager."""
 
@@ -44,12 +54,12 @@ class Browser:
             )
         self.timeout = timeout
         self.profile = tempfile.mkdtemp(prefix="tlgraph-chromium-")
-        to_child, self._out = os.pipe()  # we write commands, Chromium reads fd 3
-        self._in, from_child = os.pipe()  # Chromium writes fd 4, we read
+        to_child, self._out = _high(*os.pipe())  # we write commands, Chromium reads fd 3
+        self._in, from_child = _high(*os.pipe())  # Chromium writes fd 4, we read
         # The shell puts our pipe ends on the descriptors Chromium expects, 3 and 4.
         moves = f'3<&{to_child} 4>&{from_child} {to_child}<&- {from_child}>&-'
         self.proc = subprocess.Popen(
-            ["sh", "-c", f'exec "$0" "$@" {moves}', CHROMIUM, *FLAGS,
+            ["bash", "-c", f'exec "$0" "$@" {moves}', CHROMIUM, *FLAGS,
              f"--user-data-dir={self.profile}", "about:blank"],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,

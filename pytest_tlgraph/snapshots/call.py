@@ -150,9 +150,9 @@ class SnapshotCall:
             if settings.summary:
                 results = (dot_result, png_result)
                 fresh = any(r is not None and (r.created or r.updated) for r in results)
-                record = {"nodeid": nodeid, "name": self.name, "verdict": "written" if fresh
-                          else "passed", "structure": None, "artifacts": {}}  # fmt: skip
-                write_call(settings.results.root, stem, record)
+                verdict = "written" if fresh else "passed"
+                record = {"nodeid": nodeid, "name": self.name, "verdict": verdict}
+                write_call(settings.results.root, stem, {**record, "artifacts": {}})
             return None
         root = settings.rootdir
         stored = dot_result.recalled_data

@@ -14,7 +14,7 @@ import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from pytest_tlgraph.draw import style
 from pytest_tlgraph.draw.dot import DotGraph, NodeStatement, emit, html_escape
@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from pytest_tlgraph.draw import Drawing
 
 __all__ = ["ADDED", "CHANGED", "REMOVED", "UNCHANGED", "DiffStyle", "graph_diff"]
+
+_T = TypeVar("_T")
 
 ADDED: Final = "added"
 REMOVED: Final = "removed"
@@ -93,12 +95,12 @@ def _side(text: str, which: str) -> _Side:
     )
 
 
-def _union(new: Sequence[str], old: Sequence[str]) -> list[str]:
+def _union(new: Sequence[_T], old: Sequence[_T]) -> list[_T]:
     """``new`` in order, each item only in ``old`` placed after its nearest old
     predecessor (at the front when it has none)."""
     out = list(new)
     present = set(out)
-    previous: str | None = None
+    previous: _T | None = None
     for item in old:
         if item not in present:
             at = out.index(previous) + 1 if previous is not None else 0
@@ -235,10 +237,10 @@ def graph_diff(old_dot: str, new_dot: str) -> Drawing:
     new_edges, old_edges = set(new.edges), set(old.edges)
     edge_attrs: dict[tuple[str, str], dict[str, Any]] = {}
     for edge in edges:
-        status = ADDED if edge not in old_edges else REMOVED if edge not in new_edges else None
-        look = STYLES[status or UNCHANGED]
+        change = ADDED if edge not in old_edges else REMOVED if edge not in new_edges else None
+        look = STYLES[change or UNCHANGED]
         attrs: dict[str, Any] = {"color": look.line}
-        if status is not None:
+        if change is not None:
             attrs["penwidth"] = "2"
             if look.dashed:
                 attrs["style"] = "dashed"

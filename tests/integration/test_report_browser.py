@@ -61,6 +61,7 @@ CHECKS = """(() => {
       && i.closest('.frame').scrollHeight > i.closest('.frame').clientHeight),
     firstFigures: first,
     width: innerWidth,
+    height: innerHeight,
   };
 })()"""
 
@@ -97,4 +98,5 @@ def test_report_in_headless_chromium(
         assert clicked["after"] >= clicked["before"]
         shot = browser.screenshot()
         assert browser.errors == []
-    assert Image.open(io.BytesIO(shot)).size == (found["width"], 900)
+    assert Image.open(io.BytesIO(shot)).size == (found["width"], found["height"])
+    (project.path / "report-screenshot.png").write_bytes(shot)  # kept with the run's files
