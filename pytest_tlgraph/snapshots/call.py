@@ -151,7 +151,7 @@ class SnapshotCall:
                 results = (dot_result, png_result)
                 fresh = any(r is not None and (r.created or r.updated) for r in results)
                 verdict = "written" if fresh else "passed"
-                record = {"nodeid": nodeid, "name": self.name, "verdict": verdict}
+                record: dict[str, Any] = {"nodeid": nodeid, "name": self.name, "verdict": verdict}
                 write_call(settings.results.root, stem, {**record, "artifacts": {}})
             return None
         root = settings.rootdir
