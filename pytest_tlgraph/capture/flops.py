@@ -13,6 +13,7 @@ repeats a block pays for one count per distinct call.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Hashable
 from typing import Any, Final
 
@@ -25,6 +26,9 @@ from pytest_tlgraph.capture import grouped_mm as _grouped_mm  # noqa: F401
 
 __all__ = [
     "COUNTED_FUNCS",
+    "REDUCTION_COST",
+    "input_work",
+    "is_counted",
     "TorchFlopCounter",
     "count_flops",
     "flop_fields",
@@ -41,15 +45,54 @@ COUNTED_FUNCS: Final = frozenset(
     }
 )  # fmt: skip
 
-#: Per-element cost of pointwise (and fixed-cost-per-element) ops.
+def _torch_callables() -> frozenset[Any]:
+    """torch's own callables named in ``COUNTED_FUNCS``: the replay re-runs these only."""
+    import torch.nn.functional as F
+
+    owners: tuple[Any, ...] = (torch, F, torch.Tensor, torch._C._VariableFunctions, torch._C._nn)
+    found: set[Any] = set()
+    for name in COUNTED_FUNCS:
+        for owner in owners:
+            value = getattr(owner, name, None)
+            if callable(value):
+                found.add(value)
+    for dunder in ("__matmul__", "__rmatmul__", "__imatmul__"):
+        value = getattr(torch.Tensor, dunder, None)
+        if value is not None:
+            found.add(value)
+    return frozenset(found)
+
+
+_COUNTED_CALLABLES: Final = _torch_callables()
+
+
+def is_counted(func: Any) -> bool:
+    """Whether ``func`` is one of torch's own functions whose cost torch's counter knows.
+
+    Decided by identity, never by name: a user's function that happens to be called
+    ``linear`` (and may change state) is never run a second time.
+    """
+    try:
+        return func in _COUNTED_CALLABLES
+    except TypeError:  # unhashable: not one of torch's functions
+        return False
+
+
+#: Per-element cost of pointwise (and fixed-cost-per-element) ops, times output numel.
 POINTWISE_COST: Final = {
     **dict.fromkeys(
         (
             "add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "neg", "abs",
             "relu", "relu_", "relu6", "leaky_relu", "hardtanh", "clamp", "clamp_", "clip",
-            "maximum", "minimum", "where", "floor_divide", "remainder", "sqrt", "rsqrt",
-            "exp", "log", "pow", "square", "reciprocal", "threshold", "sign", "eq", "ne",
-            "lt", "le", "gt", "ge", "masked_fill", "addcmul",
+            "clamp_min", "clamp_max", "maximum", "minimum", "where", "floor_divide",
+            "remainder", "fmod", "sqrt", "rsqrt", "exp", "exp2", "expm1", "log", "log2",
+            "log10", "log1p", "pow", "pow_", "square", "reciprocal", "threshold", "sign",
+            "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "erf",
+            "erfc", "floor", "ceil", "round", "trunc", "frac", "eq", "ne", "lt", "le", "gt",
+            "ge", "isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not",
+            "logical_xor", "and", "or", "xor", "invert", "bitwise_and", "bitwise_or",
+            "bitwise_not", "masked_fill", "masked_fill_", "addcmul", "addcdiv", "lerp",
+            "nan_to_num", "neg_", "exp_",
         ),
         1,
     ),
@@ -58,6 +101,24 @@ POINTWISE_COST: Final = {
     **dict.fromkeys(("gelu",), 8),
     **dict.fromkeys(("softmax", "log_softmax", "layer_norm", "group_norm", "rms_norm"), 5),
     **dict.fromkeys(("batch_norm", "instance_norm"), 4),
+}  # fmt: skip
+
+#: Per-element cost of reductions, scans and selections, times the numel of the larger
+#: of the first tensor argument and the output (a reduction reads every input element
+#: once; the same names called elementwise, such as ``max(a, b)``, read the output's).
+#: Sorts compare ``ceil(log2(n))`` times per element of an axis of length ``n``.
+REDUCTION_COST: Final = {
+    **dict.fromkeys(
+        (
+            "sum", "mean", "nansum", "amax", "amin", "max", "min", "aminmax", "argmax",
+            "argmin", "prod", "all", "any", "cumsum", "cumprod", "cummax", "cummin", "diff",
+            "count_nonzero", "topk", "histc", "bincount", "searchsorted", "bucketize",
+            "embedding_bag", "sort", "argsort", "msort",
+        ),
+        1,
+    ),
+    **dict.fromkeys(("norm", "vector_norm"), 2),
+    **dict.fromkeys(("var", "std", "var_mean", "std_mean", "logsumexp", "logcumsumexp"), 3),
 }  # fmt: skip
 
 #: Views, reshapes, copies and constructors: no arithmetic.
@@ -71,7 +132,12 @@ ZERO_COST: Final = frozenset(
         "zeros_like", "ones_like", "full", "empty", "arange", "tensor", "pad",
         "unbind", "index_select", "gather", "embedding", "cpu", "cuda", "flip", "roll",
         "tile", "tril", "triu", "masked_select", "max_pool1d", "max_pool2d",
-        "max_pool3d", "adaptive_max_pool2d", "pixel_shuffle",
+        "max_pool3d", "adaptive_max_pool2d", "pixel_shuffle", "full_like", "empty_like",
+        "rand_like", "randn_like", "new_ones", "new_zeros", "new_full", "new_empty",
+        "new_tensor", "zero_", "fill_", "copy_", "index", "as_strided",
+        "view_as_real", "view_as_complex", "unfold", "scatter", "index_put_",
+        "repeat_interleave", "one_hot", "randint", "randn", "rand", "empty_strided",
+        "diagonal", "type_as", "long", "int", "bool",
     }
 )  # fmt: skip
 
@@ -240,16 +306,40 @@ def count_flops(
     return counted
 
 
+_SORTS: Final = frozenset({"sort", "argsort", "msort"})
+
+
+def input_work(
+    name: str, first: torch.Tensor | None, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> int:
+    """The element count a ``REDUCTION_COST`` op's cost multiplies: the numel of its
+    first tensor argument ``first``, times ``ceil(log2(n))`` for a sort along an axis
+    of length ``n``."""
+    if first is None:
+        return 0
+    numel = first.numel()
+    if name in _SORTS and first.dim() > 0:
+        dim = kwargs.get("dim", args[1] if len(args) > 1 and type(args[1]) is int else -1)
+        if name == "msort":
+            dim = 0
+        length = first.shape[dim] if type(dim) is int else first.shape[-1]
+        return numel * max(1, math.ceil(math.log2(length))) if length > 1 else numel
+    return numel
+
+
 FlopFields = tuple[int | None, int | None, int | None, int | None]
 _UNKNOWN: Final[FlopFields] = (None, None, None, None)
 _ZERO: Final[FlopFields] = (0, 0, 0, 0)
 
 
-def flop_fields(func: str, counted: int | None, out_numel: int) -> FlopFields:
+def flop_fields(
+    func: str, counted: int | None, out_numel: int, in_numel: int = 0
+) -> FlopFields:
     """``(forward, backward, total, macs)`` for a call named ``func``.
 
     ``counted`` is what torch's counter measured (for ``COUNTED_FUNCS``), ``out_numel``
-    the numel of the first tensor output.
+    the numel of the first tensor output, ``in_numel`` that of the first tensor
+    argument (read by reductions).
     """
     if counted is not None and func in COUNTED_FUNCS:
         return (counted, 2 * counted, 3 * counted, counted // 2)
@@ -259,5 +349,9 @@ def flop_fields(func: str, counted: int | None, out_numel: int) -> FlopFields:
     if cost is not None:
         forward = cost * out_numel
         # Pointwise ops multiply-accumulate nothing: zero MACs.
+        return (forward, forward, 2 * forward, 0)
+    cost = REDUCTION_COST.get(func)
+    if cost is not None:
+        forward = cost * max(in_numel, out_numel)
         return (forward, forward, 2 * forward, 0)
     return _UNKNOWN
