@@ -55,6 +55,24 @@ add_boundary(
 )
 
 
+def _hook_frames(module: nn.Module, address: str, recorder: Recorder) -> tuple[Any, Any]:
+    """Open and close ``module``'s call frame from hooks around the user's own: the ops
+    its forward hooks and pre-hooks run belong to it (a shadowed ``forward`` would leave
+    them to the caller). Only modules that have hooks pay for the hooked call path."""
+    type_name = type(module).__name__
+
+    def pre_hook(module: nn.Module, args: Any) -> None:
+        recorder.open_call(address, type_name)
+
+    def post_hook(module: nn.Module, args: Any, output: Any) -> None:
+        recorder.close_call(address, module, output)
+
+    return (
+        module.register_forward_pre_hook(pre_hook, prepend=True),
+        module.register_forward_hook(post_hook),
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class ModelIndex:
     """One walk over a model: its modules by address, and its parameters and buffers
@@ -92,8 +110,11 @@ def watch_modules(
     through ``recorder``; return the function that restores each exactly as it was."""
     # Each shadowed module's instance dict and what its "forward" entry was before.
     shadowed: list[tuple[dict[str, Any], Any]] = []
+    handles: list[Any] = []
 
     def restore() -> None:
+        while handles:
+            handles.pop().remove()
         while shadowed:
             state, previous = shadowed.pop()
             if previous is _MISSING:
@@ -104,7 +125,11 @@ def watch_modules(
     try:
         for address, module in modules:
             # TorchScript runs outside Python: its ops are invisible, so is its call.
-            if not isinstance(module, torch.jit.ScriptModule):
+            if isinstance(module, torch.jit.ScriptModule):
+                continue
+            if module._forward_hooks or module._forward_pre_hooks:
+                handles.extend(_hook_frames(module, address, recorder))
+            else:
                 state = module.__dict__
                 watched = _watched(module, address, recorder)
                 shadowed.append((state, state.get("forward", _MISSING)))

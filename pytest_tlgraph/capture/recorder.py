@@ -27,6 +27,7 @@ from pytest_tlgraph.capture.flops import (
     input_work,
     is_counted,
 )
+from pytest_tlgraph.capture.guards import leave_mode_stack
 from pytest_tlgraph.capture.magnitudes import MagnitudeBatch, may_write
 from pytest_tlgraph.capture.measure import first_tensor, iter_tensors, magnitude, source_chain
 from pytest_tlgraph.capture.module_args import module_args
@@ -126,7 +127,8 @@ class Recorder(TorchFunctionMode):
 
     def __exit__(self, *exc: object) -> None:
         try:
-            super().__exit__(*exc)  # type: ignore[no-untyped-call]
+            # Not a plain pop: a mode the forward entered and never left sits on top.
+            leave_mode_stack(self)
             # Measured with the mode off: the norms are not ops of the model.
             if exc[0] is None:
                 self._magnitudes.flush()
@@ -349,6 +351,8 @@ def _grad_hook(norms: dict[int, float], index: int) -> Callable[[torch.Tensor], 
     # Written to a dict, never to the record: a backward the user runs after the
     # capture (through a tensor the model kept) must not touch the frozen trace.
     def hook(grad: torch.Tensor) -> None:
+        if grad.is_meta:
+            return  # a meta model's gradients have shapes, no values: no norm
         # The hook sees the gradient w.r.t. the whole output once it is complete.
         norms[index] = float(torch.linalg.vector_norm(grad.detach(), dtype=torch.float64))
 
