@@ -113,7 +113,8 @@ REDUCTION_COST: Final = {
             "sum", "mean", "nansum", "amax", "amin", "max", "min", "aminmax", "argmax",
             "argmin", "prod", "all", "any", "cumsum", "cumprod", "cummax", "cummin", "diff",
             "count_nonzero", "topk", "histc", "bincount", "searchsorted", "bucketize",
-            "embedding_bag", "sort", "argsort", "msort",
+            "embedding_bag", "sort", "argsort", "msort", "avg_pool1d", "avg_pool2d",
+            "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
         ),
         1,
     ),
@@ -137,7 +138,7 @@ ZERO_COST: Final = frozenset(
         "new_tensor", "zero_", "fill_", "copy_", "index", "as_strided",
         "view_as_real", "view_as_complex", "unfold", "scatter", "index_put_",
         "repeat_interleave", "one_hot", "randint", "randn", "rand", "empty_strided",
-        "diagonal", "type_as", "long", "int", "bool",
+        "diagonal", "type_as", "long", "int", "bool", "eye", "linspace", "empty_like",
     }
 )  # fmt: skip
 
