@@ -12,7 +12,13 @@ from torch import nn
 
 from pytest_tlgraph.capture.assemble import assemble
 from pytest_tlgraph.capture.measure import add_boundary, iter_tensors
-from pytest_tlgraph.capture.guards import blame, eager_dynamo, exclusive, refuse_compiled
+from pytest_tlgraph.capture.guards import (
+    blame,
+    calls_through,
+    eager_dynamo,
+    exclusive,
+    refuse_compiled,
+)
 from pytest_tlgraph.capture.modules import ModelIndex, index_model, watch_modules
 from pytest_tlgraph.capture.recorder import Recorder
 from pytest_tlgraph.errors import TraceError
@@ -197,6 +203,7 @@ def _forward(model: nn.Module, args: tuple[Any, ...], kw: dict[str, Any]) -> Any
 
 # Source chains stop here at the latest, even for ops issued outside any module call.
 add_boundary(_forward.__code__)
+calls_through(_forward.__code__)
 
 
 def _start_profiler() -> Any:

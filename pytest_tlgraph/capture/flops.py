@@ -45,6 +45,7 @@ COUNTED_FUNCS: Final = frozenset(
     }
 )  # fmt: skip
 
+
 def _torch_callables() -> frozenset[Any]:
     """torch's own callables named in ``COUNTED_FUNCS``: the replay re-runs these only."""
     import torch.nn.functional as F
@@ -333,9 +334,7 @@ _UNKNOWN: Final[FlopFields] = (None, None, None, None)
 _ZERO: Final[FlopFields] = (0, 0, 0, 0)
 
 
-def flop_fields(
-    func: str, counted: int | None, out_numel: int, in_numel: int = 0
-) -> FlopFields:
+def flop_fields(func: str, counted: int | None, out_numel: int, in_numel: int = 0) -> FlopFields:
     """``(forward, backward, total, macs)`` for a call named ``func``.
 
     ``counted`` is what torch's counter measured (for ``COUNTED_FUNCS``), ``out_numel``

@@ -10,7 +10,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
-from types import TracebackType
+from types import CodeType, TracebackType
 from typing import Any, Final
 
 import torch
@@ -18,7 +18,14 @@ from torch import nn
 
 from pytest_tlgraph.errors import TraceError
 
-__all__ = ["blame", "eager_dynamo", "exclusive", "leave_mode_stack", "refuse_compiled"]
+__all__ = [
+    "blame",
+    "calls_through",
+    "eager_dynamo",
+    "exclusive",
+    "leave_mode_stack",
+    "refuse_compiled",
+]
 
 _OWN_DIR: Final = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _lock = threading.Lock()
@@ -91,6 +98,16 @@ def leave_mode_stack(mode: object) -> None:
             torch._C._push_on_torch_function_stack(entered)
 
 
+_calls_through: set[CodeType] = set()
+
+
+def calls_through(code: CodeType) -> None:
+    """Mark ``code`` as a frame that only calls the model (a wrapped ``forward``): an
+    error raised right there, such as a ``TypeError`` for a bad argument, is the
+    model's, not the capture's."""
+    _calls_through.add(code)
+
+
 def blame(error: BaseException) -> str:
     """``"model"`` when ``error`` was raised by the model's code or a torch op it ran,
     ``"capture"`` when it was raised inside this package."""
@@ -99,6 +116,9 @@ def blame(error: BaseException) -> str:
     while tb is not None:
         last = tb
         tb = tb.tb_next
-    if last is not None and last.tb_frame.f_code.co_filename.startswith(_OWN_DIR):
+    if last is None:
+        return "model"
+    code = last.tb_frame.f_code
+    if code.co_filename.startswith(_OWN_DIR) and code not in _calls_through:
         return "capture"
     return "model"

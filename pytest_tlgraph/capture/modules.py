@@ -17,6 +17,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from pytest_tlgraph.capture.guards import calls_through
 from pytest_tlgraph.capture.measure import add_boundary
 from pytest_tlgraph.capture.raw import ParamInfo
 from pytest_tlgraph.capture.recorder import Recorder
@@ -45,14 +46,15 @@ def _watched(module: nn.Module, address: str, recorder: Recorder) -> Callable[..
     return watched_forward
 
 
-# A source chain ends at the module's forward, however the forward was reached.
-add_boundary(
-    next(
-        code
-        for code in _watched.__code__.co_consts
-        if isinstance(code, CodeType) and code.co_name == "watched_forward"
-    )
+_WATCHED_CODE = next(
+    code
+    for code in _watched.__code__.co_consts
+    if isinstance(code, CodeType) and code.co_name == "watched_forward"
 )
+# A source chain ends at the module's forward, however the forward was reached.
+add_boundary(_WATCHED_CODE)
+# A bad call of the forward through it is the model's error.
+calls_through(_WATCHED_CODE)
 
 
 def _hook_frames(module: nn.Module, address: str, recorder: Recorder) -> tuple[Any, Any]:
