@@ -11,7 +11,6 @@ import torch
 from torch import nn
 
 from pytest_tlgraph.capture.assemble import assemble
-from pytest_tlgraph.capture.measure import add_boundary, iter_tensors
 from pytest_tlgraph.capture.guards import (
     blame,
     calls_through,
@@ -19,6 +18,7 @@ from pytest_tlgraph.capture.guards import (
     exclusive,
     refuse_compiled,
 )
+from pytest_tlgraph.capture.measure import add_boundary, iter_tensors
 from pytest_tlgraph.capture.modules import ModelIndex, index_model, watch_modules
 from pytest_tlgraph.capture.recorder import Recorder
 from pytest_tlgraph.errors import TraceError
@@ -69,7 +69,7 @@ def _run_backward(loss: torch.Tensor | None, model: nn.Module, inputs: Any) -> N
     try:
         loss.backward()
     finally:
-        for t, grad in zip(leaves, grads):
+        for t, grad in zip(leaves, grads, strict=True):
             t.grad = grad
 
 

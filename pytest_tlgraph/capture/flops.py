@@ -27,11 +27,11 @@ from pytest_tlgraph.capture import grouped_mm as _grouped_mm  # noqa: F401
 __all__ = [
     "COUNTED_FUNCS",
     "REDUCTION_COST",
-    "input_work",
-    "is_counted",
     "TorchFlopCounter",
     "count_flops",
     "flop_fields",
+    "input_work",
+    "is_counted",
 ]
 
 #: Calls whose cost torch's counter knows: the dispatch mode runs around these only.
@@ -139,7 +139,7 @@ ZERO_COST: Final = frozenset(
         "new_tensor", "zero_", "fill_", "copy_", "index", "as_strided",
         "view_as_real", "view_as_complex", "unfold", "scatter", "index_put_",
         "repeat_interleave", "one_hot", "randint", "randn", "rand", "empty_strided",
-        "diagonal", "type_as", "long", "int", "bool", "eye", "linspace", "empty_like",
+        "diagonal", "type_as", "long", "int", "bool", "eye", "linspace",
     }
 )  # fmt: skip
 
