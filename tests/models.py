@@ -342,7 +342,5 @@ def without_pool_flops(trace: Trace) -> Trace:
     """``trace`` with its pooling ops' FLOP counts unknown, like an op nobody counts."""
     unknown = {"flops_forward": None, "flops_backward": None, "flops_total": None,
                "macs_forward": None}  # fmt: skip
-    ops = tuple(
-        dataclasses.replace(op, **unknown) if "pool" in op.func else op for op in trace.ops
-    )
+    ops = tuple(dataclasses.replace(op, **unknown) if "pool" in op.func else op for op in trace.ops)
     return dataclasses.replace(trace, ops=ops)
