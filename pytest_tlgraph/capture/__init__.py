@@ -67,7 +67,7 @@ def _run_backward(loss: torch.Tensor | None, model: nn.Module, inputs: Any) -> N
         return
     grads = [t.grad for t in leaves]
     try:
-        loss.backward()
+        torch.autograd.backward(loss)
     finally:
         for t, grad in zip(leaves, grads, strict=True):
             t.grad = grad
