@@ -102,8 +102,10 @@ def capture(
     that returns a tensor becomes an ``Op``. No mode, hook or patched function survives
     the call, on success or on error; a model that raises is re-raised as ``TraceError``
     naming the failing op, with the original exception chained. ``backward=True`` (or a
-    callable ``output -> loss``) backpropagates to record ``grad_norm`` without touching
-    any ``.grad``. ``profile=True`` joins device kernels to ops (``device_time``).
+    callable ``output -> loss``) backpropagates to record ``grad_norm`` without leaving
+    any ``.grad`` changed. ``profile=True`` joins device kernels to ops (``device_time``).
+    A ``torch.compile``d model, and a model another capture is running, are refused
+    with ``TraceError`` before anything is touched.
     """
     if not isinstance(model, nn.Module):
         raise TypeError(
