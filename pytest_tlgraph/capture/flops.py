@@ -178,8 +178,11 @@ class TorchFlopCounter(TorchDispatchMode):  # type: ignore[no-untyped-call]
         kwargs = kwargs or {}
         packet = func._overloadpacket
         if packet not in flop_registry:
-            # A composite op torch's counter does not list may decompose into ones it does.
-            decomposed = func.decompose(*args, **kwargs)
+            # A composite op torch's counter does not list may decompose into ones it
+            # does (inference tensors reach here whole: linear, not its mm). The mode is
+            # off inside its own handler: entered again, it sees the decomposed calls.
+            with self:
+                decomposed = func.decompose(*args, **kwargs)
             if decomposed is not NotImplemented:
                 return decomposed
             if any(mark in packet.__name__ for mark in _FUSED_MARKS):
@@ -301,7 +304,9 @@ def count_flops(
         # decomposition, which is what torch's counter reads on the math path.
         on_meta, _ = _replay(func, args, kwargs, meta=True)
         counted = on_meta if on_meta is not None else counted
-    if key is not None and counted is not None:
+    # A zero is not remembered: it is cheap to count again, and a call that reads 0
+    # under one state of torch must not stand for every later call of its shapes.
+    if key is not None and counted:
         if len(_memo) >= _MEMO_LIMIT:
             _memo.clear()
         _memo[key] = counted

@@ -35,8 +35,11 @@ def test_inference_mode_around_the_capture() -> None:
     case = build("gpt2")
     with torch.inference_mode():
         trace = capture(case.model, case.inputs)
+    plain = capture(case.model, case.inputs)
     assert len([op for op in trace.ops if op.func == "addmm"]) == 8
     assert all(op.magnitude is not None for op in trace.ops if op.func == "addmm")
+    # Inference tensors reach torch's counter whole (linear, not its mm): same FLOPs.
+    assert [op.flops_forward for op in trace.ops] == [op.flops_forward for op in plain.ops]
 
 
 class _InferenceInside(nn.Module):
