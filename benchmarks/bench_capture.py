@@ -9,10 +9,12 @@ Run as ``python benchmarks/bench_capture.py [--repeats N] [--rounds R]``. For ea
 * torchlens: ``torchlens.trace(model, x)`` (its forward capture, no rendering);
 
 and prints a table of times with our speed-up over each peer and our overhead over the
-plain forward pass. Each cell runs in a fresh interpreter (the peers patch torch
-process-wide). On a shared machine, ``--rounds R`` measures every cell R times, the
-runners of a model taking turns, and keeps each cell's best: a burst of load then slows
-one round of one runner, not the ratio. Targets: at least 3x faster than torchview and
+plain forward pass. Corpus rows follow (GPT-2 and Llama from ``tests/corpus``, tiny
+configs): ours against the plain forward of the same model, in the same run. Each
+cell runs in a fresh interpreter (the peers patch torch process-wide). On a shared
+machine, ``--rounds R`` measures every cell R times, the runners of a model taking
+turns, and keeps each cell's best: a burst of load then slows one round of one runner,
+not the ratio. Targets: at least 3x faster than torchview and
 20x faster than torchlens on both models. The exit status is 1 when a target is missed.
 """
 
@@ -95,11 +97,40 @@ RUNNERS: dict[str, Callable[[nn.Module, torch.Tensor], Any]] = {
 }
 
 
+#: Corpus entries timed against their own plain forward (no peer runs them as given).
+CORPUS_ROWS = ("gpt2", "llama")
+CORPUS_RUNNERS = ("forward", "ours")
+
+
+def corpus_worker(runner: str, name: str, repeats: int) -> None:
+    """Time one runner on one corpus model in this (fresh) process and print seconds."""
+    from tests.corpus import build
+
+    case = build(name)
+    if runner == "forward":
+
+        def run() -> Any:
+            with torch.no_grad():
+                return case.run()
+
+    else:
+
+        def run() -> Any:
+            return capture(case.model, case.inputs, kwargs=case.kwargs).draw().dot
+
+    seconds = best_of(run, repeats)
+    trace = capture(case.model, case.inputs, kwargs=case.kwargs)
+    print(json.dumps({"seconds": seconds, "ops": sum(op.has_function for op in trace.ops)}))
+
+
 def worker(runner: str, model_name: str, repeats: int) -> None:
     """Time one runner on one model in this (fresh) process and print seconds."""
     torch.set_num_threads(1)
     torch.manual_seed(0)
     warnings.simplefilter("ignore")
+    if model_name.startswith("corpus:"):
+        corpus_worker(runner, model_name.removeprefix("corpus:"), repeats)
+        return
     model, x = MODELS[model_name]()
     run = RUNNERS[runner]
     seconds = best_of(lambda: run(model, x), repeats)
@@ -161,12 +192,33 @@ def main() -> int:
         print(row, flush=True)
         missed += [f"{label}: {p} {ratios[p]:.1f}x < {TARGETS[p]:.0f}x" for p in TARGETS
                    if ratios[p] < TARGETS[p]]  # fmt: skip
+    corpus_table(repeats, rounds)
     print("\nvs tview / vs tlens: peer time / our time; overhead: our time / plain forward")
     if missed:
         print("targets missed: " + "; ".join(missed))
         return 1
     print("targets met: >= 3x torchview, >= 20x torchlens on every model")
     return 0
+
+
+def corpus_table(repeats: int, rounds: int) -> None:
+    """Corpus rows: capture + DOT against the plain forward of the same model."""
+    header = f"\n{'corpus model':<26}{'ops':>5}{'forward':>12}{'ours':>12}{'overhead':>10}"
+    print(header)
+    print("-" * (len(header) - 1))
+    for name in CORPUS_ROWS:
+        results: dict[str, dict[str, Any]] = {}
+        for _ in range(rounds):
+            for runner in CORPUS_RUNNERS:
+                result = measure(runner, f"corpus:{name}", repeats)
+                if runner not in results or result["seconds"] < results[runner]["seconds"]:
+                    results[runner] = result
+        forward, ours_s = results["forward"]["seconds"], results["ours"]["seconds"]
+        print(
+            f"{name:<26}{results['ours']['ops']:>5}{forward * 1e3:>10.2f}ms"
+            f"{ours_s * 1e3:>10.2f}ms{ours_s / forward:>9.1f}x",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 ::
 
     TlgraphError
-    ├── TraceError        the model raised during capture (original chained)
+    ├── TraceError        capture failed: the model raised (original chained), the
+    │                     capture refused the model, or the capture itself broke
     ├── RenderError       a renderer is missing or failed
     └── EncodingRefusal   (also a ValueError) a draw option cannot be honoured
 
@@ -40,10 +41,12 @@ class TlgraphError(Exception):
 
 @final
 class TraceError(TlgraphError):
-    """The model raised while it was being captured.
+    """Capture failed: the model raised while it was being captured, the capture
+    refused it (a compiled model, a model another capture is running), or the capture
+    itself broke (the message then says the model is not at fault).
 
-    ``where`` names the op or module that was running; the original exception is
-    chained as ``__cause__``.
+    ``where`` names the op or module that was running; the original exception, if any,
+    is chained as ``__cause__``.
     """
 
     def __init__(self, message: str, *, where: str) -> None:

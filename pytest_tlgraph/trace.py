@@ -28,6 +28,7 @@ __all__ = [
     "check_twin",
     "freeze",
     "frozen_builder",
+    "param_elements",
     "shape_summary",
 ]
 
@@ -58,6 +59,19 @@ def shape_summary(shapes: Sequence[tuple[int, ...] | None]) -> str | None:
                 return f"{values[0]}->{values[-1]}"
             return f"{min(values)}-{max(values)}"
     return f"{_fmt_shape(first)}->{_fmt_shape(last)}"
+
+
+def param_elements(params: tuple[ParamInfo, ...] | None) -> int | None:
+    """How many parameter (and buffer) elements the entries of ``params`` hold."""
+    if params is None:
+        return None
+    total = 0
+    for _, shape, _ in params:
+        numel = 1
+        for dim in shape:
+            numel *= dim
+        total += numel
+    return total
 
 
 #: Numeric per-op measurements, in the order the spec lists them.
@@ -181,6 +195,11 @@ class Op:
         """False for input and output records, which count zero time and flops."""
         return self.func not in ("input", "output")
 
+    @property
+    def param_count(self) -> int | None:
+        """How many parameter and buffer elements the op reads (the ``params`` token)."""
+        return param_elements(self.params)
+
 
 @dataclass(frozen=True, slots=True)
 class Layer:
@@ -223,6 +242,11 @@ class Layer:
     def has_function(self) -> bool:
         """False for input and output layers."""
         return self.func not in ("input", "output")
+
+    @property
+    def param_count(self) -> int | None:
+        """Parameter and buffer elements each pass reads; ``None`` when passes differ."""
+        return None if "params" in self.varying else param_elements(self.params)
 
 
 @dataclass(frozen=True, slots=True)

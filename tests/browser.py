@@ -57,7 +57,7 @@ class Browser:
         to_child, self._out = _high(*os.pipe())  # we write commands, Chromium reads fd 3
         self._in, from_child = _high(*os.pipe())  # Chromium writes fd 4, we read
         # The shell puts our pipe ends on the descriptors Chromium expects, 3 and 4.
-        moves = f'3<&{to_child} 4>&{from_child} {to_child}<&- {from_child}>&-'
+        moves = f"3<&{to_child} 4>&{from_child} {to_child}<&- {from_child}>&-"
         self.proc = subprocess.Popen(
             ["bash", "-c", f'exec "$0" "$@" {moves}', CHROMIUM, *FLAGS,
              f"--user-data-dir={self.profile}", "about:blank"],

@@ -9,13 +9,17 @@ names, a failing forward pass.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+if TYPE_CHECKING:
+    from pytest_tlgraph import Trace
 
 __all__ = [
     "CNN",
@@ -39,6 +43,7 @@ __all__ = [
     "TupleOut",
     "WithBuffer",
     "seeded",
+    "without_pool_flops",
 ]
 
 
@@ -331,3 +336,11 @@ class ResidualMLP(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.head(self.blocks(x))
+
+
+def without_pool_flops(trace: Trace) -> Trace:
+    """``trace`` with its pooling ops' FLOP counts unknown, like an op nobody counts."""
+    unknown = {"flops_forward": None, "flops_backward": None, "flops_total": None,
+               "macs_forward": None}  # fmt: skip
+    ops = tuple(dataclasses.replace(op, **unknown) if "pool" in op.func else op for op in trace.ops)
+    return dataclasses.replace(trace, ops=ops)

@@ -11,8 +11,15 @@ import torch
 from torch import nn
 
 from pytest_tlgraph.capture.assemble import assemble
+from pytest_tlgraph.capture.guards import (
+    blame,
+    calls_through,
+    eager_dynamo,
+    exclusive,
+    refuse_compiled,
+)
 from pytest_tlgraph.capture.measure import add_boundary, iter_tensors
-from pytest_tlgraph.capture.modules import index_model, watch_modules
+from pytest_tlgraph.capture.modules import ModelIndex, index_model, watch_modules
 from pytest_tlgraph.capture.recorder import Recorder
 from pytest_tlgraph.errors import TraceError
 from pytest_tlgraph.trace import Trace
@@ -49,13 +56,39 @@ def _loss(output: Any, backward: BackwardSpec) -> torch.Tensor | None:
 
 
 def _run_backward(loss: torch.Tensor | None, model: nn.Module, inputs: Any) -> None:
-    """Backpropagate without touching any ``.grad``: ``autograd.grad`` on the leaves."""
+    """Backpropagate without leaving any ``.grad`` changed: ``autograd.grad`` on the
+    leaves, or, through reentrant checkpointing (which refuses ``autograd.grad``), a
+    plain ``backward`` with every leaf's ``.grad`` put back afterwards."""
     if loss is None or loss.grad_fn is None:
         return
     leaves: list[torch.Tensor] = [p for p in model.parameters() if p.requires_grad]
     leaves += [t for t in iter_tensors(inputs) if t.requires_grad and t.is_leaf]
-    if leaves:
+    if not leaves:
+        return
+    if not _reentrant(loss):
         torch.autograd.grad(loss, leaves, allow_unused=True)
+        return
+    grads = [t.grad for t in leaves]
+    try:
+        torch.autograd.backward(loss)
+    finally:
+        for t, grad in zip(leaves, grads, strict=True):
+            t.grad = grad
+
+
+def _reentrant(loss: torch.Tensor) -> bool:
+    """Whether the graph behind ``loss`` holds a reentrant checkpoint."""
+    seen: set[int] = set()
+    todo = [loss.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if type(node).__name__ == "CheckpointFunctionBackward":
+            return True
+        todo.extend(next_node for next_node, _ in node.next_functions)
+    return False
 
 
 def capture(
@@ -72,8 +105,10 @@ def capture(
     that returns a tensor becomes an ``Op``. No mode, hook or patched function survives
     the call, on success or on error; a model that raises is re-raised as ``TraceError``
     naming the failing op, with the original exception chained. ``backward=True`` (or a
-    callable ``output -> loss``) backpropagates to record ``grad_norm`` without touching
-    any ``.grad``. ``profile=True`` joins device kernels to ops (``device_time``).
+    callable ``output -> loss``) backpropagates to record ``grad_norm`` without leaving
+    any ``.grad`` changed. ``profile=True`` joins device kernels to ops (``device_time``).
+    A ``torch.compile``d model, and a model another capture is running, are refused
+    with ``TraceError`` before anything is touched.
     """
     if not isinstance(model, nn.Module):
         raise TypeError(
@@ -85,9 +120,23 @@ def capture(
             f"capture(kwargs=...) takes a mapping of keyword arguments for forward, got "
             f"{type(kwargs).__name__}; pass positional arguments as inputs=(a, b, ...)"
         )
+    refuse_compiled(model)
     args = _positional(inputs)
     kw = dict(kwargs or {})
     index = index_model(model)
+    with exclusive(index.modules, type(model).__name__):
+        return _capture(model, index, args, kw, backward=backward, profile=profile)
+
+
+def _capture(
+    model: nn.Module,
+    index: ModelIndex,
+    args: tuple[Any, ...],
+    kw: dict[str, Any],
+    *,
+    backward: BackwardSpec,
+    profile: bool,
+) -> Trace:
     recorder = Recorder(index.params, backward=bool(backward), profile=profile)
     # Keyword tensors are inputs too: an op reading one must have a parent to point at.
     for i, t in enumerate(iter_tensors((args, kw)), start=1):
@@ -100,7 +149,7 @@ def capture(
         restore = watch_modules(index.modules, recorder)
         try:
             profiler = _start_profiler() if profile else None
-            with recorder:
+            with eager_dynamo(), recorder:
                 output = _forward(model, args, kw)
         finally:
             restore()
@@ -110,16 +159,13 @@ def capture(
             stage = "backward"
             _run_backward(_loss(output, backward), model, (args, kw))
     except Exception as error:
+        in_op = stage == "forward" and recorder.failed is not None
         if stage == "backward":
             where = "the backward pass"
         else:
             where = recorder.failed or f"module {recorder.current_module or '<root>'!r}"
         recorder.release()
-        raise TraceError(
-            f"{type(model).__name__} raised {type(error).__name__} during capture at {where}: "
-            f"{error}. Fix the model or its inputs; the capture kept nothing.",
-            where=where,
-        ) from error
+        raise _failure(model, error, where, in_op=in_op) from error
     for i, t in enumerate(iter_tensors(output), start=1):
         producer = recorder.producer(t)
         recorder.add_record("output", ("output", i), [] if producer is None else [producer], t)
@@ -138,12 +184,31 @@ def capture(
     )
 
 
+def _failure(model: nn.Module, error: Exception, where: str, *, in_op: bool) -> TraceError:
+    """The error to raise: the model's fault (a torch op it ran raised, or its own
+    code), or the capture's (raised inside this package), which says so."""
+    name = type(model).__name__
+    if not in_op and blame(error) == "capture":
+        return TraceError(
+            f"pytest-tlgraph failed while capturing {name} at {where}: "
+            f"{type(error).__name__}: {error}. The model is not at fault: this is a bug in "
+            "pytest-tlgraph, please report it with this traceback; the capture kept nothing.",
+            where=where,
+        )
+    return TraceError(
+        f"{name} raised {type(error).__name__} during capture at {where}: "
+        f"{error}. Fix the model or its inputs; the capture kept nothing.",
+        where=where,
+    )
+
+
 def _forward(model: nn.Module, args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
     return model(*args, **kw)
 
 
 # Source chains stop here at the latest, even for ops issued outside any module call.
 add_boundary(_forward.__code__)
+calls_through(_forward.__code__)
 
 
 def _start_profiler() -> Any:

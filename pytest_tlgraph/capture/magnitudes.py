@@ -95,6 +95,7 @@ class MagnitudeBatch:
             or type(t) not in _BATCHED_TYPES
             or not t.is_cpu
             or t.layout is not _strided
+            or t.is_inference()  # no version counter to tell a later write by
         ):
             raw.magnitude = magnitude(t)
             return

@@ -17,6 +17,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from pytest_tlgraph.capture.guards import calls_through
 from pytest_tlgraph.capture.measure import add_boundary
 from pytest_tlgraph.capture.raw import ParamInfo
 from pytest_tlgraph.capture.recorder import Recorder
@@ -48,14 +49,33 @@ def _watched(module: nn.Module, address: str, recorder: Recorder) -> Callable[..
     return watched_forward
 
 
-# A source chain ends at the module's forward, however the forward was reached.
-add_boundary(
-    next(
-        code
-        for code in _watched.__code__.co_consts
-        if isinstance(code, CodeType) and code.co_name == "watched_forward"
-    )
+_WATCHED_CODE = next(
+    code
+    for code in _watched.__code__.co_consts
+    if isinstance(code, CodeType) and code.co_name == "watched_forward"
 )
+# A source chain ends at the module's forward, however the forward was reached.
+add_boundary(_WATCHED_CODE)
+# A bad call of the forward through it is the model's error.
+calls_through(_WATCHED_CODE)
+
+
+def _hook_frames(module: nn.Module, address: str, recorder: Recorder) -> tuple[Any, Any]:
+    """Open and close ``module``'s call frame from hooks around the user's own: the ops
+    its forward hooks and pre-hooks run belong to it (a shadowed ``forward`` would leave
+    them to the caller). Only modules that have hooks pay for the hooked call path."""
+    type_name = type(module).__name__
+
+    def pre_hook(module: nn.Module, args: Any) -> None:
+        recorder.open_call(address, type_name)
+
+    def post_hook(module: nn.Module, args: Any, output: Any) -> None:
+        recorder.close_call(address, module, output)
+
+    return (
+        module.register_forward_pre_hook(pre_hook, prepend=True),
+        module.register_forward_hook(post_hook),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +115,11 @@ def watch_modules(
     through ``recorder``; return the function that restores each exactly as it was."""
     # Each shadowed module's instance dict and what its "forward" entry was before.
     shadowed: list[tuple[dict[str, Any], Any]] = []
+    handles: list[Any] = []
 
     def restore() -> None:
+        while handles:
+            handles.pop().remove()
         while shadowed:
             state, previous = shadowed.pop()
             if previous is _MISSING:
@@ -107,7 +130,11 @@ def watch_modules(
     try:
         for address, module in modules:
             # TorchScript runs outside Python: its ops are invisible, so is its call.
-            if not isinstance(module, torch.jit.ScriptModule):
+            if isinstance(module, torch.jit.ScriptModule):
+                continue
+            if module._forward_hooks or module._forward_pre_hooks:
+                handles.extend(_hook_frames(module, address, recorder))
+            else:
                 state = module.__dict__
                 watched = _watched(module, address, recorder)
                 shadowed.append((state, state.get("forward", _MISSING)))

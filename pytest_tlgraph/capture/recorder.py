@@ -19,7 +19,15 @@ import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
-from pytest_tlgraph.capture.flops import COUNTED_FUNCS, count_flops, flop_fields
+from pytest_tlgraph.capture.flops import (
+    COUNTED_FUNCS,
+    REDUCTION_COST,
+    count_flops,
+    flop_fields,
+    input_work,
+    is_counted,
+)
+from pytest_tlgraph.capture.guards import leave_mode_stack
 from pytest_tlgraph.capture.magnitudes import MagnitudeBatch, may_write
 from pytest_tlgraph.capture.measure import first_tensor, iter_tensors, magnitude, source_chain
 from pytest_tlgraph.capture.module_args import module_args
@@ -122,7 +130,8 @@ class Recorder(TorchFunctionMode):
 
     def __exit__(self, *exc: object) -> None:
         try:
-            super().__exit__(*exc)  # type: ignore[no-untyped-call]
+            # Not a plain pop: a mode the forward entered and never left sits on top.
+            leave_mode_stack(self)
             # Measured with the mode off: the norms are not ops of the model.
             if exc[0] is None:
                 self._magnitudes.flush()
@@ -303,7 +312,7 @@ class Recorder(TorchFunctionMode):
         if len(outputs) > 1:
             size += sum(t.numel() * t.element_size() for t in outputs[1:])
         counted = None
-        if name in COUNTED_FUNCS:
+        if name in COUNTED_FUNCS and is_counted(func):
             counted = count_flops(func, name, args, kwargs, device_work=not self._profile)
         # Not a leaf: made by an op that autograd recorded (it has a grad_fn).
         in_graph = not first.is_leaf
@@ -312,7 +321,10 @@ class Recorder(TorchFunctionMode):
         stack = self._stack
         module = stack[-1].address if stack else ""
         index = len(self.ops)
-        forward, backward, total, macs = flop_fields(name, counted, numel)
+        work = 0
+        if name in REDUCTION_COST:
+            work = input_work(name, tensors[0] if tensors else None, args, kwargs)
+        forward, backward, total, macs = flop_fields(name, counted, numel, work)
         raw = RawOp(
             "", "", name, 1, 1, index, parents, (), tuple(first.shape), first.dtype, module,
             self._chain, tuple(params) if params else (), None, None, None, elapsed, size,
@@ -342,6 +354,8 @@ def _grad_hook(norms: dict[int, float], index: int) -> Callable[[torch.Tensor], 
     # Written to a dict, never to the record: a backward the user runs after the
     # capture (through a tensor the model kept) must not touch the frozen trace.
     def hook(grad: torch.Tensor) -> None:
+        if grad.is_meta:
+            return  # a meta model's gradients have shapes, no values: no norm
         # The hook sees the gradient w.r.t. the whole output once it is complete.
         norms[index] = float(torch.linalg.vector_norm(grad.detach(), dtype=torch.float64))
 

@@ -18,7 +18,7 @@ from typing import Any, Final
 from pytest_tlgraph.draw.dot import NodeStatement, html_escape
 from pytest_tlgraph.draw.fontmetrics import estimate_label_box
 from pytest_tlgraph.draw.plan import Plan
-from pytest_tlgraph.draw.style import FONTSIZE
+from pytest_tlgraph.draw.style import FONTSIZE, PAGES
 from pytest_tlgraph.encoding.key import KEY_ID, BarLine, KeyLine, TextLine, key_label
 from pytest_tlgraph.encoding.ramps import ramp_for_page
 from pytest_tlgraph.encoding.scales import check_scale, normalise, transform
@@ -68,6 +68,10 @@ class _Reader:
 
     def raw(self, source: ValueSource, record: Any, node_id: str) -> Any:
         if source.fn is None:
+            members = getattr(record, "members", None)
+            if source.field == "param_count" and members is not None:
+                # A collapsed node: the exact sum over its member ops.
+                return sum(self._trace.op(label).param_count or 0 for label in members)
             return source.raw(record)
         key = (id(source.fn), node_id)
         if key not in self._memo:
@@ -110,13 +114,15 @@ def _color(
     for node_id, fill in fills.items():
         specs[node_id]["fillcolor"] = fill
     text = _domain_text(source, domain, masked)
+    # Some drawn node is left with its role fill: one swatch in the key says so.
+    na_fill = PAGES[page].fill("op") if fills and len(fills) < got.eligible else None
     line: KeyLine
     if text is None:
         line = TextLine(f"{source.name}: no values")
     elif not fractions:
         line = TextLine(f"{source.name}: all {text[0]}")
     else:
-        line = BarLine(source.name, text[0], text[1], ramp)
+        line = BarLine(source.name, text[0], text[1], ramp, na_fill)
     state = ChannelState(
         source=source.name, values=MappingProxyType(dict(got.values)), domain=domain,
         transform="linear", eligible=got.eligible, encoded=len(fills), domain_text=text,

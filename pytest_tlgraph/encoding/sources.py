@@ -27,7 +27,9 @@ __all__ = [
     "tensor_item",
 ]
 
-#: Builtin tokens and the record field each reads (``dims`` is computed).
+#: Builtin tokens and the record field each reads (``dims`` is computed; ``params``
+#: reads the number of parameter elements an op uses, summed over a collapsed node's
+#: member ops by the draw's reader).
 BUILTIN_FIELDS: Final = {
     "time": "func_duration",
     "bytes": "activation_memory",
@@ -36,11 +38,12 @@ BUILTIN_FIELDS: Final = {
     "grad_norm": "grad_norm",
     "device_time": "device_time",
     "dims": None,
+    "params": "param_count",
 }
 #: Fields with an exact sum over ops: collapsed boxes and segments show the sum.
 ADDITIVE_FIELDS: Final = frozenset(
     {"func_duration", "activation_memory", "flops_forward", "device_time", "flops_backward",
-     "flops_total", "macs_forward"}
+     "flops_total", "macs_forward", "param_count"}
 )  # fmt: skip
 #: Fields that read run-to-run noise: masked in snapshots.
 VOLATILE_FIELDS: Final = frozenset({"func_duration", "device_time"})

@@ -49,6 +49,7 @@ KEY_NAMES: dict[str, str] = {
     "grad_norm": "grad norm",
     "device_time": "device time",
     "dims": "output numel",
+    "params": "parameters",
 }
 """Key names of the builtin tokens; any other field is named by itself."""
 
@@ -184,6 +185,7 @@ _FORMATTERS: dict[str, Callable[[float | None], str]] = {
     "bytes": format_bytes,
     "flops": format_flops,
     "dims": format_integer,
+    "params": format_integer,
 }
 
 

@@ -49,7 +49,13 @@ def _certified(source: ValueSource, layer: Layer) -> bool:
     return name not in layer.varying and not (name in PER_PASS_FIELDS and layer.has_function)
 
 
-def _collapsed_value(node: PlanNode, source: ValueSource, plan: Plan, out: Collected) -> None:
+def _collapsed_value(
+    node: PlanNode,
+    source: ValueSource,
+    plan: Plan,
+    out: Collected,
+    reader: Callable[[Any, str], float | None],
+) -> None:
     if not source.additive:
         out.note(f"collapsed nodes unencoded: {source.name} has no exact sum over ops")
         return
@@ -61,7 +67,7 @@ def _collapsed_value(node: PlanNode, source: ValueSource, plan: Plan, out: Colle
     if node.kind == "fold":
         representative = getattr(node.record, "representative", None) or node.module
         out.note(f"{node.id}: repeat fold shows its representative module {representative} only")
-    value = source.read(node.record, node.id)
+    value = reader(node.record, node.id)
     if value is None:
         out.note(f"{node.id}: unencoded, a member op has no {source.name} value")
         return
@@ -85,7 +91,7 @@ def collect(
     for node in plan.nodes:
         out.eligible += 1
         if node.kind in _COLLAPSED:
-            _collapsed_value(node, source, plan, out)
+            _collapsed_value(node, source, plan, out, reader)
             continue
         record = node.record
         if isinstance(record, Layer) and record.num_passes > 1:

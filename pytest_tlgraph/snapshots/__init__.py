@@ -22,8 +22,8 @@ _HOMES = {"graph_diff": "graphdiff"}
 def __getattr__(name: str) -> Any:
     if name not in __all__:
         raise AttributeError(f"module 'pytest_tlgraph.snapshots' has no attribute {name!r}")
-    value = getattr(importlib.import_module(
-        f"pytest_tlgraph.snapshots.{_HOMES.get(name, 'pixeldiff')}"
-    ), name)
+    value = getattr(
+        importlib.import_module(f"pytest_tlgraph.snapshots.{_HOMES.get(name, 'pixeldiff')}"), name
+    )
     globals()[name] = value
     return value

@@ -107,6 +107,6 @@ def test_an_error_after_a_mismatch_keeps_both(
     result = project.runpytest()
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
-    assert "KeyError: \"the test's own bug\"" in out
+    assert 'KeyError: "the test\'s own bug"' in out
     assert "and 1 tlgraph snapshot mismatch(es) before:" in out
     assert "tlgraph snapshot test_then_error does not match" in out

@@ -141,11 +141,41 @@ def test_views_reshapes_and_copies_cost_zero(fn: Callable[[torch.Tensor], torch.
 
 
 def test_unknown_ops_have_no_flops_at_all() -> None:
-    for fn in (torch.sum, torch.cumsum, torch.sort):
-        args = (torch.randn(5), 0) if fn is torch.cumsum else (torch.randn(5),)
-        op = _only_op(fn, *args)
+    for fn in (torch.linalg.inv, torch.unique, torch.fft.fft):
+        op = _only_op(fn, torch.randn(4, 4))
         assert op.flops_forward is None and op.flops_backward is None, op.func
         assert op.flops_total is None and op.macs_forward is None
+
+
+_ROW = torch.zeros(1, 6)
+
+
+@pytest.mark.parametrize(
+    ("fn", "expected"),
+    [
+        (lambda x: x.sum(), 24),
+        (lambda x: x.mean(dim=-1), 24),
+        (lambda x: x.amax(dim=0), 24),
+        (lambda x: torch.cumsum(x, dim=1), 24),
+        (lambda x: x.var(dim=-1), 72),
+        (lambda x: torch.logsumexp(x, dim=-1), 72),
+        (lambda x: x.norm(), 48),
+        (lambda x: torch.sort(x, dim=-1).values, 24 * 3),  # 6 sorted: ceil(log2 6) = 3
+        (lambda x: torch.max(x, _ROW), 24),  # elementwise: the output's numel
+    ],
+)
+def test_reductions_cost_per_input_element(
+    fn: Callable[[torch.Tensor], torch.Tensor], expected: int
+) -> None:
+    op = _only_op(fn, torch.randn(4, 6))
+    assert op.flops_forward == expected and op.flops_backward == expected
+    assert op.macs_forward == 0
+
+
+def test_rotary_and_rms_norm_ops_have_a_per_element_cost() -> None:
+    for fn in (torch.sin, torch.cos, torch.rsqrt, lambda x: x.pow(2), torch.exp):
+        op = _only_op(fn, torch.rand(3, 5) + 0.5)
+        assert op.flops_forward == 15, op.func
 
 
 def test_inputs_and_outputs_count_zero_flops() -> None:

@@ -81,7 +81,7 @@ def test_the_field_name_is_fenced_like_the_token(mlp: Trace) -> None:
 def test_a_joined_trace_encodes_in_milliseconds(mlp_joined: Trace) -> None:
     drawing = mlp_joined.draw(color_by="device_time", size_by="device_time")
     assert drawing.nodes["tlgraph_key"].rows == (
-        "device time: 0.098 ms [bar] 1.46 ms",
+        "device time: 0.098 ms [bar] 1.46 ms [n/a]",  # relu_1 ran no kernel
         "size: device time, 0.098 ms ... 1.46 ms",
     )
     assert drawing.state is not None
@@ -112,7 +112,8 @@ def test_rolled_nodes_sum_across_passes_with_an_aggregation_line() -> None:
         assert values == {"linear_1": 600_000.0, "add_1": 600_000.0, "tanh_1": 600_000.0}
         assert drawing.state.aggregation == ("rolled nodes: device time summed across passes",)
     unrolled = rolled.draw(color_by="device_time")
-    assert unrolled.nodes["tlgraph_key"].rows == ("device time: 0.1 ms [bar] 0.3 ms",)
+    # The input and output records have no kernels: the key's n/a swatch.
+    assert unrolled.nodes["tlgraph_key"].rows == ("device time: 0.1 ms [bar] 0.3 ms [n/a]",)
     assert unrolled.state is not None and unrolled.state.aggregation == ()
 
 
@@ -130,6 +131,6 @@ def test_a_rolled_layer_with_a_kernel_less_pass_reads_n_a() -> None:
 
 def test_device_time_is_masked_for_snapshots(mlp_joined: Trace) -> None:
     drawing = draw(mlp_joined, mask_volatile=True, color_by="device_time")
-    assert drawing.nodes["tlgraph_key"].rows == ("device time: masked [bar] masked",)
+    assert drawing.nodes["tlgraph_key"].rows == ("device time: masked [bar] masked [n/a]",)
     assert drawing.state is not None
     assert any("masked" in note for note in drawing.state.notes)

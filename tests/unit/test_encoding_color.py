@@ -11,6 +11,7 @@ import pytest
 from pytest_tlgraph import Trace
 from pytest_tlgraph.draw.style import PAGES
 from pytest_tlgraph.encoding.ramps import ramp_for_page
+from tests.models import without_pool_flops
 
 _NODE = re.compile(r'^  ("(?:[^"\\]|\\.)*") \[(.*)\];$')
 _LABEL = re.compile(r"^label=(<.*?>)(?:, |$)")
@@ -86,6 +87,7 @@ def test_only_fillcolor_changes_on_encoded_nodes(cnn: Trace) -> None:
 
 
 def test_unencoded_nodes_keep_their_role_fill(cnn: Trace) -> None:
+    cnn = without_pool_flops(cnn)
     drawing = cnn.draw(color_by="flops")
     assert drawing.state is not None
     missing = [op.label for op in cnn.ops if op.flops_forward is None]

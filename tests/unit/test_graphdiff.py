@@ -172,9 +172,7 @@ def test_removed_layer_is_red_and_dashed(bert: Drawing) -> None:
     diff = graph_diff(_bert(num_hidden_layers=3).dot, bert.dot)
     kinds = _kinds(diff)
     assert "added" not in kinds and "changed" not in kinds
-    assert all(
-        any("encoder.layer.2" in r for r in diff.nodes[n].rows) for n in kinds["removed"]
-    )
+    assert all(any("encoder.layer.2" in r for r in diff.nodes[n].rows) for n in kinds["removed"])
     removed_line = next(
         line for line in diff.dot.splitlines() if line.startswith(f'  "{kinds["removed"][0]}" [')
     )

@@ -1,0 +1,124 @@
+"""What keeps a capture from breaking a model that runs, or the process around it:
+compiled models, two threads capturing one model, the torch function mode stack, and
+telling the model's errors from the capture's own.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from types import CodeType, TracebackType
+from typing import Any, Final
+
+import torch
+from torch import nn
+
+from pytest_tlgraph.errors import TraceError
+
+__all__ = [
+    "blame",
+    "calls_through",
+    "eager_dynamo",
+    "exclusive",
+    "leave_mode_stack",
+    "refuse_compiled",
+]
+
+_OWN_DIR: Final = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_lock = threading.Lock()
+# id() of every module some capture is routing through its recorder right now.
+_busy: dict[int, str] = {}
+
+
+def _is_compiled(module: nn.Module) -> bool:
+    return type(module).__module__.startswith("torch._dynamo") and hasattr(module, "_orig_mod")
+
+
+def refuse_compiled(model: nn.Module) -> None:
+    """Refuse a ``torch.compile``d model in one line, naming the remedy."""
+    if _is_compiled(model):
+        raise TraceError(
+            f"capture() got a torch.compile'd model ({type(model._orig_mod).__name__} wrapped "
+            "in OptimizedModule), whose forward runs inside dynamo where no op can be "
+            "recorded; capture the original module instead: capture(model._orig_mod, ...).",
+            where="<root>",
+        )
+
+
+@contextmanager
+def exclusive(modules: tuple[tuple[str, nn.Module], ...], model_name: str) -> Iterator[None]:
+    """Hold every module of a model for one capture; a second capture of any of them
+    from another thread (or from inside the forward) is refused, touching nothing."""
+    ids = [id(module) for _, module in modules]
+    with _lock:
+        taken = next((i for i in ids if i in _busy), None)
+        if taken is None:
+            for i in ids:
+                _busy[i] = model_name
+    if taken is not None:
+        raise TraceError(
+            f"capture() of {model_name} refused: its modules are being captured already "
+            f"(by a capture of {_busy.get(taken, 'another model')} still running, in another "
+            "thread or around this call); one model is captured by one capture at a time. "
+            "Capture it after the other capture returns, or capture a copy "
+            "(copy.deepcopy(model)).",
+            where="<root>",
+        )
+    try:
+        yield
+    finally:
+        with _lock:
+            for i in ids:
+                _busy.pop(i, None)
+
+
+def eager_dynamo() -> Any:
+    """Run ``torch.compile``d code inside the forward eagerly, so its ops are recorded
+    (a no-op unless torch's compiler was ever imported: nothing can be compiled)."""
+    if "torch._dynamo" not in sys.modules:
+        return nullcontext()
+    return torch.compiler.set_stance("force_eager")
+
+
+def leave_mode_stack(mode: object) -> None:
+    """Take ``mode`` off the torch function mode stack wherever it sits, leaving every
+    mode above it (one the forward entered and never left stays the user's)."""
+    above: list[Any] = []
+    try:
+        while torch._C._len_torch_function_stack() > 0:
+            top = torch._C._pop_torch_function_stack()
+            if top is mode:
+                break
+            above.append(top)
+    finally:
+        for entered in reversed(above):
+            torch._C._push_on_torch_function_stack(entered)
+
+
+_calls_through: set[CodeType] = set()
+
+
+def calls_through(code: CodeType) -> None:
+    """Mark ``code`` as a frame that only calls the model (a wrapped ``forward``): an
+    error raised right there, such as a ``TypeError`` for a bad argument, is the
+    model's, not the capture's."""
+    _calls_through.add(code)
+
+
+def blame(error: BaseException) -> str:
+    """``"model"`` when ``error`` was raised by the model's code or a torch op it ran,
+    ``"capture"`` when it was raised inside this package."""
+    tb: TracebackType | None = error.__traceback__
+    last = None
+    while tb is not None:
+        last = tb
+        tb = tb.tb_next
+    if last is None:
+        return "model"
+    code = last.tb_frame.f_code
+    if code.co_filename.startswith(_OWN_DIR) and code not in _calls_through:
+        return "capture"
+    return "model"
