@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, Final
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_tlgraph.snapshots.fixture import Settings, TlgraphSnapshot
+    from pytest_tlgraph.snapshots.fixture import TlgraphSnapshot
+    from pytest_tlgraph.snapshots.settings import Settings
 
 __all__ = [
     "pytest_addoption",
@@ -110,7 +111,7 @@ def _ini_value(config: pytest.Config, name: str, kind: type) -> Any:
 
 def _settings(config: pytest.Config) -> Settings:
     from pytest_tlgraph.snapshots.artifacts import ResultsDir
-    from pytest_tlgraph.snapshots.fixture import Settings, check_setting
+    from pytest_tlgraph.snapshots.settings import Settings, check_setting
 
     cli = {
         "renderer": config.getoption("tlgraph_renderer"),

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_tlgraph.snapshots.dotdiff import unified_dot_diff
 from pytest_tlgraph.snapshots.extensions import (
     TlgraphDotExtension,
     TlgraphPngExtension,
@@ -15,7 +16,7 @@ from pytest_tlgraph.snapshots.extensions import (
     reusable,
 )
 from pytest_tlgraph.snapshots.graphdata import graph_from_drawing
-from pytest_tlgraph.snapshots.report import DotOutcome, PngOutcome, build_report, unified_dot_diff
+from pytest_tlgraph.snapshots.report import DotOutcome, PngOutcome, build_report
 
 if TYPE_CHECKING:
     import pytest
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from syrupy.types import SnapshotIndex
 
     from pytest_tlgraph.drawing import Drawing
-    from pytest_tlgraph.snapshots.fixture import Settings
+    from pytest_tlgraph.snapshots.settings import Settings
 
 __all__ = ["SnapshotCall", "base_assertion", "display_path"]
 

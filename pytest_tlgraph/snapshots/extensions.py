@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
+from pytest_tlgraph.snapshots.dotdiff import unified_dot_diff
 from pytest_tlgraph.snapshots.pngmeta import PNG_SIGNATURE, add_text_chunks, read_text_chunks
 
 if TYPE_CHECKING:
@@ -145,8 +146,6 @@ class TlgraphDotExtension(SingleFileSnapshotExtension):
         self, serialized_data: SerializedData, snapshot_data: SerializedData
     ) -> Iterator[str]:
         """A unified diff, ``- snapshot`` / ``+ received``."""
-        from pytest_tlgraph.snapshots.report import unified_dot_diff
-
         yield from unified_dot_diff(str(snapshot_data), str(serialized_data))
 
 

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from pytest_tlgraph.snapshots.artifacts import ResultsDir
 from pytest_tlgraph.snapshots.call import SnapshotCall
 from pytest_tlgraph.snapshots.extensions import TlgraphDotExtension, render_snapshot_png
+from pytest_tlgraph.snapshots.settings import SETTING_NAMES, Settings, check_setting
 
 if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
@@ -23,44 +22,9 @@ if TYPE_CHECKING:
     from pytest_tlgraph.drawing import Drawing
     from pytest_tlgraph.trace import Trace
 
-__all__ = ["SETTING_NAMES", "Settings", "TlgraphSnapshot", "check_setting"]
+__all__ = ["TlgraphSnapshot"]
 
-#: Per-call (and marker) arguments that override the command line and the ini file.
-SETTING_NAMES: Final = ("png", "renderer", "threshold", "max_diff_pixels")
 _VOLATILE: Final = frozenset({"time", "device_time"})
-
-
-@dataclass(frozen=True, slots=True)
-class Settings:
-    """The resolved comparison settings of one run (command line over ini over default)."""
-
-    rootdir: Path
-    results: ResultsDir
-    renderer: str = "pure"
-    png: bool = True
-    threshold: float = 0.1
-    max_diff_pixels: int = 0
-    force_render: bool = False
-    color: bool = False
-
-
-def check_setting(name: str, value: Any, where: str) -> Any:
-    """Validate one comparison setting, naming ``where`` it came from and the remedy."""
-    if name == "png":
-        if not isinstance(value, bool):
-            raise TypeError(f"{where}: png must be True or False, got {value!r}")
-    elif name == "renderer":
-        if value not in ("pure", "system"):
-            raise ValueError(f"{where}: renderer must be 'pure' or 'system', got {value!r}")
-    elif name == "threshold":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-            raise ValueError(f"{where}: threshold must be a number from 0 to 1, got {value!r}")
-        value = float(value)
-    elif name == "max_diff_pixels" and (
-        isinstance(value, bool) or not isinstance(value, int) or value < 0
-    ):
-        raise ValueError(f"{where}: max_diff_pixels must be an int >= 0, got {value!r}")
-    return value
 
 
 class TlgraphSnapshot:

@@ -11,12 +11,12 @@ caption's lines, read from both DOT texts.
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from pytest_tlgraph.encoding.key import KEY_ID
+from pytest_tlgraph.snapshots.dotdiff import unified_dot_diff
 from pytest_tlgraph.snapshots.graphdata import (
     DotParseError,
     GraphData,
@@ -105,13 +105,6 @@ def _diff_colour(line: str, color: bool) -> str:
     if line.startswith("@@"):
         return _paint(line, _CYAN, True)
     return line
-
-
-def unified_dot_diff(snapshot: str, received: str) -> Iterator[str]:
-    """``--- snapshot`` / ``+++ received`` unified diff lines (three lines of context)."""
-    yield from difflib.unified_diff(
-        snapshot.splitlines(), received.splitlines(), "snapshot", "received", lineterm=""
-    )
 
 
 def capped(lines: Sequence[str], limit: int, where: str | None) -> tuple[str, ...]:
