@@ -9,6 +9,7 @@ here: torch loads only when a test calls the fixture.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -23,6 +24,7 @@ __all__ = [
     "pytest_addoption",
     "pytest_configure",
     "pytest_report_header",
+    "pytest_runtest_makereport",
     "pytest_sessionfinish",
     "pytest_terminal_summary",
     "pytest_unconfigure",
@@ -32,6 +34,7 @@ __all__ = [
 _SETTINGS: Final = pytest.StashKey["Settings"]()
 _DEFAULT_RENDERER: Final = pytest.StashKey[str]()
 _HTML: Final = pytest.StashKey["tuple[Path, int]"]()
+_FAILED: Final = pytest.StashKey[bool]()
 _DEFAULT_RESULTS: Final = "tlgraph-results"
 _FALSE: Final = frozenset({"false", "no", "off", "0"})
 _TRUE: Final = frozenset({"true", "yes", "on", "1"})
@@ -139,6 +142,12 @@ def _settings(config: pytest.Config) -> Settings:
     if results is None:
         results = _ini_value(config, "tlgraph_results", str) or _DEFAULT_RESULTS
         base = config.rootpath
+    if "__snapshots__" in (base / results).resolve().parts:
+        raise pytest.UsageError(
+            f"--tlgraph-results={results} is a snapshot folder or inside one; results are "
+            "cleared between runs and would overwrite baselines. Choose a folder of its own, "
+            "e.g. --tlgraph-results=tlgraph-results"
+        )
     return Settings(
         rootdir=config.rootpath,
         results=ResultsDir(base / results),
@@ -206,8 +215,16 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return [f"tlgraph: {torch}, renderer {settings.renderer} ({drawn_by}){png}"]
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Remember whether each phase of a test failed (the fixture's teardown reads it)."""
+    report = yield
+    item.stash[_FAILED] = item.stash.get(_FAILED, False) or bool(report.failed)
+    return report
+
+
 @pytest.fixture
-def tlgraph_snapshot(request: pytest.FixtureRequest) -> TlgraphSnapshot:
+def tlgraph_snapshot(request: pytest.FixtureRequest) -> Iterator[TlgraphSnapshot]:
     """Snapshot a model's graph drawing: the canonical DOT (byte for byte) and its PNG.
 
     ``tlgraph_snapshot(model, inputs=None, *, name=None, kwargs=None, backward=False,
@@ -235,13 +252,18 @@ def tlgraph_snapshot(request: pytest.FixtureRequest) -> TlgraphSnapshot:
     module = Path(request.node.path)
     if module.is_relative_to(config.rootpath):
         module = module.relative_to(config.rootpath)
-    return TlgraphSnapshot(
+    snapshot = TlgraphSnapshot(
         snapshot=base_assertion(request),
         settings=settings,
         marker=marker,
         nodeid=request.node.nodeid,
         module=module,
     )
+    yield snapshot
+    if request.node.stash.get(_FAILED, True):
+        # A failed test (even one that failed before its first call) proves none of its
+        # snapshots obsolete: --snapshot-update keeps its .gv and .png, together.
+        snapshot.keep_stored()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -256,6 +278,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     results = config.stash[_SETTINGS].results
     records = results.read_records()
     if records:
+        results.note_written(results.root / REPORT_NAME)
         path = write_html(records, results.root, results.root / REPORT_NAME)
         config.stash[_HTML] = (path, len(records))
 

@@ -15,6 +15,7 @@ from pytest_tlgraph.snapshots.extensions import (
     render_snapshot_png,
     reusable,
 )
+from pytest_tlgraph.snapshots.files import SnapshotWriteError
 from pytest_tlgraph.snapshots.graphdata import graph_from_drawing
 from pytest_tlgraph.snapshots.report import DotOutcome, PngOutcome, build_report
 
@@ -146,12 +147,17 @@ class SnapshotCall:
             return None
         root = settings.rootdir
         stored = dot_result.recalled_data
+        results = [dot_result] if png_result is None else [dot_result, png_result]
+        write_errors = [
+            str(r.exception) for r in results if isinstance(r.exception, SnapshotWriteError)
+        ]
+        read_error = dot_result.exception if not write_errors else None
         dot = DotOutcome(
             path=display_path(dot_result.snapshot_location, root),
             expected=None if stored is None else str(stored),
             received=drawing.dot,
             passed=dot_result.success,
-            error=None if dot_result.exception is None else repr(dot_result.exception),
+            error=None if read_error is None else repr(read_error),
         )
         diff = [] if dot.expected is None else list(unified_dot_diff(dot.expected, drawing.dot))
         match = self.png_extension.last if png_result is not None else None
@@ -183,9 +189,10 @@ class SnapshotCall:
             if written.dot_diff is None
             else display_path(written.dot_diff, root),
             state_text=drawing.state.describe() if drawing.state is not None else None,
+            write_errors=write_errors,
         )
         settings.results.write_record(stem, nodeid=nodeid, report=report, artifacts=written)
-        hint = "\nto accept the received drawing: pytest --snapshot-update"
+        hint = "" if self.update else "\nto accept the received drawing: pytest --snapshot-update"
         return report.text(color=settings.color) + hint
 
 
