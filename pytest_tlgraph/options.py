@@ -38,21 +38,12 @@ def _check_types(kwargs: Mapping[str, Any]) -> None:
     spec_fn = kwargs.get("node_spec_fn")
     if spec_fn is not None and not callable(spec_fn):
         refuse("node_spec_fn", "None or a callable (node, spec) -> spec or None")
-    for name in ("color_by", "size_by", "stack_by"):
-        value = kwargs.get(name)
-        if not (value is None or isinstance(value, (bool, str)) or callable(value)):
-            refuse(name, "None, a builtin token or field name (str), or a callable")
-        if value is True and name != "stack_by":
-            refuse(name, "None, a builtin token or field name (str), or a callable")
     if not isinstance(kwargs.get("size_scale", ""), (str, type(None))):
         refuse("size_scale", "None, 'sqrt' or 'linear'")
+    # Sources and label tokens are checked where they are resolved (EncodingRefusal).
     fields_ = kwargs.get("node_label_fields")
-    if fields_ is not None and not isinstance(fields_, str):
-        listed = isinstance(fields_, (list, tuple))  # other iterables are read once, later
-        if not isinstance(fields_, Iterable) or (
-            listed and not all(isinstance(item, str) for item in fields_)
-        ):
-            refuse("node_label_fields", "None or a list of str tokens")
+    if fields_ is not None and not isinstance(fields_, (str, Iterable)):
+        refuse("node_label_fields", "None or a list of str tokens")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

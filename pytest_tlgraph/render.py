@@ -123,7 +123,7 @@ def render_png(dot: str, *, renderer: str | None = None, dpi: int = 96) -> bytes
     _check(name)
     if isinstance(dpi, bool) or not isinstance(dpi, int) or not 1 <= dpi <= MAX_DPI:
         raise ValueError(
-            f"dpi must be a whole number from 1 to {MAX_DPI}, got {dpi!r}; e.g. dpi=96 or 192"
+            f"dpi must be a positive whole number up to {MAX_DPI}, got {dpi!r}; e.g. dpi=96 or 192"
         )
     return _run_pure(dot, dpi) if name == "pure" else _run_system(dot, dpi)
 
