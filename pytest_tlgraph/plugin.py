@@ -272,14 +272,14 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     if _is_worker(config) or _SETTINGS not in config.stash:
         return
-    from pytest_tlgraph.snapshots.artifacts import REPORT_NAME
     from pytest_tlgraph.snapshots.html import write_html
 
     results = config.stash[_SETTINGS].results
     records = results.read_records()
     if records:
-        results.note_written(results.root / REPORT_NAME)
-        path = write_html(records, results.root, results.root / REPORT_NAME)
+        target = results.report_path()
+        results.note_written(target)
+        path = write_html(records, results.root, target)
         config.stash[_HTML] = (path, len(records))
 
 

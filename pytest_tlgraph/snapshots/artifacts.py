@@ -126,6 +126,16 @@ class ResultsDir:
         atomic_write(path, data)
         self._written.add(path)
 
+    def report_path(self) -> Path:
+        """Where this session's HTML report goes: ``report.html``, unless a file of that
+        name is already there. The previous session's report was cleared at the start,
+        so that file is someone else's, and is kept: the report goes to
+        ``tlgraph-report.html`` instead."""
+        path = self.root / REPORT_NAME
+        if path.exists() or path.is_symlink():
+            return self.root / ("tlgraph-" + REPORT_NAME)
+        return path
+
     def note_written(self, path: Path) -> None:
         """List a file written by other code (the HTML report) in the manifest."""
         self._note("f", path)
