@@ -82,4 +82,3 @@ def test_a_results_folder_that_contains_the_snapshot_folder_is_refused(
     refused.stdout.fnmatch_lines(["*results folder * contains the snapshot folder*"])
     assert sorted(p.name for p in snapshot_dir(stored).iterdir()) == before
     assert not (stored.path / "test_graph" / "test_mlp-expected.png").exists()
-
