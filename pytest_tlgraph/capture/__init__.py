@@ -71,6 +71,12 @@ def capture(
     naming the failing op, with the original exception chained. ``backward=True`` (or a
     callable ``output -> loss``) backpropagates to record ``grad_norm`` without touching
     any ``.grad``. ``profile=True`` joins device kernels to ops (``device_time``).
+
+    The forward runs once, as the model is: ``capture()`` changes no ``training`` flag.
+    On a model in train mode that call does what any training-mode call does: BatchNorm
+    updates its running statistics (and ``num_batches_tracked``) and dropout draws from
+    the global RNG. Put the model in eval mode first to avoid both; the
+    ``tlgraph_snapshot`` fixture clears the flags itself and restores them and the RNG.
     """
     if not isinstance(model, nn.Module):
         raise TypeError(
