@@ -209,6 +209,8 @@ def _png_lines(outcome: PngOutcome) -> list[str]:
                 f"{c.mismatched} mismatched pixels (threshold {c.threshold:g}, "
                 f"budget {c.max_diff_pixels})"
             )
+    if match is not None and match.comparison is not None and not outcome.passed:
+        out.append(f"stored: {outcome.path}")
     for kind in ("actual", "expected", "diff"):
         if kind in outcome.images:
             out.append(f"{kind + ':':<9} {outcome.images[kind]}")
@@ -281,7 +283,7 @@ def build_report(
     elif dot.passed:
         diff_lines = ["DOT matches the snapshot"]
     else:
-        diff_lines = list(capped(diff, MAX_DIFF_LINES, full_diff_path))
+        diff_lines = [f"stored: {dot.path}", *capped(diff, MAX_DIFF_LINES, full_diff_path)]
     state = state_text.splitlines() if state_text else ["no channel active"]
     if snapshot is not None and dot.expected is not None:
         changes = state_changes(
