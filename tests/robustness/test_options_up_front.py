@@ -13,7 +13,6 @@ from torch import nn
 from pytest_tlgraph import capture
 from pytest_tlgraph.capture import capture as capture_fn
 from pytest_tlgraph.errors import EncodingRefusal
-from pytest_tlgraph.snapshots.checks import check_draw_options
 from tests.integration.project import snapshot_dir
 
 pytest_plugins = ["pytester"]
@@ -38,6 +37,8 @@ def trace() -> Any:
 def test_bad_options_are_refused_before_any_capture(
     options: dict[str, Any], error: type[Exception], names: list[str]
 ) -> None:
+    from pytest_tlgraph.snapshots.checks import check_draw_options
+
     with pytest.raises(error) as info:
         check_draw_options(options)
     for name in names:

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from pytest_tlgraph.snapshots.files import NAME_BUDGET, SnapshotWriteError, atomic_write
 from tests.integration.project import snapshot_dir, snapshot_names
 
 pytest_plugins = ["pytester"]
@@ -55,6 +54,8 @@ def test_long_names_get_distinct_stable_files_that_fit(
 
 
 def test_a_name_that_fits_only_without_suffixes_is_shortened(project: pytest.Pytester) -> None:
+    from pytest_tlgraph.snapshots.files import NAME_BUDGET
+
     name = "é" * 120  # 240 bytes: a .gv fits, "-expected.png" would not
     project.makepyfile(test_graph=_calls(name))
     project.runpytest("--snapshot-update").assert_outcomes(passed=1)
@@ -64,6 +65,8 @@ def test_a_name_that_fits_only_without_suffixes_is_shortened(project: pytest.Pyt
 
 
 def test_atomic_write_replaces_and_never_truncates(tmp_path: Path) -> None:
+    from pytest_tlgraph.snapshots.files import atomic_write
+
     path = tmp_path / "a.gv"
     path.write_text("old")
     atomic_write(path, b"new")
@@ -92,6 +95,8 @@ def test_update_never_writes_through_a_symlink(
     assert outside.read_text() == "precious"
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*refusing to write*test_mlp.gv*symbolic link*"])
+    from pytest_tlgraph.snapshots.files import SnapshotWriteError, atomic_write
+
     with pytest.raises(SnapshotWriteError, match="symbolic link"):
         atomic_write(gv, b"x")
     assert outside.read_text() == "precious"
