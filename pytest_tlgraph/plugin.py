@@ -229,7 +229,9 @@ def tlgraph_snapshot(request: pytest.FixtureRequest) -> Iterator[TlgraphSnapshot
 
     ``tlgraph_snapshot(model, inputs=None, *, name=None, kwargs=None, backward=False,
     png=None, renderer=None, threshold=None, max_diff_pixels=None, **draw_options)``
-    captures ``model`` (in eval mode, restored after; the global RNG state restored),
+    captures ``model`` in eval mode (its ``training`` flags cleared directly, never
+    through the model's own ``train()``/``eval()``, and restored after, as is the global
+    RNG state),
     draws it with ``draw_options``, and compares with
     ``__snapshots__/<test module>/<test>[<name>].gv`` and ``.png``. ``inputs=None``
     uses ``model.example_input_array``. Unnamed calls are numbered in call order.
