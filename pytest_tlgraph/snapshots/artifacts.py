@@ -116,14 +116,15 @@ class ResultsDir:
         return path
 
     def write(self, path: Path, data: bytes) -> None:
-        """Write ``path`` (inside the folder) atomically, after listing it and any
-        folder made for it in this process's manifest."""
-        self._note("f", path)
+        """Write ``path`` (inside the folder) atomically and list it in this process's
+        manifest: the folders made for it before they are made, the file once written
+        (a refused write never lists a file that is not the plugin's)."""
         missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
         for folder in reversed(missing):
             if folder != self.root and folder.is_relative_to(self.root):
                 self._note("d", folder)
         atomic_write(path, data)
+        self._note("f", path)
         self._written.add(path)
 
     def report_path(self) -> Path:
