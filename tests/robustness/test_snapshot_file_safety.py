@@ -173,3 +173,28 @@ def test_a_read_only_snapshot_folder_reports_a_write_failure(
     assert "could not be written" in out and "Permission denied" in out
     assert "could not be read" not in out and "no stored DOT" not in out
     assert "run pytest --snapshot-update" not in out
+
+
+def test_a_long_parametrized_id_keeps_its_shortened_files(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        test_graph=textwrap.dedent(
+            """
+            import pytest
+            from tinymodels import MLP
+
+            @pytest.mark.parametrize("case", ["p" * 300, "q" * 300])
+            def test_mlp(tlgraph_snapshot, case):
+                tlgraph_snapshot(MLP(), name=case[:5])
+            """
+        )
+    )
+    first = project.runpytest("--snapshot-update")
+    first.assert_outcomes(passed=2)
+    assert "Can not relate" not in first.stdout.str()
+    names = snapshot_names(project)
+    assert len(names) == 4 and all("~" in n for n in names)
+    second = project.runpytest("--snapshot-update")
+    second.assert_outcomes(passed=2)
+    assert "Can not relate" not in second.stdout.str() and "unused" not in second.stdout.str()
+    assert snapshot_names(project) == names
+    project.runpytest().assert_outcomes(passed=2)
