@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Final
 
@@ -22,6 +22,30 @@ _CHOICES: Final[Mapping[str, tuple[object, ...]]] = {
     "collapse": (None, "auto", "max"),
     "page": ("light", "dark"),
 }
+
+
+_FLAGS: Final = ("show_legend", "show_saved_for_backward", "show_redundant_args")
+
+
+def _check_types(kwargs: Mapping[str, Any]) -> None:
+    """Refuse values of the wrong type with a ``TypeError`` naming option, value and the
+    accepted values (a string where a flag belongs would otherwise read as True)."""
+
+    def refuse(name: str, accepted: str) -> None:
+        raise TypeError(f"draw({name}={kwargs[name]!r}) is not accepted; {name} takes {accepted}")
+
+    for name in _FLAGS:
+        if name in kwargs and not isinstance(kwargs[name], bool):
+            refuse(name, "True or False")
+    spec_fn = kwargs.get("node_spec_fn")
+    if spec_fn is not None and not callable(spec_fn):
+        refuse("node_spec_fn", "None or a callable (node, spec) -> spec or None")
+    if not isinstance(kwargs.get("size_scale", ""), (str, type(None))):
+        refuse("size_scale", "None, 'sqrt' or 'linear'")
+    # Sources and label tokens are checked where they are resolved (EncodingRefusal).
+    fields_ = kwargs.get("node_label_fields")
+    if fields_ is not None and not isinstance(fields_, (str, Iterable)):
+        refuse("node_label_fields", "None or a list of str tokens")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -55,6 +79,7 @@ class DrawOptions:
                 f"{did_you_mean(unknown[0], known)}; "
                 f"valid options are: {', '.join(sorted(known))}"
             )
+        _check_types(kwargs)
         for name, choices in _CHOICES.items():
             if name in kwargs and kwargs[name] not in choices:
                 raise ValueError(

@@ -9,7 +9,7 @@ here: torch loads only when a test calls the fixture.
 from __future__ import annotations
 
 import os
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -25,6 +25,7 @@ __all__ = [
     "pytest_configure",
     "pytest_pyfunc_call",
     "pytest_report_header",
+    "pytest_runtest_makereport",
     "pytest_sessionfinish",
     "pytest_terminal_summary",
     "pytest_unconfigure",
@@ -35,6 +36,7 @@ _SETTINGS: Final = pytest.StashKey["Settings"]()
 _DEFAULT_RENDERER: Final = pytest.StashKey[str]()
 _HTML: Final = pytest.StashKey["tuple[Path, int]"]()
 _FIXTURE: Final = pytest.StashKey["TlgraphSnapshot"]()
+_FAILED: Final = pytest.StashKey[bool]()
 _DEFAULT_RESULTS: Final = "tlgraph-results"
 _FALSE: Final = frozenset({"false", "no", "off", "0"})
 _TRUE: Final = frozenset({"true", "yes", "on", "1"})
@@ -151,6 +153,12 @@ def _settings(config: pytest.Config) -> Settings:
     if results is None:
         results = _ini_value(config, "tlgraph_results", str) or _DEFAULT_RESULTS
         base = config.rootpath
+    if "__snapshots__" in (base / results).resolve().parts:
+        raise pytest.UsageError(
+            f"--tlgraph-results={results} is a snapshot folder or inside one; results are "
+            "cleared between runs and would overwrite baselines. Choose a folder of its own, "
+            "e.g. --tlgraph-results=tlgraph-results"
+        )
     return Settings(
         rootdir=config.rootpath,
         results=ResultsDir(base / results),
@@ -231,13 +239,23 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return [f"tlgraph: {torch}, renderer {settings.renderer} ({drawn_by}){png}"]
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Remember whether each phase of a test failed (the fixture's teardown reads it)."""
+    report = yield
+    item.stash[_FAILED] = item.stash.get(_FAILED, False) or bool(report.failed)
+    return report
+
+
 @pytest.fixture
-def tlgraph_snapshot(request: pytest.FixtureRequest) -> TlgraphSnapshot:
+def tlgraph_snapshot(request: pytest.FixtureRequest) -> Iterator[TlgraphSnapshot]:
     """Snapshot a model's graph drawing: the canonical DOT (byte for byte) and its PNG.
 
     ``tlgraph_snapshot(model, inputs=None, *, name=None, kwargs=None, backward=False,
     png=None, renderer=None, threshold=None, max_diff_pixels=None, **draw_options)``
-    captures ``model`` (in eval mode, restored after; the global RNG state restored),
+    captures ``model`` in eval mode (its ``training`` flags cleared directly, never
+    through the model's own ``train()``/``eval()``, and restored after, as is the global
+    RNG state),
     draws it with ``draw_options``, and compares with
     ``__snapshots__/<test module>/<test>[<name>].gv`` and ``.png``. ``inputs=None``
     uses ``model.example_input_array``. Unnamed calls are numbered in call order.
@@ -268,7 +286,11 @@ def tlgraph_snapshot(request: pytest.FixtureRequest) -> TlgraphSnapshot:
         module=module,
     )
     request.node.stash[_FIXTURE] = fixture
-    return fixture
+    yield fixture
+    if request.node.stash.get(_FAILED, True):
+        # A failed test (even one that failed before its first call) proves none of its
+        # snapshots obsolete: --snapshot-update keeps its .gv and .png, together.
+        fixture.keep_stored()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -294,7 +316,6 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     if _is_worker(config) or _SETTINGS not in config.stash:
         return
-    from pytest_tlgraph.snapshots.artifacts import REPORT_NAME
     from pytest_tlgraph.snapshots.html import write_html
 
     settings = config.stash[_SETTINGS]
@@ -302,12 +323,14 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     records = results.read_records()
     path = None
     if records:
-        path = write_html(records, results.root, results.root / REPORT_NAME)
+        target = results.report_path()
+        results.note_written(target)
+        path = write_html(records, results.root, target)
         config.stash[_HTML] = (path, len(records))
     if settings.summary:
         from pytest_tlgraph.snapshots.summary import write_summaries
 
-        write_summaries(results.root, settings.summary, report=path)
+        write_summaries(results, settings.summary, report=path)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

@@ -17,6 +17,7 @@ from typing import Final
 from pytest_tlgraph.errors import RenderError
 
 __all__ = [
+    "MAX_DPI",
     "RENDERERS",
     "get_default_renderer",
     "render_png",
@@ -25,6 +26,9 @@ __all__ = [
 ]
 
 RENDERERS: Final = ("pure", "system")
+#: Highest dpi a PNG is rendered at (print quality, 12.5x the 96 dpi of snapshots): the
+#: renderer allocates the whole canvas, and a higher dpi asks for gigabytes.
+MAX_DPI: Final = 1200
 _TIMEOUT_S: Final = 300
 _default = "pure"
 
@@ -117,8 +121,10 @@ def render_png(dot: str, *, renderer: str | None = None, dpi: int = 96) -> bytes
     """Render DOT text to PNG bytes with ``renderer`` (default: the configured one)."""
     name = renderer or _default
     _check(name)
-    if isinstance(dpi, bool) or not isinstance(dpi, int) or dpi <= 0:
-        raise ValueError(f"dpi must be a positive whole number, got {dpi!r}; e.g. dpi=96 or 192")
+    if isinstance(dpi, bool) or not isinstance(dpi, int) or not 1 <= dpi <= MAX_DPI:
+        raise ValueError(
+            f"dpi must be a positive whole number up to {MAX_DPI}, got {dpi!r}; e.g. dpi=96 or 192"
+        )
     return _run_pure(dot, dpi) if name == "pure" else _run_system(dot, dpi)
 
 

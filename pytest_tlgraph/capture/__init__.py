@@ -109,6 +109,12 @@ def capture(
     any ``.grad`` changed. ``profile=True`` joins device kernels to ops (``device_time``).
     A ``torch.compile``d model, and a model another capture is running, are refused
     with ``TraceError`` before anything is touched.
+
+    The forward runs once, as the model is: ``capture()`` changes no ``training`` flag.
+    On a model in train mode that call does what any training-mode call does: BatchNorm
+    updates its running statistics (and ``num_batches_tracked``) and dropout draws from
+    the global RNG. Put the model in eval mode first to avoid both; the
+    ``tlgraph_snapshot`` fixture clears the flags itself and restores them and the RNG.
     """
     if not isinstance(model, nn.Module):
         raise TypeError(

@@ -202,6 +202,11 @@ def _edited_specs(
             view = _new_node(node.kind, tuple(spec["rows"]), node.members, node.module)
             changed = spec_fn(view, dict(spec))
             if changed is not None:
+                if not isinstance(changed, Mapping) or "rows" not in changed:
+                    raise TypeError(
+                        f"node_spec_fn returned {changed!r} for node {node.id!r}; it must "
+                        "return None (keep the spec) or a spec dict with its 'rows'"
+                    )
                 spec = dict(changed)
         public[node.id] = _new_node(node.kind, tuple(spec["rows"]), node.members, node.module)
         edited[node.id] = spec

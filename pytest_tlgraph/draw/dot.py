@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from pytest_tlgraph.controls import visible
 from pytest_tlgraph.draw.plan import Cluster
 
 __all__ = [
@@ -34,10 +35,15 @@ _HTML_ESCAPES: Final = str.maketrans(
 
 
 def quote(identifier: str) -> str:
-    """A DOT quoted string: always quoted, so no identifier can read as a keyword or port."""
+    """A DOT quoted string: always quoted, so no identifier can read as a keyword or port.
+
+    Control characters (NUL, ESC, line breaks, lone surrogates) are written as their
+    visible escapes (``\\x01``), after backslashes are doubled, so the text stays one
+    valid line and two different identifiers stay different.
+    """
     if "\\" in identifier or '"' in identifier:
         identifier = identifier.replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{identifier}"'
+    return f'"{visible(identifier)}"'
 
 
 def _special(text: str) -> bool:
@@ -51,6 +57,7 @@ def _special(text: str) -> bool:
         or "'" in text
         or "\n" in text
         or "\r" in text
+        or not text.isprintable()
     )
 
 
@@ -59,7 +66,7 @@ def html_escape(text: str) -> str:
     # Most rows hold nothing to escape: a scan instead of a per-character mapping.
     if not _special(text):
         return text
-    return text.translate(_HTML_ESCAPES)
+    return visible(text.translate(_HTML_ESCAPES))
 
 
 def html_label(rows: Sequence[str], bold_rows: Iterable[int] = ()) -> str:
@@ -112,7 +119,7 @@ def attr_list(attrs: Mapping[str, Any]) -> str:
         if type(value) is str:
             if name == "label" and value.startswith("<"):
                 parts.append(f"{name}={value}")
-            elif "\\" in value or '"' in value:
+            elif "\\" in value or '"' in value or not value.isprintable():
                 parts.append(f"{name}={quote(value)}")
             else:
                 parts.append(f'{name}="{value}"')
@@ -124,7 +131,8 @@ def attr_list(attrs: Mapping[str, Any]) -> str:
 def plain_node_attrs(label: str, fillcolor: str) -> str:
     """``attr_list({"label": label, "fillcolor": fillcolor})``, written at once: the
     attributes of every node of a plain draw (``label`` an HTML-like label)."""
-    if label.startswith("<") and "\\" not in fillcolor and '"' not in fillcolor:
+    plain = "\\" not in fillcolor and '"' not in fillcolor and fillcolor.isprintable()
+    if label.startswith("<") and plain:
         return f'[label={label}, fillcolor="{fillcolor}"]'
     return attr_list({"label": label, "fillcolor": fillcolor})
 

@@ -164,7 +164,15 @@ def coerce(value: Any, *, source: str, node_id: str) -> float | None:
             f"{node_id!r}, not a number.",
             remedy="use a numeric field or a callable returning a number (or None).",
         )
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:
+        raise EncodingRefusal(
+            "encoding_value_invalid",
+            cause=f"source {source!r} gave a {type(value).__name__} too large for a float "
+            f"(beyond about 1.8e308) for node {node_id!r}.",
+            remedy="return values within float range, e.g. scaled to another unit.",
+        ) from None
     return number if math.isfinite(number) else None
 
 

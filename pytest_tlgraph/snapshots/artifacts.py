@@ -10,29 +10,37 @@ Layout (``tlgraph-results/`` by default)::
     <module path>/<snapshot name>-measured.png   the unmasked picture of a time channel
     .records/<stem>.json                         one failure, for report.html
     report.html                                  written once, at the end of the session
+    .tlgraph-manifest/<process>.txt              every file and folder the plugin made
 
 Every file is named after one snapshot, and a snapshot belongs to one test, which runs
 on one pytest-xdist worker: two workers never write the same file. The HTML report is
 written by the controller (or the only process) after every worker has finished.
+
+The folder may be shared with other files (``--tlgraph-results=artifacts``): the next
+session deletes only what the manifest lists, and folders the plugin created once
+they are empty. Each process appends to a manifest file of its own (xdist safe).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from pytest_tlgraph.snapshots.files import atomic_write, fitted_name
+
 if TYPE_CHECKING:
     from pytest_tlgraph.snapshots.report import Report
 
-__all__ = ["RECORDS", "REPORT_NAME", "Artifacts", "ResultsDir"]
+__all__ = ["MANIFEST", "RECORDS", "REPORT_NAME", "Artifacts", "ResultsDir"]
 
 RECORDS: Final = ".records"
 REPORT_NAME: Final = "report.html"
 MEASURED: Final = "-measured.png"
+MANIFEST: Final = ".tlgraph-manifest"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +70,7 @@ class ResultsDir:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._written: set[Path] = set()
 
     def stem(self, module_path: Path, snapshot_name: str) -> Path:
         """``<root>/<module path without suffix>/<snapshot name>``."""
@@ -95,24 +104,60 @@ class ResultsDir:
             "dot_diff": None if dot_diff is None else dot_diff.encode("utf-8"),
             "graphdiff": graphdiff,
         }
-        stem.parent.mkdir(parents=True, exist_ok=True)
         written: dict[str, Path | None] = {}
         for key, path in paths.items():
             data = contents[key]
             if data is None:
-                path.unlink(missing_ok=True)
+                if self._listed(path):  # a stale artifact of this stem, never a user's file
+                    path.unlink(missing_ok=True)
                 written[key] = None
             else:
-                path.write_bytes(data)
+                self.write(path, data)
                 written[key] = path
         return Artifacts(**written)
 
     def write_measured(self, stem: Path, png: bytes) -> Path:
         """The unmasked picture of a draw whose snapshot masks time channels."""
         path = _sibling(stem, MEASURED)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(png)
+        self.write(path, png)
         return path
+
+    def write(self, path: Path, data: bytes) -> None:
+        """Write ``path`` (inside the folder) atomically and list it in this process's
+        manifest: the folders made for it before they are made, the file once written
+        (a refused write never lists a file that is not the plugin's)."""
+        missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
+        for folder in reversed(missing):
+            if folder != self.root and folder.is_relative_to(self.root):
+                self._note("d", folder)
+        atomic_write(path, data)
+        self._note("f", path)
+        self._written.add(path)
+
+    def report_path(self) -> Path:
+        """Where this session's HTML report goes: ``report.html``, unless a file of that
+        name is already there. The previous session's report was cleared at the start,
+        so that file is someone else's, and is kept: the report goes to
+        ``tlgraph-report.html`` instead."""
+        path = self.root / REPORT_NAME
+        if path.exists() or path.is_symlink():
+            return self.root / ("tlgraph-" + REPORT_NAME)
+        return path
+
+    def note_written(self, path: Path) -> None:
+        """List a file written by other code (the HTML report) in the manifest."""
+        self._note("f", path)
+
+    def _note(self, kind: str, path: Path) -> None:
+        manifest = self.root / MANIFEST
+        manifest.mkdir(parents=True, exist_ok=True)
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        line = f"{kind} {self.relative(path)}\n"
+        with open(manifest / f"{worker}-{os.getpid()}.txt", "a", encoding="utf-8") as f:
+            f.write(line)
+
+    def _listed(self, path: Path) -> bool:
+        return path in self._written
 
     def write_record(
         self, stem: Path, *, nodeid: str, report: Report, artifacts: Artifacts
@@ -125,13 +170,10 @@ class ResultsDir:
             "images": {kind: self.relative(p) for kind, p in artifacts.images().items()},
             "files": [self.relative(p) for p in artifacts.files()],
         }
-        records = self.root / RECORDS
-        records.mkdir(parents=True, exist_ok=True)
-        name = stem.relative_to(self.root).as_posix().replace("/", "__") + ".json"
-        tmp = records / (name + f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(record, indent=1, sort_keys=True), encoding="utf-8")
+        name = fitted_name(stem.relative_to(self.root).as_posix().replace("/", "__"))
         # Atomic, so the controller never reads a half-written record.
-        os.replace(tmp, records / name)
+        text = json.dumps(record, indent=1, sort_keys=True)
+        self.write(self.root / RECORDS / (name + ".json"), text.encode("utf-8"))
 
     def read_records(self) -> list[dict[str, Any]]:
         """Every failure recorded in this session, in a stable order."""
@@ -149,35 +191,58 @@ class ResultsDir:
         return out
 
     def clear_previous(self) -> None:
-        """Remove what an earlier session wrote: the artifacts its records list, the
-        measured pictures, the records and the report, then the folders that left
-        empty. Nothing else in the directory is touched."""
-        if not self.root.is_dir():
+        """Remove what earlier sessions wrote, as their manifests list it: the files,
+        then the folders they made (deepest first) that are now empty, then the
+        manifests. Nothing else in the directory is touched.
+
+        A folder without a manifest (written by 0.1) loses only its ``.records``."""
+        manifest = self.root / MANIFEST
+        if not manifest.is_dir():
+            _clear_legacy_records(self.root / RECORDS)
             return
-        root = self.root.resolve()
-        records = self.read_records()
-        targets = [self.root / str(rel) for r in records for rel in r.get("files", ())]
-        targets += self.root.rglob(f"*{MEASURED}")
-        for target in targets:
-            if target.resolve().is_relative_to(root):
+        files: set[str] = set()
+        folders: set[str] = set()
+        lists = sorted(manifest.glob("*.txt"))
+        for listing in lists:
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                for line in listing.read_text(encoding="utf-8").splitlines():
+                    kind, _, rel = line.partition(" ")
+                    (files if kind == "f" else folders if kind == "d" else set()).add(rel)
+        for rel in sorted(files):
+            target = self._inside(rel)
+            if target is not None and (target.is_file() or target.is_symlink()):
                 target.unlink(missing_ok=True)
-                _prune_empty(target.parent, root)
-        shutil.rmtree(self.root / RECORDS, ignore_errors=True)
-        (self.root / REPORT_NAME).unlink(missing_ok=True)
+        for rel in sorted(folders, key=lambda r: r.count("/"), reverse=True):
+            target = self._inside(rel)
+            if target is not None and not target.is_symlink():
+                with contextlib.suppress(OSError):  # not empty: a user's file is in it
+                    target.rmdir()
+        for listing in lists:
+            listing.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            manifest.rmdir()
+
+    def _inside(self, rel: str) -> Path | None:
+        """``root / rel`` when it stays inside the folder (no ``..``, no link out)."""
+        if not rel or rel.startswith("/") or ".." in rel.split("/"):
+            return None
+        target = self.root / rel
+        if not target.parent.resolve().is_relative_to(self.root.resolve()):
+            return None
+        return target
 
     def relative(self, path: Path) -> str:
         """``path`` relative to the results directory, with forward slashes."""
         return path.relative_to(self.root).as_posix()
 
 
-def _prune_empty(folder: Path, root: Path) -> None:
-    """Remove ``folder`` and its parents up to ``root`` while they are empty."""
-    while folder.resolve() != root and folder.resolve().is_relative_to(root):
-        try:
-            folder.rmdir()
-        except OSError:
-            return  # not empty (or already gone)
-        folder = folder.parent
+def _clear_legacy_records(records: Path) -> None:
+    """The failure records of a 0.1 session: they would reappear in this report."""
+    if records.is_dir() and not records.is_symlink():
+        for path in records.glob("*.json"):
+            path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            records.rmdir()
 
 
 def _sibling(stem: Path, suffix: str) -> Path:

@@ -15,6 +15,7 @@ from pytest_tlgraph.snapshots.extensions import (
     render_snapshot_png,
     reusable,
 )
+from pytest_tlgraph.snapshots.files import SnapshotWriteError
 from pytest_tlgraph.snapshots.graphdata import graph_from_drawing
 from pytest_tlgraph.snapshots.graphdiff import graph_diff_png
 from pytest_tlgraph.snapshots.recolour import recolour_line
@@ -148,20 +149,26 @@ class SnapshotCall:
         png_result = self.check(self.png, received_png) if received_png is not None else None
         if dot_result.success and (png_result is None or png_result.success):
             if settings.summary:
-                results = (dot_result, png_result)
-                fresh = any(r is not None and (r.created or r.updated) for r in results)
+                fresh = any(
+                    r is not None and (r.created or r.updated) for r in (dot_result, png_result)
+                )
                 verdict = "written" if fresh else "passed"
                 record: dict[str, Any] = {"nodeid": nodeid, "name": self.name, "verdict": verdict}
-                write_call(settings.results.root, stem, {**record, "artifacts": {}})
+                write_call(settings.results, stem, {**record, "artifacts": {}})
             return None
         root = settings.rootdir
         stored = dot_result.recalled_data
+        results = [dot_result] if png_result is None else [dot_result, png_result]
+        write_errors = [
+            str(r.exception) for r in results if isinstance(r.exception, SnapshotWriteError)
+        ]
+        read_error = dot_result.exception if not write_errors else None
         dot = DotOutcome(
             path=display_path(dot_result.snapshot_location, root),
             expected=None if stored is None else str(stored),
             received=drawing.dot,
             passed=dot_result.success,
-            error=None if dot_result.exception is None else repr(dot_result.exception),
+            error=None if read_error is None else repr(read_error),
         )
         diff = [] if dot.expected is None else list(unified_dot_diff(dot.expected, drawing.dot))
         match = self.png_extension.last if png_result is not None else None
@@ -198,6 +205,7 @@ class SnapshotCall:
             else display_path(written.dot_diff, root),
             state_text=drawing.state.describe() if drawing.state is not None else None,
             notes=_notes(dot, graphdiff_note, written.graphdiff, root),
+            write_errors=write_errors,
         )
         settings.results.write_record(stem, nodeid=nodeid, report=report, artifacts=written)
         if settings.summary:
@@ -207,8 +215,8 @@ class SnapshotCall:
                 "structure": None if dot.passed else structure_data(dot.expected, drawing),
                 "artifacts": {k: settings.results.relative(p) for k, p in written.images().items()},
             }  # fmt: skip
-            write_call(settings.results.root, stem, record)
-        hint = "\nto accept the received drawing: pytest --snapshot-update"
+            write_call(settings.results, stem, record)
+        hint = "" if self.update else "\nto accept the received drawing: pytest --snapshot-update"
         return terminal_report(report).text(color=settings.color) + hint
 
 

@@ -14,10 +14,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+from syrupy.extensions.single_file import WriteMode
 
+from pytest_tlgraph.controls import visible
 from pytest_tlgraph.snapshots.dotdiff import unified_dot_diff
-from pytest_tlgraph.snapshots.pngmeta import PNG_SIGNATURE, add_text_chunks, read_text_chunks
+from pytest_tlgraph.snapshots.pngmeta import (
+    PNG_SIGNATURE,
+    add_text_chunks,
+    image_sha256,
+    read_text_chunks,
+)
+from pytest_tlgraph.snapshots.storage import SafeFileExtension
 
 if TYPE_CHECKING:
     from syrupy.types import SerializableData, SerializedData
@@ -27,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DOT_HEADER",
     "DPI",
+    "IMAGE_KEY",
     "RENDERER_KEY",
     "SHA_KEY",
     "PngMatch",
@@ -44,6 +52,9 @@ DOT_HEADER: Final = "digraph tlgraph {"
 #: ``tEXt`` keys recorded in every stored PNG.
 RENDERER_KEY: Final = "tlgraph-renderer"
 SHA_KEY: Final = "tlgraph-dot-sha256"
+#: A hash of the PNG's own image chunks (``pngmeta.image_sha256``): a replaced or edited
+#: image no longer matches it, so the skip-render shortcut cannot trust it.
+IMAGE_KEY: Final = "tlgraph-image-sha256"
 #: Snapshots are always rendered at this explicit dpi (graphviz-pure's implicit default
 #: anti-aliases differently).
 DPI: Final = 96
@@ -56,16 +67,22 @@ def dot_sha256(dot: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Provenance:
-    """Where a stored PNG came from: renderer with version, and the DOT's hash."""
+    """Where a stored PNG came from: renderer with version, the DOT's hash, and the
+    hash of its own image data recorded when it was rendered."""
 
     renderer: str | None
     dot_sha256: str | None
+    image_sha256: str | None = None
 
     @classmethod
     def of(cls, png: bytes) -> Provenance:
         """Read it from the PNG's ``tEXt`` chunks (``None`` fields when absent)."""
         chunks = read_text_chunks(png)
-        return cls(chunks.get(RENDERER_KEY), chunks.get(SHA_KEY))
+        return cls(chunks.get(RENDERER_KEY), chunks.get(SHA_KEY), chunks.get(IMAGE_KEY))
+
+    def source(self) -> tuple[str | None, str | None]:
+        """What the PNG was drawn from: renderer with version, and the DOT's hash."""
+        return self.renderer, self.dot_sha256
 
     @property
     def family(self) -> str | None:
@@ -78,9 +95,21 @@ def render_snapshot_png(dot: str, renderer: str) -> bytes:
     from pytest_tlgraph.render import render_png, renderer_version
 
     png = render_png(dot, renderer=renderer, dpi=DPI)
-    return add_text_chunks(
-        png, {RENDERER_KEY: renderer_version(renderer), SHA_KEY: dot_sha256(dot)}
-    )
+    items = {RENDERER_KEY: renderer_version(renderer), SHA_KEY: dot_sha256(dot)}
+    items[IMAGE_KEY] = image_sha256(png)
+    return add_text_chunks(png, items)
+
+
+def intact(png: bytes) -> bool:
+    """True when ``png`` is undamaged and its image data is the data it was rendered
+    with (its recorded image hash matches): not replaced, edited or truncated."""
+    recorded = Provenance.of(png).image_sha256
+    if recorded is None:
+        return False
+    try:
+        return image_sha256(png) == recorded  # walks and CRC-checks every chunk
+    except ValueError:
+        return False
 
 
 def reusable(stored: bytes, dot: str, renderer: str) -> bool:
@@ -88,13 +117,8 @@ def reusable(stored: bytes, dot: str, renderer: str) -> bool:
     is intact: rendering again would give the same bytes (the skip-render shortcut)."""
     from pytest_tlgraph.render import renderer_version
 
-    if Provenance.of(stored) != Provenance(renderer_version(renderer), dot_sha256(dot)):
-        return False
-    try:
-        add_text_chunks(stored, {})  # walks and CRC-checks every chunk up to IEND
-    except ValueError:
-        return False
-    return True
+    wanted = (renderer_version(renderer), dot_sha256(dot))
+    return Provenance.of(stored).source() == wanted and intact(stored)
 
 
 def renderer_mismatch(expected: Provenance, actual: Provenance) -> str | None:
@@ -113,7 +137,7 @@ def renderer_mismatch(expected: Provenance, actual: Provenance) -> str | None:
     )
 
 
-class TlgraphDotExtension(SingleFileSnapshotExtension):
+class TlgraphDotExtension(SafeFileExtension):
     """The canonical DOT, stored as ``<test>[<name>].gv`` and compared byte for byte."""
 
     file_extension = "gv"
@@ -145,8 +169,9 @@ class TlgraphDotExtension(SingleFileSnapshotExtension):
     def diff_lines(
         self, serialized_data: SerializedData, snapshot_data: SerializedData
     ) -> Iterator[str]:
-        """A unified diff, ``- snapshot`` / ``+ received``."""
-        yield from unified_dot_diff(str(snapshot_data), str(serialized_data))
+        """A unified diff, ``- snapshot`` / ``+ received`` (control characters escaped)."""
+        for line in unified_dot_diff(str(snapshot_data), str(serialized_data)):
+            yield visible(line)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +184,7 @@ class PngMatch:
     stale_provenance: bool = False
 
 
-class TlgraphPngExtension(SingleFileSnapshotExtension):
+class TlgraphPngExtension(SafeFileExtension):
     """The rendered PNG, stored as ``<test>[<name>].png`` and compared by pixels.
 
     ``threshold``, ``max_diff_pixels`` and ``update`` are set on the instance by the
@@ -205,7 +230,7 @@ class TlgraphPngExtension(SingleFileSnapshotExtension):
         except ValueError as error:
             self.last = PngMatch(None, None, str(error))
             return False
-        stale = old != new
+        stale = old.source() != new.source() or not intact(expected)
         self.last = PngMatch(comparison, None, None, stale_provenance=stale)
         return comparison.passed and not (self.update and stale)
 
@@ -214,7 +239,8 @@ class TlgraphPngExtension(SingleFileSnapshotExtension):
     ) -> Iterator[str]:
         """One verdict line instead of a byte dump."""
         if self.last is None or self.last.comparison is None:
-            yield (self.last and (self.last.mismatch_line or self.last.error)) or "PNG differs"
+            line = self.last and (self.last.mismatch_line or self.last.error)
+            yield visible(line or "PNG differs")
             return
         found = self.last.comparison
         yield f"PNG: {found.mismatched} mismatched pixels (budget {found.max_diff_pixels})"

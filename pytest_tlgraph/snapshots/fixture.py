@@ -12,7 +12,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_tlgraph.snapshots.call import SnapshotCall
-from pytest_tlgraph.snapshots.extensions import TlgraphDotExtension, render_snapshot_png
+from pytest_tlgraph.snapshots.checks import (
+    check_draw_names,
+    check_draw_options,
+    check_results_folder,
+)
+from pytest_tlgraph.snapshots.extensions import (
+    TlgraphDotExtension,
+    TlgraphPngExtension,
+    render_snapshot_png,
+)
 from pytest_tlgraph.snapshots.settings import SETTING_NAMES, Settings, check_setting
 
 if TYPE_CHECKING:
@@ -51,10 +60,14 @@ class TlgraphSnapshot:
         self._names: set[int | str] = set()
         #: The mismatch messages of this test's calls, raised together by :meth:`finish`.
         self.failures: list[str] = []
+        self._files: dict[str, int | str] = {}  # case-folded file name -> snapshot index
+        # Registered now, so syrupy sees this test's PNGs even when no call runs: the
+        # .gv and .png of a snapshot are always kept or deleted together.
+        self._png = snapshot.use_extension(TlgraphPngExtension)
         for key in SETTING_NAMES:
             if key in self._marker:
                 check_setting(key, self._marker[key], "@pytest.mark.tlgraph")
-        _check_draw_names(
+        check_draw_names(
             {k: v for k, v in self._marker.items() if k not in SETTING_NAMES},
             "@pytest.mark.tlgraph",
         )
@@ -80,11 +93,13 @@ class TlgraphSnapshot:
         per_call = {"png": png, "renderer": renderer, "threshold": threshold}
         per_call["max_diff_pixels"] = max_diff_pixels
         settings = self._resolve(per_call)
-        _check_draw_names(draw_options, "tlgraph_snapshot()")
+        check_draw_names(draw_options, "tlgraph_snapshot()")
         options = {
             **{k: v for k, v in self._marker.items() if k not in SETTING_NAMES},
             **draw_options,
         }
+        check_draw_options(options)  # before the capture: a bad option costs no forward
+        check_results_folder(settings.results.root, self._snapshot_folder())
         call = SnapshotCall(
             self._snapshot,
             index,
@@ -148,6 +163,16 @@ class TlgraphSnapshot:
             for message in self.failures:
                 error.add_note(message)
 
+    def keep_stored(self) -> None:
+        """Count every stored snapshot of the test that no call compared as used: the
+        test failed, so none of them is known to be obsolete."""
+        self._keep_rest()
+
+    def _snapshot_folder(self) -> Path:
+        """The ``__snapshots__`` folder of the test module."""
+        location = self._snapshot.test_location
+        return Path(TlgraphDotExtension.dirname(test_location=location)).parent
+
     def _keep_rest(self) -> None:
         """The calls after a draw that raised do not run: their stored snapshots are not
         obsolete, so they count as used (syrupy would report them unused, and
@@ -182,6 +207,16 @@ class TlgraphSnapshot:
                 "give each call its own name=..."
             )
         self._names.add(index)
+        location = self._snapshot.test_location
+        file = TlgraphDotExtension.get_snapshot_name(test_location=location, index=index)
+        other = self._files.setdefault(file.casefold(), index)
+        if other != index:
+            raise ValueError(
+                f"tlgraph_snapshot: the snapshot names {other!r} and {index!r} are stored as "
+                f"the same file {file!r} (file names drop characters such as / \\ : * ? "
+                'and " and ignore case on some systems); give the calls names that differ '
+                "in letters or digits"
+            )
         return index
 
     def _resolve(self, per_call: Mapping[str, Any]) -> Settings:
@@ -203,21 +238,6 @@ def _call_site() -> str | None:
     except ValueError:
         return None
     return f"{Path(frame.f_code.co_filename).name}:{frame.f_lineno}"
-
-
-def _check_draw_names(options: Mapping[str, Any], where: str) -> None:
-    from pytest_tlgraph.options import DrawOptions
-    from pytest_tlgraph.suggest import did_you_mean
-
-    known = {f.name for f in dataclasses.fields(DrawOptions)}
-    unknown = sorted(set(options) - known)
-    if unknown:
-        raise TypeError(
-            f"{where} got unexpected keyword argument(s) {', '.join(map(repr, unknown))}"
-            f"{did_you_mean(unknown[0], [*known, *SETTING_NAMES])}; "
-            f"draw options are: {', '.join(sorted(known))}; snapshot settings are: "
-            f"{', '.join(SETTING_NAMES)}"
-        )
 
 
 def _resolve_inputs(
@@ -256,7 +276,10 @@ def _capture(model: Any, args: Any, kwargs: dict[str, Any], backward: bool) -> T
     cpu_rng = torch.get_rng_state()
     cuda_rng = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None
     try:
-        model.eval()
+        # The flags themselves, never the model's own eval()/train(): an override may do
+        # more (freeze parameters) and would not be undone by restoring the flags.
+        for module, _ in modes:
+            module.training = False
         return capture(model, args, kwargs=kwargs, backward=backward)
     finally:
         for module, training in modes:

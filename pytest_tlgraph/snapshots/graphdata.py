@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Final
 
+from pytest_tlgraph.controls import visible
+
 if TYPE_CHECKING:
     from pytest_tlgraph.draw import Drawing
 
@@ -32,6 +34,17 @@ __all__ = [
 _LINE_BREAKS: Final = str.maketrans({"\n": " ", "\r": " "})
 
 
+def _as_drawn(text: str) -> str:
+    """Label text as the emitter writes it (line breaks as spaces, control characters
+    as visible escapes), so received rows compare equal to the rows read back."""
+    return visible(text.translate(_LINE_BREAKS))
+
+
+def _as_quoted(identifier: str) -> str:
+    """An identifier as it reads back from the emitter's quoted form."""
+    return visible(identifier)
+
+
 @dataclass(frozen=True, slots=True)
 class GraphData:
     """A drawn graph as plain data: label rows per node id, edges, cluster titles."""
@@ -44,10 +57,12 @@ class GraphData:
 def graph_from_drawing(drawing: Drawing) -> GraphData:
     """The plain data of a received ``Drawing``."""
     nodes = {
-        node_id: tuple(row.translate(_LINE_BREAKS) for row in node.rows)
+        _as_quoted(node_id): tuple(_as_drawn(row) for row in node.rows)
         for node_id, node in drawing.nodes.items()
     }
-    return GraphData(MappingProxyType(nodes), tuple(drawing.edges), tuple(drawing.clusters))
+    edges = tuple((_as_quoted(a), _as_quoted(b)) for a, b in drawing.edges)
+    clusters = tuple(_as_drawn(title) for title in drawing.clusters)
+    return GraphData(MappingProxyType(nodes), edges, clusters)
 
 
 class DotParseError(ValueError):
@@ -64,7 +79,8 @@ _CELL: Final = re.compile(r"<TD[^>]*>(.*?)</TD>", re.DOTALL)
 
 
 def _unquote(quoted: str) -> str:
-    return re.sub(r"\\(.)", r"\1", quoted[1:-1], flags=re.DOTALL)
+    # Only the two escapes quote() writes: a control character's escape stays visible.
+    return re.sub(r'\\([\\"])', r"\1", quoted[1:-1])
 
 
 def html_label_body(attrs: str) -> str | None:

@@ -22,6 +22,7 @@ import numpy.typing as npt
 from PIL import Image, PngImagePlugin
 
 from pytest_tlgraph.snapshots.pngmeta import read_png_size
+from pytest_tlgraph.snapshots.unioncanvas import mark_missing, padded_pair
 
 __all__ = ["MAX_IMAGE_PIXELS", "PngComparison", "compare_png"]
 
@@ -30,6 +31,9 @@ __all__ = ["MAX_IMAGE_PIXELS", "PngComparison", "compare_png"]
 #: at 96 dpi can reach; snapshots are our own renders, so they are held to this cap
 #: instead (about 1.6 GB for the decoded pair) and Pillow's global limit is left alone.
 MAX_IMAGE_PIXELS: Final = 200_000_000
+#: The largest union canvas (pixels) a size change is drawn on; above it the change is
+#: reported from the PNG headers alone, without decoding either image.
+UNION_DIFF_MAX_PIXELS: Final = 25_000_000
 
 _NOT_PNG = "{side} image is not a PNG (no PNG signature and IHDR header)"
 
@@ -98,15 +102,14 @@ def compare_png(
         if size is None:
             raise ValueError(_NOT_PNG.format(side="expected"))
         return verdict(True, 0, False, None, size, size)
+    size1, size2 = _header_size(expected, "expected"), _header_size(actual, "actual")
+    if size1 != size2:  # read from the headers
+        larger = max(size1[0] * size1[1], size2[0] * size2[1])
+        union = max(size1[0], size2[0]) * max(size1[1], size2[1])
+        if union > UNION_DIFF_MAX_PIXELS:  # reported without decoding either image
+            return verdict(False, larger, True, None, size1, size2)
+        return verdict(False, larger, True, _union_diff(expected, actual, threshold), size1, size2)
     image1, image2 = _decode(expected, "expected"), _decode(actual, "actual")
-    if image1.size != image2.size:
-        from pytest_tlgraph.snapshots.unioncanvas import mark_missing, padded_pair
-
-        larger = max(image1.width * image1.height, image2.width * image2.height)
-        padded = padded_pair(image1, image2)
-        union = compare_png(*padded, threshold=threshold).diff_png
-        union = mark_missing(union, padded[0], image1, image2)
-        return verdict(False, larger, True, union, image1.size, image2.size)
     width, height = image1.size
     flat1, flat2 = _rgba(image1), _rgba(image2)
     px1, px2 = flat1.view(np.uint32).reshape(-1), flat2.view(np.uint32).reshape(-1)
@@ -120,6 +123,21 @@ def compare_png(
     diff_png = _diff_png(image1, flat1, idx, aa) if idx.size else None
     passed = mismatched <= max_diff_pixels
     return verdict(passed, mismatched, False, diff_png, image1.size, image2.size)
+
+
+def _union_diff(expected: bytes, actual: bytes, threshold: float) -> bytes | None:
+    """The diff image of two differently sized PNGs on their union canvas."""
+    image1, image2 = _decode(expected, "expected"), _decode(actual, "actual")
+    padded = padded_pair(image1, image2)
+    union = compare_png(*padded, threshold=threshold).diff_png
+    return mark_missing(union, padded[0], image1, image2)
+
+
+def _header_size(png: bytes, side: str) -> tuple[int, int]:
+    size = read_png_size(png)
+    if size is None:
+        raise ValueError(_NOT_PNG.format(side=side))
+    return size
 
 
 def _checked_size(png: bytes, side: str) -> tuple[int, int]:

@@ -8,11 +8,18 @@ change the compressed stream and make every baseline churn.
 
 from __future__ import annotations
 
+import hashlib
 import struct
 import zlib
 from collections.abc import Iterator, Mapping
 
-__all__ = ["PNG_SIGNATURE", "add_text_chunks", "read_png_size", "read_text_chunks"]
+__all__ = [
+    "PNG_SIGNATURE",
+    "add_text_chunks",
+    "image_sha256",
+    "read_png_size",
+    "read_text_chunks",
+]
 
 #: The eight bytes every PNG file starts with.
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -149,3 +156,26 @@ def read_png_size(png: bytes) -> tuple[int, int] | None:
         return None
     width, height = _IHDR_SIZE.unpack_from(png, len(PNG_SIGNATURE) + _HEADER.size)
     return int(width), int(height)
+
+
+#: The chunks that decide the decoded pixels: header, palette, transparency, data.
+_IMAGE_CHUNKS = frozenset({b"IHDR", b"PLTE", b"tRNS", b"IDAT"})
+
+
+def image_sha256(png: bytes) -> str:
+    """A hash of the image itself: the header, palette, transparency and image-data
+    chunks, in order (never the ``tEXt`` metadata, so it can be stored there).
+
+    Walks and CRC-checks every chunk; raises ``ValueError`` on a damaged file. Nothing
+    is decoded: it costs one pass over the compressed bytes.
+    """
+    digest = hashlib.sha256()
+    ended = False
+    for chunk in _chunks(png):
+        if chunk.type in _IMAGE_CHUNKS:
+            digest.update(_HEADER.pack(len(chunk.data), chunk.type))
+            digest.update(chunk.data)
+        ended = chunk.type == b"IEND"
+    if not ended:
+        raise ValueError("truncated PNG: no IEND chunk")
+    return digest.hexdigest()

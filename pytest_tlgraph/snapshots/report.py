@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
+from pytest_tlgraph.controls import visible
 from pytest_tlgraph.encoding.key import KEY_ID
 from pytest_tlgraph.snapshots.dotdiff import unified_dot_diff
 from pytest_tlgraph.snapshots.graphdata import (
@@ -208,6 +209,8 @@ def _png_lines(outcome: PngOutcome) -> list[str]:
                 f"{c.mismatched} mismatched pixels (threshold {c.threshold:g}, "
                 f"budget {c.max_diff_pixels})"
             )
+    if match is not None and match.comparison is not None and not outcome.passed:
+        out.append(f"stored: {outcome.path}")
     for kind in ("actual", "expected", "diff"):
         if kind in outcome.images:
             out.append(f"{kind + ':':<9} {outcome.images[kind]}")
@@ -249,27 +252,40 @@ def build_report(
     full_diff_path: str | None,
     state_text: str | None,
     notes: Sequence[str] = (),
+    write_errors: Sequence[str] = (),
 ) -> Report:
     """The failure message of one snapshot, section by section (PLUGIN.md §5).
 
     A snapshot that does not exist yet gets a short message instead: nothing to compare.
+    So does one that ``--snapshot-update`` could not write (``write_errors``): the
+    message says what failed to be written and why.
     """
+    if write_errors:
+        return _visible(
+            Report(
+                f"tlgraph snapshot {name} could not be written ({nodeid})",
+                (("", tuple(write_errors)),),
+            )
+        )
     if dot.expected is None and dot.error is None and (png is None or not png.exists):
         lines = [_missing(dot.path)] + ([_missing(png.path)] if png is not None else [])
         if png is not None and "actual" in png.images:
             lines.append(f"received picture: {png.images['actual']}")
-        return Report(
-            f"tlgraph snapshot {name} does not exist yet ({nodeid})", (("", tuple(lines)),)
+        return _visible(
+            Report(f"tlgraph snapshot {name} does not exist yet ({nodeid})", (("", tuple(lines)),))
         )
     title = f"tlgraph snapshot {name} does not match ({nodeid})"
     structure, snapshot = _structure_lines(dot, received)
     structure.extend(notes)  # the rescale line, the structural diff drawing's path
     if dot.expected is None or dot.error is not None:
         diff_lines = ["no stored DOT to compare with"]
+    elif snapshot is None:
+        # A damaged or foreign file is never echoed: its bytes could be anything.
+        diff_lines = [f"left out: the stored file is not a tlgraph drawing ({len(diff)} lines)"]
     elif dot.passed:
         diff_lines = ["DOT matches the snapshot"]
     else:
-        diff_lines = list(capped(diff, MAX_DIFF_LINES, full_diff_path))
+        diff_lines = [f"stored: {dot.path}", *capped(diff, MAX_DIFF_LINES, full_diff_path)]
     state = state_text.splitlines() if state_text else ["no channel active"]
     if snapshot is not None and dot.expected is not None:
         changes = state_changes(
@@ -287,4 +303,15 @@ def build_report(
         ("encoding state (received):", tuple(state)),
         ("PNG:", tuple(_png_lines(png)) if png is not None else ("PNG comparison off",)),
     ]
-    return Report(title, tuple(sections))
+    return _visible(Report(title, tuple(sections)))
+
+
+def _visible(report: Report) -> Report:
+    """The report with every control character shown as its escape: lines read from a
+    stored file must not reach the terminal as escape sequences."""
+    return Report(
+        visible(report.title),
+        tuple(
+            (heading, tuple(visible(line) for line in lines)) for heading, lines in report.sections
+        ),
+    )

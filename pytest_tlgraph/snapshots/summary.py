@@ -18,10 +18,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_tlgraph.snapshots.artifacts import RECORDS
+from pytest_tlgraph.snapshots.files import fitted_name
 from pytest_tlgraph.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from pytest_tlgraph.draw import Drawing
+    from pytest_tlgraph.snapshots.artifacts import ResultsDir
 
 __all__ = [
     "KINDS",
@@ -80,15 +82,12 @@ def structure_data(expected_dot: str | None, drawing: Drawing) -> dict[str, Any]
     return data
 
 
-def write_call(root: Path, stem: Path, record: Mapping[str, Any]) -> None:
-    """Keep one call's record for the summaries (atomic: the controller never reads a
-    half-written file)."""
-    folder = root / RECORDS
-    folder.mkdir(parents=True, exist_ok=True)
-    name = stem.relative_to(root).as_posix().replace("/", "__") + _CALL
-    tmp = folder / f"{name}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(record, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, folder / name)
+def write_call(results: ResultsDir, stem: Path, record: Mapping[str, Any]) -> None:
+    """Keep one call's record for the summaries (written atomically and listed in the
+    results folder's manifest, like every file the plugin writes)."""
+    name = fitted_name(stem.relative_to(results.root).as_posix().replace("/", "__")) + _CALL
+    text = json.dumps(record, sort_keys=True)
+    results.write(results.root / RECORDS / name, text.encode("utf-8"))
 
 
 def read_calls(root: Path) -> list[dict[str, Any]]:
@@ -145,23 +144,25 @@ def render_markdown(calls: Sequence[Mapping[str, Any]], report: str | None) -> s
     return "\n".join(lines) + "\n"
 
 
-def write_summaries(root: Path, kinds: Sequence[str], *, report: Path | None) -> list[Path]:
-    """Write the asked summaries into ``root``; append the markdown to
-    ``$GITHUB_STEP_SUMMARY`` when set. Returns the files written in ``root``."""
+def write_summaries(
+    results: ResultsDir, kinds: Sequence[str], *, report: Path | None
+) -> list[Path]:
+    """Write the asked summaries into the results folder; append the markdown to
+    ``$GITHUB_STEP_SUMMARY`` when set. Returns the files written in the folder."""
+    root = results.root
     calls = read_calls(root)
     written = []
-    root.mkdir(parents=True, exist_ok=True)
     if "json" in kinds:
         path = root / SUMMARY_JSON
         counts = dict(Counter(str(c.get("verdict")) for c in calls))
         payload = {"counts": counts, "calls": calls}
-        path.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        results.write(path, (json.dumps(payload, indent=1, sort_keys=True) + "\n").encode())
         written.append(path)
     if "markdown" in kinds:
         shown = None if report is None else f"{report.parent.name}/{report.name}"
         text = render_markdown(calls, shown)
         path = root / SUMMARY_MD
-        path.write_text(text, encoding="utf-8")
+        results.write(path, text.encode("utf-8"))
         written.append(path)
         step = os.environ.get("GITHUB_STEP_SUMMARY")
         if step:

@@ -27,14 +27,17 @@ def tampered(stored: pytest.Pytester) -> pytest.Pytester:
     return stored
 
 
-def test_skip_render_shortcut_trusts_provenance_and_force_render_does_not(
-    tampered: pytest.Pytester,
-) -> None:
-    # Same DOT, same renderer: the stored PNG is reused, so the repaint goes unseen.
-    tampered.runpytest().assert_outcomes(passed=1)
+def test_skip_render_shortcut_checks_the_image_hash(tampered: pytest.Pytester) -> None:
+    # Same DOT, same renderer, copied metadata: the image no longer matches the hash of
+    # its own pixel data it records, so it is rendered and compared, not trusted.
+    plain = tampered.runpytest()
+    plain.assert_outcomes(failed=1)
+    assert _mismatched(plain) == 5
     forced = tampered.runpytest("--tlgraph-force-render")
     forced.assert_outcomes(failed=1)
     assert _mismatched(forced) == 5
+    tampered.runpytest("--snapshot-update").assert_outcomes(passed=1)
+    tampered.runpytest().assert_outcomes(passed=1)
 
 
 def test_a_changed_dot_is_rendered_and_compared(

@@ -7,12 +7,14 @@ import random
 import re
 import shutil
 import subprocess
+import unicodedata
 from itertools import pairwise
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytest_tlgraph.controls import visible
 from pytest_tlgraph.draw.dot import (
     DotGraph,
     NodeStatement,
@@ -26,7 +28,7 @@ from pytest_tlgraph.draw.dot import (
 from pytest_tlgraph.draw.plan import Cluster
 
 _text = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs", "Cc")) | st.sampled_from("\\\"'<>&{}[];|\n"),
+    alphabet=st.characters() | st.sampled_from("\\\"'<>&{}[];|\n\x00\x1b"),
     max_size=12,
 )
 
@@ -121,7 +123,9 @@ def test_quote_always_quotes_and_round_trips(text: str) -> None:
     inner = quoted[1:-1]
     # No quote inside is left unescaped, so the string can never end early.
     assert re.search(r'(?<!\\)(\\\\)*"', inner) is None
-    assert re.sub(r"\\(.)", r"\1", inner) == text
+    # Backslashes and quotes come back; control characters stay visible escapes.
+    assert re.sub(r'\\([\\"])', r"\1", inner) == visible(text)
+    assert not any(unicodedata.category(c) in ("Cc", "Cs") and c != "\t" for c in inner)
 
 
 @given(_text)
@@ -129,7 +133,7 @@ def test_html_escape_leaves_no_markup_and_loses_only_line_breaks(text: str) -> N
     escaped = html_escape(text)
     assert not set("<>\"'\n\r") & set(escaped)
     assert re.search(r"&(?!(amp|lt|gt|quot|#39);)", escaped) is None
-    assert html.unescape(escaped) == text.replace("\n", " ").replace("\r", " ")
+    assert html.unescape(escaped) == visible(text.replace("\n", " ").replace("\r", " "))
 
 
 def test_html_label_joins_rows_and_bolds_the_chosen_ones() -> None:

@@ -349,8 +349,17 @@ def header_only_png(width: int, height: int) -> bytes:
 def test_image_above_the_cap_is_refused_before_decoding() -> None:
     huge = header_only_png(20_000, 20_000)
     assert MAX_IMAGE_PIXELS < 20_000 * 20_000
-    with pytest.raises(ValueError, match=f"actual image is 20000x20000.*{MAX_IMAGE_PIXELS:,}"):
-        compare_png(encode(graph_like()), huge)
+    with pytest.raises(ValueError, match=f"expected image is 20000x20000.*{MAX_IMAGE_PIXELS:,}"):
+        compare_png(huge, huge + b"\0")
+
+
+def test_a_size_change_is_read_from_the_headers_without_decoding() -> None:
+    # A header-only PNG has no image data: decoding it would raise, reading the size not.
+    small = encode(graph_like())
+    result = compare_png(header_only_png(14_142, 14_142), small)
+    assert result.size_changed and not result.passed and result.diff_png is None
+    assert result.expected_size == (14_142, 14_142)
+    assert result.mismatched == 14_142 * 14_142
 
 
 def test_pillows_global_guard_is_neither_tripped_nor_changed(

@@ -56,7 +56,8 @@ def test_sections_come_in_order_with_the_args_callout() -> None:
     assert sections[HEADINGS[0]][0] == "label rows changed (2 nodes):"
     assert "  fc1: args row now shows in_features=8" in sections[HEADINGS[0]]
     diff = sections[HEADINGS[1]]
-    assert diff[:2] == ("--- snapshot", "+++ received")
+    stored = "stored: __snapshots__/test_m/test_mlp.gv"
+    assert diff[:3] == (stored, "--- snapshot", "+++ received")
     assert any(line.startswith("+") and "in_features=8" in line for line in diff)
     assert sections[HEADINGS[2]] == ("no channel active",)
     assert sections[HEADINGS[3]] == ("PNG comparison off",)
@@ -78,7 +79,7 @@ def test_a_long_diff_is_capped_with_the_count_and_the_full_diff_path() -> None:
     )
     diff = dict(report.sections)[HEADINGS[1]]
     total = len(list(unified_dot_diff(old.dot, new_dot)))
-    assert len(diff) == MAX_DIFF_LINES + 1
+    assert len(diff) == MAX_DIFF_LINES + 2  # the stored file, the lines, the rest counted
     assert diff[-1] == (
         f"... {total - MAX_DIFF_LINES} more diff lines left out (full diff: out/n.dot.diff)"
     )
@@ -136,7 +137,12 @@ def test_png_verdict_lists_the_count_and_the_images() -> None:
     lines = dict(_report(old, new, png).sections)[HEADINGS[3]]
     assert not comparison.size_changed and comparison.mismatched > 0
     assert lines[0] == f"{comparison.mismatched} mismatched pixels (threshold 0.1, budget 0)"
-    assert lines[1:] == ("actual:   r/a.png", "expected: r/e.png", "diff:     r/d.png")
+    assert lines[1:] == (
+        "stored: s.png",
+        "actual:   r/a.png",
+        "expected: r/e.png",
+        "diff:     r/d.png",
+    )
 
 
 def test_a_size_change_names_both_sizes() -> None:
@@ -146,7 +152,8 @@ def test_a_size_change_names_both_sizes() -> None:
     )
     assert comparison.size_changed
     png = PngOutcome("s.png", True, False, PngMatch(comparison, None, None))
-    (line,) = dict(_report(old, new, png).sections)[HEADINGS[3]]
+    line, stored = dict(_report(old, new, png).sections)[HEADINGS[3]]
+    assert stored == "stored: s.png"
     (ew, eh), (aw, ah) = comparison.expected_size, comparison.actual_size
     assert line == f"PNG size changed: snapshot {ew}x{eh} px, received {aw}x{ah} px"
 

@@ -66,6 +66,7 @@ def test_clearing_removes_only_what_the_last_session_wrote(tmp_path: Path) -> No
     stem = results.stem(Path("t.py"), "test_x")
     written = results.write_failure(stem, actual=_png(), expected=None, diff=None, dot_diff="d")
     results.write_record(stem, nodeid="t.py::test_x", report=REPORT, artifacts=written)
+    results.note_written(tmp_path / REPORT_NAME)
     write_html(results.read_records(), tmp_path, tmp_path / REPORT_NAME)
     mine = tmp_path / "t" / "notes.txt"
     mine.write_text("kept")
@@ -78,7 +79,9 @@ def test_clearing_removes_only_what_the_last_session_wrote(tmp_path: Path) -> No
     assert mine.read_text() == "kept" and outside.read_bytes() == b"kept"
     assert not (tmp_path / "t" / "test_x.png").exists()
     assert not (tmp_path / "a").exists(), "folders left empty are removed"
-    assert not (tmp_path / RECORDS).exists() and not (tmp_path / REPORT_NAME).exists()
+    assert not (tmp_path / REPORT_NAME).exists()
+    # Only the plugin's own record went: a file it did not write stays, so its folder does.
+    assert [p.name for p in (tmp_path / RECORDS).iterdir()] == ["evil.json"]
 
 
 def test_html_inlines_images_and_escapes_text(tmp_path: Path) -> None:

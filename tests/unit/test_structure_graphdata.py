@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from torch import nn
 
 from pytest_tlgraph import capture
+from pytest_tlgraph.controls import visible
 from pytest_tlgraph.draw.dot import DotGraph, NodeStatement, emit, html_label
 from pytest_tlgraph.draw.plan import Cluster
 from pytest_tlgraph.snapshots.graphdata import DotParseError, graph_from_drawing, parse_dot
@@ -81,11 +82,15 @@ def test_any_emitted_graph_parses_back(nodes: dict[str, list[str]], title: str) 
         cluster_attrs={"c": {"label": html_label([f"@addr ({title})"])}},
     )
     parsed = parse_dot(emit(graph))
+    # Read back as drawn: line breaks in labels are spaces, control characters escapes.
     line_breaks = str.maketrans({"\n": " ", "\r": " "})
-    expected = {key: tuple(r.translate(line_breaks) for r in rows) for key, rows in nodes.items()}
+    expected = {
+        visible(key): tuple(visible(r.translate(line_breaks)) for r in rows)
+        for key, rows in nodes.items()
+    }
     assert dict(parsed.nodes) == expected
-    assert parsed.edges == tuple(itertools.pairwise(ids))
-    assert parsed.clusters == (f"@addr ({title})".translate(line_breaks),)
+    assert parsed.edges == tuple((visible(a), visible(b)) for a, b in itertools.pairwise(ids))
+    assert parsed.clusters == (visible(f"@addr ({title})".translate(line_breaks)),)
 
 
 @pytest.mark.parametrize(
