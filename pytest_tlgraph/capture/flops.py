@@ -20,6 +20,9 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import flop_registry
 
+# Registers torch._grouped_mm's formula with torch's own counter.
+from pytest_tlgraph.capture import grouped_mm as _grouped_mm  # noqa: F401
+
 __all__ = [
     "COUNTED_FUNCS",
     "TorchFlopCounter",
@@ -34,6 +37,7 @@ COUNTED_FUNCS: Final = frozenset(
         "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
         "conv_transpose3d", "convolution", "scaled_dot_product_attention",
         "multi_head_attention_forward", "lstm", "gru", "rnn_tanh", "rnn_relu",
+        "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell", "_grouped_mm",
     }
 )  # fmt: skip
 
@@ -72,12 +76,22 @@ ZERO_COST: Final = frozenset(
 )  # fmt: skip
 
 
+#: Fragments of the names of fused kernels torch's table does not list (CPU flash
+#: attention, the native multi-head attention and encoder-layer kernels, oneDNN RNNs).
+_FUSED_MARKS: Final = ("attention", "multi_head", "transformer", "rnn", "lstm", "gru")
+
+
 class TorchFlopCounter(TorchDispatchMode):  # type: ignore[no-untyped-call]
-    """Sums torch's own FLOP formulas over the aten ops one call dispatches."""
+    """Sums torch's own FLOP formulas over the aten ops one call dispatches.
+
+    ``fused`` turns true when a fused attention or RNN kernel ran that neither has a
+    formula nor decomposes: the count then misses its matmuls.
+    """
 
     def __init__(self) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.flops = 0
+        self.fused = False
 
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
@@ -100,6 +114,8 @@ class TorchFlopCounter(TorchDispatchMode):  # type: ignore[no-untyped-call]
             decomposed = func.decompose(*args, **kwargs)
             if decomposed is not NotImplemented:
                 return decomposed
+            if any(mark in packet.__name__ for mark in _FUSED_MARKS):
+                self.fused = True
         out = func(*args, **kwargs)
         formula = flop_registry.get(packet)
         if formula is not None:
@@ -167,12 +183,13 @@ def _cuda_devices(value: Any) -> list[int]:
 
 def _replay(
     func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *, meta: bool
-) -> int | None:
+) -> tuple[int | None, bool]:
     """Count one call by running it again under the counter, with no autograd graph,
     the random state restored (dropout inside attention draws numbers) and no ``out=``.
 
     ``meta=True`` runs it on meta tensors: no device work at all, and torch takes its
     decomposed path, which its formulas cover where a fused CPU kernel is unlisted.
+    Returns the count and whether an uncounted fused kernel ran.
     """
     kwargs = {k: v for k, v in kwargs.items() if k != "out"}
     if meta:
@@ -187,8 +204,8 @@ def _replay(
             func(*args, **kwargs)
     except Exception:
         # A call that cannot be repeated has no count: unknown, never guessed.
-        return None
-    return counter.flops
+        return None, False
+    return counter.flops, counter.fused
 
 
 def count_flops(
@@ -209,11 +226,12 @@ def count_flops(
         known = _memo.get(key)
         if known is not None:
             return known
-    counted = _replay(func, args, kwargs, meta=False) if device_work else None
-    if not counted:
-        # Zero from a call that multiplies matrices means the kernel torch chose is
-        # missing from its table (CPU attention, fused RNNs): count the decomposition.
-        on_meta = _replay(func, args, kwargs, meta=True)
+    counted, fused = _replay(func, args, kwargs, meta=False) if device_work else (None, True)
+    if fused or not counted:
+        # The kernel torch chose is missing from its table (CPU attention inside
+        # multi-head attention, fused RNNs), alone or beside counted matmuls: count the
+        # decomposition, which is what torch's counter reads on the math path.
+        on_meta, _ = _replay(func, args, kwargs, meta=True)
         counted = on_meta if on_meta is not None else counted
     if key is not None and counted is not None:
         if len(_memo) >= _MEMO_LIMIT:

@@ -1,0 +1,140 @@
+"""Hugging Face ``transformers`` models from tiny configs with random weights."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from tests.corpus.registry import Case, register
+
+_VOCAB = 96
+_SEQ = 8
+_SMALL: dict[str, Any] = {"vocab_size": _VOCAB}
+
+
+def _ids(length: int = _SEQ) -> torch.Tensor:
+    return torch.randint(0, _VOCAB, (1, length))
+
+
+def _decoder(config_name: str, model_name: str, **extra: Any) -> Any:
+    import transformers
+
+    config = getattr(transformers, config_name)(
+        vocab_size=_VOCAB,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        use_cache=False,
+        **extra,
+    )
+    return getattr(transformers, model_name)(config)
+
+
+@register("bert", transformer=True)
+def bert() -> Case:
+    """BERT encoder with its pooler."""
+    from transformers import BertConfig, BertModel
+
+    config = BertConfig(
+        vocab_size=_VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+        intermediate_size=64, max_position_embeddings=64,
+    )  # fmt: skip
+    return Case("bert", BertModel(config), (_ids(),))
+
+
+@register("gpt2", transformer=True)
+def gpt2() -> Case:
+    """GPT-2 with its language-model head (``Conv1D`` projections: ``addmm``)."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    config = GPT2Config(
+        vocab_size=_VOCAB, n_embd=32, n_layer=2, n_head=4, n_positions=64, use_cache=False,
+        bos_token_id=1, eos_token_id=2,
+    )
+    return Case("gpt2", GPT2LMHeadModel(config), (_ids(),))
+
+
+@register("t5", transformer=True)
+def t5() -> Case:
+    """T5 encoder-decoder with decoder inputs (relative position bias, RMS-style norm)."""
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    config = T5Config(
+        vocab_size=_VOCAB, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_decoder_layers=2,
+        num_heads=4, use_cache=False,
+    )  # fmt: skip
+    model = T5ForConditionalGeneration(config)
+    return Case("t5", model, (_ids(),), {"decoder_input_ids": _ids(4)})
+
+
+@register("llama", transformer=True)
+def llama() -> Case:
+    """Llama: RMSNorm, rotary embeddings, grouped-query attention, SwiGLU."""
+    return Case("llama", _decoder("LlamaConfig", "LlamaForCausalLM"), (_ids(),))
+
+
+@register("mistral", transformer=True)
+def mistral() -> Case:
+    """Mistral (sliding-window attention config)."""
+    model = _decoder("MistralConfig", "MistralForCausalLM", sliding_window=4)
+    return Case("mistral", model, (_ids(),))
+
+
+@register("qwen2", transformer=True)
+def qwen2() -> Case:
+    """Qwen2 (biased query/key/value projections)."""
+    return Case("qwen2", _decoder("Qwen2Config", "Qwen2ForCausalLM"), (_ids(),))
+
+
+@register("mixtral", transformer=True)
+def mixtral() -> Case:
+    """Mixtral: a sparse mixture of experts in every layer."""
+    model = _decoder(
+        "MixtralConfig", "MixtralForCausalLM", num_local_experts=4, num_experts_per_tok=2
+    )
+    return Case("mixtral", model, (_ids(),))
+
+
+@register("vit", transformer=True)
+def vit() -> Case:
+    """ViT on one 32x32 image in 8x8 patches."""
+    from transformers import ViTConfig, ViTModel
+
+    config = ViTConfig(
+        image_size=32, patch_size=8, num_channels=3, hidden_size=32, num_hidden_layers=2,
+        num_attention_heads=4, intermediate_size=64,
+    )  # fmt: skip
+    return Case("vit", ViTModel(config), (torch.randn(1, 3, 32, 32),))
+
+
+@register("whisper", transformer=True)
+def whisper() -> Case:
+    """Whisper: a convolutional audio encoder and a text decoder."""
+    from transformers import WhisperConfig, WhisperModel
+
+    config = WhisperConfig(
+        vocab_size=_VOCAB, d_model=32, encoder_layers=1, decoder_layers=1,
+        encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64,
+        decoder_ffn_dim=64, num_mel_bins=16, max_source_positions=16,
+        max_target_positions=16, use_cache=False, pad_token_id=0, bos_token_id=1,
+        eos_token_id=2, decoder_start_token_id=1, begin_suppress_tokens=None,
+        suppress_tokens=None,
+    )  # fmt: skip
+    features = torch.randn(1, 16, 32)  # two frames per encoder position
+    return Case("whisper", WhisperModel(config), (features,), {"decoder_input_ids": _ids(4)})
+
+
+@register("mamba", transformer=True)
+def mamba() -> Case:
+    """Mamba: a selective state-space model (the sequential reference path)."""
+    from transformers import MambaConfig, MambaModel
+
+    config = MambaConfig(
+        vocab_size=_VOCAB, hidden_size=32, state_size=8, num_hidden_layers=2, expand=2,
+        conv_kernel=4, use_cache=False,
+    )  # fmt: skip
+    return Case("mamba", MambaModel(config), (_ids(),))
