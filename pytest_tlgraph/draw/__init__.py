@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, final
 
 from pytest_tlgraph.draw import labels, style
+from pytest_tlgraph.draw.contrast import text_colour
 from pytest_tlgraph.draw import plan as plain_plan
 from pytest_tlgraph.draw.collapse import COLLAPSED_KINDS, build_collapsed_plan
 from pytest_tlgraph.draw.collapse.rows import collapsed_rows
@@ -150,6 +151,7 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
             state = encoded.state
             captions.extend(encoded.caption_lines)
         public, edited = _edited_specs(plan, specs, opts.node_spec_fn)
+        _readable(edited, style.PAGES[opts.page].text)
         if chosen == "rank":
             positions = rank_positions(plan, opts.direction, {k: n.rows for k, n in public.items()})
             for node in plan.nodes:
@@ -206,6 +208,17 @@ def _edited_specs(
         public[node.id] = _new_node(node.kind, tuple(spec["rows"]), node.members, node.module)
         edited[node.id] = spec
     return public, edited
+
+
+def _readable(specs: Mapping[str, dict[str, Any]], text: str) -> None:
+    """Give every node whose fill the page's text does not read on a ``fontcolor`` that
+    does (:func:`.contrast.text_colour`); a ``fontcolor`` a ``node_spec_fn`` set stays."""
+    for spec in specs.values():
+        fill = spec.get("fillcolor")
+        if isinstance(fill, str) and "fontcolor" not in spec:
+            colour = text_colour(fill, text)
+            if colour is not None:
+                spec["fontcolor"] = colour
 
 
 def _plain_statements(
