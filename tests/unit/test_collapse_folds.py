@@ -148,7 +148,8 @@ def test_a_block_of_another_structure_splits_the_fold() -> None:
     trace = capture(Deep(blocks=6, odd=2), torch.randn(2, 8))
     plan = build_plan(trace, collapse="auto", depth=1)  # small enough to draw whole
     collapsed = [n.record.title for n in plan.nodes if n.kind == "fold"]
-    assert collapsed == ["@blocks.0-1 (ResidualBlock) x2", "@blocks.3-5 (ResidualBlock) x3"]
+    # Inside the @blocks cluster, titles are relative to it.
+    assert collapsed == ["@0-1 (ResidualBlock) x2", "@3-5 (ResidualBlock) x3"]
     assert [n.id for n in plan.nodes if n.kind == "box"] == ["@blocks.2#1"]
 
 

@@ -29,7 +29,14 @@ from pytest_tlgraph.draw.collapse.records import (
     box_record,
     segment_record,
 )
-from pytest_tlgraph.draw.plan import Plan, PlanNode, build_plan, clusters_for
+from pytest_tlgraph.draw.plan import (
+    Plan,
+    PlanNode,
+    build_plan,
+    clusters_for,
+    relative_address,
+    scopes,
+)
 from pytest_tlgraph.trace import ModuleCall, Trace
 
 __all__ = [
@@ -281,14 +288,16 @@ def _assemble(
         by_unit.setdefault(uid, []).append(op.label)
         members.setdefault(redirect.get(uid, uid), []).append(op.label)
     clusters, innermost = clusters_for(trace, view, {uid: units[uid].chain for uid in members})
+    scope = scopes(clusters)
     nodes = []
     for uid, labels in members.items():
         unit = units[uid]
+        cluster = innermost[uid]
+        within = None if cluster is None else scope[cluster]
         if unit.kind == "fold":
             boxes = [box_record(trace, units[b].calls, by_unit[b]) for b in unit.boxes]
-            record: Any = FoldRecord.of(
-                boxes, fold_title([b.module for b in boxes], boxes[0].module_type)
-            )
+            shown = [relative_address(b.module, within) or b.module for b in boxes]
+            record: Any = FoldRecord.of(boxes, fold_title(shown, boxes[0].module_type))
         elif unit.kind == "box":
             record = box_record(trace, unit.calls, labels)
         elif unit.kind == "segment":
@@ -299,7 +308,7 @@ def _assemble(
             module: str | None = record.module
         else:
             module = record.module if record.has_function else None
-        nodes.append(PlanNode(uid, unit.kind, record, tuple(labels), module, innermost[uid]))
+        nodes.append(PlanNode(uid, unit.kind, record, tuple(labels), module, cluster, within))
     edges: dict[tuple[str, str], None] = {}
     for op in trace.ops:
         target = redirect.get(unit_of[op.label], unit_of[op.label])
