@@ -31,6 +31,7 @@ class DrawOptions:
     layout: str = "auto"
     depth: int | None = None
     collapse: str | None = None
+    collapse_budget: int | None = None
     color_by: Source | None = None
     size_by: Source | None = None
     stack_by: bool | Source | None = None
@@ -62,6 +63,18 @@ class DrawOptions:
             isinstance(depth, bool) or not isinstance(depth, int) or depth < 0
         ):
             raise ValueError(f"draw(depth={depth!r}) must be a non-negative int or None")
+        budget = kwargs.get("collapse_budget")
+        if budget is not None:
+            if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+                raise ValueError(
+                    f"draw(collapse_budget={budget!r}) must be a positive int (the most "
+                    "visible nodes collapse='auto' aims for), e.g. collapse_budget=120"
+                )
+            if kwargs.get("collapse") != "auto":
+                raise ValueError(
+                    f"draw(collapse_budget={budget}) only applies to collapse='auto'; "
+                    "add collapse='auto', or drop collapse_budget"
+                )
         fields_ = kwargs.get("node_label_fields")
         if fields_ is not None:
             if isinstance(fields_, str):

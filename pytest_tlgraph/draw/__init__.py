@@ -86,12 +86,19 @@ def caption(trace: Trace) -> str:
 
 
 def build_plan(
-    trace: Trace, *, view: str = "unrolled", depth: int | None = None, collapse: str | None = None
+    trace: Trace,
+    *,
+    view: str = "unrolled",
+    depth: int | None = None,
+    collapse: str | None = None,
+    collapse_budget: int | None = None,
 ) -> Plan:
     """The plan for ``trace`` in ``view``: full detail, or boxed when ``depth`` or
-    ``collapse`` is given."""
+    ``collapse`` is given (``collapse_budget``: the node budget of ``collapse="auto"``)."""
     if depth is not None or collapse is not None:
-        return build_collapsed_plan(trace, view=view, depth=depth, collapse=collapse)
+        return build_collapsed_plan(
+            trace, view=view, depth=depth, collapse=collapse, budget=collapse_budget
+        )
     return plain_plan.build_plan(trace, view=view)
 
 
@@ -129,7 +136,13 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
     on the encoding state.
     """
     opts = DrawOptions.from_kwargs(**options) if options else _DEFAULT_OPTIONS
-    plan: Plan = build_plan(trace, view=opts.view, depth=opts.depth, collapse=opts.collapse)
+    plan: Plan = build_plan(
+        trace,
+        view=opts.view,
+        depth=opts.depth,
+        collapse=opts.collapse,
+        collapse_budget=opts.collapse_budget,
+    )
     chosen = choose_layout(opts, plan)
     fill = style.PAGES[opts.page].fill
     rows = [node_texts(node, trace=trace, options=opts) for node in plan.nodes]

@@ -87,11 +87,19 @@ def _clusters(
 
 
 def clusters_for(
-    trace: Trace, view: str, chains: Mapping[str, Sequence[tuple[str, int]]]
+    trace: Trace,
+    view: str,
+    chains: Mapping[str, Sequence[tuple[str, int]]],
+    *,
+    forced: Mapping[tuple[str, int], tuple[str, str | None, str]] | None = None,
 ) -> tuple[tuple[Cluster, ...], dict[str, str | None]]:
     """The drawn clusters for visible nodes given as node id -> module-call chain (root
     first): a call is a cluster when it holds at least two visible nodes. Also returns
-    each node's innermost drawn cluster (``None`` at the top level)."""
+    each node's innermost drawn cluster (``None`` at the top level).
+
+    ``forced`` names calls drawn as clusters whatever they hold (repeat folds), each
+    with its caption, the address its nodes are relative to (``None``: its own) and its
+    type; a key there need not be a module call (a fold of several calls)."""
     # Nodes of one module call share its chain: each distinct chain is worked out once,
     # in order of first appearance (which keeps the clusters in node order).
     nodes_per_chain: dict[Chain, int] = {}
@@ -116,16 +124,23 @@ def clusters_for(
             if address == "":  # the root is never drawn
                 continue
             drawn_as = address if rolled else call
+            fold = forced.get(call) if forced else None
             # A call holds at most the nodes of its caller: below the first call with
-            # fewer than two, none has two.
-            if population[drawn_as] < 2:
+            # fewer than two, none has two (but a fold is drawn whatever it holds).
+            if population[drawn_as] < 2 and fold is None:
+                if forced:
+                    continue
                 break
             cluster = kept.get(drawn_as)
             if cluster is None:
                 if types is None:  # built once, and only for a drawing with clusters
                     types = {(c.address, c.call_number): c.type_name for c in trace.modules}
                 cid = f"cluster_{address}" if rolled else f"cluster_{address}#{call[1]}"
-                cluster = kept[drawn_as] = _new_cluster(cid, address, types.get(call, "?"), parent)
+                if fold is None:
+                    cluster = _new_cluster(cid, address, types.get(call, "?"), parent)
+                else:
+                    cluster = _new_cluster(cid, address, fold[2], parent, fold[1], fold[0])
+                kept[drawn_as] = cluster
             parent = cluster.id
         innermost_of[chain] = parent
     innermost = {

@@ -19,7 +19,13 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from pytest_tlgraph.draw.collapse.folds import call_signature, fold_runs, fold_title
+from pytest_tlgraph.draw.collapse.folds import (
+    call_signature,
+    fold_runs,
+    fold_title,
+    repeat_runs,
+    run_title,
+)
 from pytest_tlgraph.draw.collapse.records import (
     ADDITIVE_FIELDS,
     BoxRecord,
@@ -51,12 +57,77 @@ __all__ = [
     "build_collapsed_plan",
 ]
 
-#: ``collapse="auto"`` keeps the drawing within this many visible nodes when it can.
-AUTO_NODE_BUDGET: Final = 150
+#: ``collapse="auto"`` keeps the drawing within this many visible nodes when it can
+#: (``collapse_budget=`` changes it): about what one screen holds.
+AUTO_NODE_BUDGET: Final = 60
 #: Plan node kinds that stand for a group of ops.
 COLLAPSED_KINDS: Final = frozenset({"box", "segment", "fold"})
 
 Chain = tuple[tuple[str, int], ...]
+Key = tuple[str, int]
+
+
+@dataclass
+class _Repeats:
+    """The repeat folds of one drawing (REVIEW.md §1.2): each folded op's
+    representative op, the runs and repetitions each op belongs to, the clusters that
+    draw the folds, and where a fold of several calls sits in a module-call chain."""
+
+    target: dict[str, str] = field(default_factory=dict)
+    runs_of: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    clusters: dict[Key, tuple[str, str | None, str]] = field(default_factory=dict)
+    insert: dict[Key, Key] = field(default_factory=dict)
+
+    def chain(self, chain: Chain) -> Chain:
+        """``chain`` with each fold of several calls placed before its first call."""
+        if not self.insert or not any(key in self.insert for key in chain):
+            return chain
+        out: list[Key] = []
+        for key in chain:
+            if key in self.insert:
+                out.append(self.insert[key])
+            out.append(key)
+        return tuple(out)
+
+    def crosses(self, source: str, target: str) -> bool:
+        """Whether an edge runs from one repetition of a fold to another (it is drawn
+        by no edge: the representative stands for both ends)."""
+        runs = self.runs_of.get(source)
+        if not runs:
+            return False
+        other = dict(self.runs_of.get(target, ()))
+        return any(run in other and other[run] != rep for run, rep in runs)
+
+
+def _repeats(
+    trace: Trace, view: str, depth: int, calls: Mapping[Key, ModuleCall]
+) -> _Repeats | None:
+    """The repeat folds of an unrolled drawing at ``depth``: every run of repetitions
+    except a run of single boxed calls, which folds into one ``fold`` node instead."""
+    if view != "unrolled":
+        return None
+    out = _Repeats()
+    for index, run in enumerate(repeat_runs(trace, depth)):
+        first = calls[run.reps[0][0]]
+        if run.period == 1 and first.depth > depth:
+            continue  # a fold box: see _fold
+        addresses = [calls[key].address for rep in run.reps for key in rep]
+        caption = run_title(addresses, run.types, run.count)
+        if run.period == 1:
+            out.clusters[first.key] = (caption, None, first.type_name)
+        else:
+            synthetic = (f"{first.address}*{run.count}", first.call_number)
+            parent = calls[run.parent].address
+            out.clusters[synthetic] = (caption, parent, ", ".join(run.types))
+            out.insert.update(dict.fromkeys(run.reps[0], synthetic))
+        for number, rep in enumerate(run.reps):
+            for position, key in enumerate(rep):
+                shown = calls[run.reps[0][position]].ops
+                for offset, label in enumerate(calls[key].ops):
+                    out.runs_of.setdefault(label, []).append((index, number))
+                    if number:
+                        out.target[label] = shown[offset]
+    return out if out.clusters else None
 
 
 @dataclass
@@ -89,7 +160,12 @@ def _validate(view: str, depth: int | None, collapse: str | None) -> None:
 
 
 def build_collapsed_plan(
-    trace: Trace, *, view: str = "unrolled", depth: int | None = None, collapse: str | None = None
+    trace: Trace,
+    *,
+    view: str = "unrolled",
+    depth: int | None = None,
+    collapse: str | None = None,
+    budget: int | None = None,
 ) -> Plan:
     """The plan of ``trace`` with module calls collapsed by ``depth`` or ``collapse``.
 
@@ -100,7 +176,7 @@ def build_collapsed_plan(
     if collapse == "max":
         return _collapsed(trace, view, depth=0, segments=True, folds=True)
     if collapse == "auto":
-        return auto_plan(trace, view=view, max_depth=depth)[0]
+        return auto_plan(trace, view=view, max_depth=depth, budget=budget or AUTO_NODE_BUDGET)[0]
     if depth is None:
         return build_plan(trace, view=view)
     return _collapsed(trace, view, depth=depth, segments=False, folds=False)
@@ -121,15 +197,12 @@ def auto_plan(
     """
     top = max((call.depth for call in trace.modules), default=0)
     start = top if max_depth is None else min(max_depth, top)
+    plain = len(trace.layers) if view == "rolled" else len(trace.ops)
     for depth in range(start, -1, -1):
-        if depth >= top:
-            # Nothing is deeper than ``top``: this is the plain drawing.
-            if (len(trace.layers) if view == "rolled" else len(trace.ops)) <= budget:
-                return build_plan(trace, view=view), depth
-            continue
         # Count before assembling: only the chosen depth pays for records and clusters.
         grouping = _group(trace, view, depth=depth, segments=False, folds=True)
-        if grouping is None or grouping.node_count <= budget:
+        count = plain if grouping is None else grouping.node_count
+        if count <= budget:
             return _plan(trace, view, grouping), depth
     return _collapsed(trace, view, depth=0, segments=True, folds=True), None
 
@@ -141,6 +214,7 @@ class _Grouping:
     unit_of: dict[str, str]
     redirect: dict[str, str]
     units: dict[str, _Unit]
+    repeats: _Repeats | None = None
 
     @property
     def node_count(self) -> int:
@@ -152,17 +226,20 @@ def _group(trace: Trace, view: str, *, depth: int, segments: bool, folds: bool) 
     """The grouping of ops into units, or ``None`` when nothing collapses."""
     calls = {call.key: call for call in trace.modules}
     units: dict[str, _Unit] = {}
-    unit_of = _assign(trace, view, depth, segments, calls, units)
-    if not any(unit.kind in COLLAPSED_KINDS for unit in units.values()):
+    repeats = _repeats(trace, view, depth, calls) if folds else None
+    unit_of = _assign(trace, view, depth, segments, calls, units, repeats)
+    if repeats is None and not any(unit.kind in COLLAPSED_KINDS for unit in units.values()):
         return None
     redirect = _fold(trace, view, unit_of, units, calls) if folds else {}
-    return _Grouping(unit_of, redirect, units)
+    return _Grouping(unit_of, redirect, units, repeats)
 
 
 def _plan(trace: Trace, view: str, grouping: _Grouping | None) -> Plan:
     if grouping is None:
         return build_plan(trace, view=view)
-    return _assemble(trace, view, grouping.unit_of, grouping.redirect, grouping.units)
+    return _assemble(
+        trace, view, grouping.unit_of, grouping.redirect, grouping.units, grouping.repeats
+    )
 
 
 def _collapsed(trace: Trace, view: str, *, depth: int, segments: bool, folds: bool) -> Plan:
@@ -176,15 +253,25 @@ def _assign(
     segments: bool,
     calls: Mapping[tuple[str, int], ModuleCall],
     units: dict[str, _Unit],
+    repeats: _Repeats | None = None,
 ) -> dict[str, str]:
-    """Map every op label to its unit id, registering the units in ``units``."""
+    """Map every op label to its unit id, registering the units in ``units``; an op of
+    a folded repetition goes to its representative op's unit."""
     rolled = view == "rolled"
     unit_of: dict[str, str] = {}
     pending: list[list[str]] = []  # runs of root-level ops awaiting a segment
     previous_root = False
+    target = repeats.target if repeats is not None else {}
     for op in trace.ops:
-        chain = op.module_calls
-        boxed = next((i for i, key in enumerate(chain) if calls[key].depth > depth), None)
+        shown = target.get(op.label)
+        if shown is not None:
+            unit_of[op.label] = unit_of[shown]
+            previous_root = False
+            continue
+        chain = op.module_calls if repeats is None else repeats.chain(op.module_calls)
+        boxed = next(
+            (i for i, key in enumerate(chain) if key in calls and calls[key].depth > depth), None
+        )
         if boxed is not None:
             address, number = chain[boxed]
             uid = f"@{address}" if rolled else f"@{address}#{number}"
@@ -280,14 +367,22 @@ def _assemble(
     unit_of: Mapping[str, str],
     redirect: Mapping[str, str],
     units: Mapping[str, _Unit],
+    repeats: _Repeats | None = None,
 ) -> Plan:
     by_unit: dict[str, list[str]] = {}  # before folding: folds need each box's members
     members: dict[str, list[str]] = {}  # emission order: first appearance in execution
+    folded = repeats.target if repeats is not None else {}
     for op in trace.ops:
         uid = unit_of[op.label]
-        by_unit.setdefault(uid, []).append(op.label)
+        if op.label not in folded:  # a box's values are its representative call's
+            by_unit.setdefault(uid, []).append(op.label)
         members.setdefault(redirect.get(uid, uid), []).append(op.label)
-    clusters, innermost = clusters_for(trace, view, {uid: units[uid].chain for uid in members})
+    clusters, innermost = clusters_for(
+        trace,
+        view,
+        {uid: units[uid].chain for uid in members},
+        forced=repeats.clusters if repeats is not None else None,
+    )
     scope = scopes(clusters)
     nodes = []
     for uid, labels in members.items():
@@ -299,7 +394,7 @@ def _assemble(
             shown = [relative_address(b.module, within) or b.module for b in boxes]
             record: Any = FoldRecord.of(boxes, fold_title(shown, boxes[0].module_type))
         elif unit.kind == "box":
-            record = box_record(trace, unit.calls, labels)
+            record = box_record(trace, unit.calls, by_unit[uid])
         elif unit.kind == "segment":
             record = segment_record(trace, labels, unit.names, unit.funcs)
         else:
@@ -313,6 +408,8 @@ def _assemble(
     for op in trace.ops:
         target = redirect.get(unit_of[op.label], unit_of[op.label])
         for parent in op.parents:
+            if repeats is not None and repeats.crosses(parent, op.label):
+                continue
             source = redirect.get(unit_of[parent], unit_of[parent])
             # A collapsed node swallows its internal edges; a rolled layer keeps its own
             # recurrence edge, as in the plain rolled drawing.
