@@ -26,6 +26,7 @@ __all__ = [
 
 RENDERERS: Final = ("pure", "system")
 _TIMEOUT_S: Final = 300
+_MAX_DPI: Final = 600
 _default = "pure"
 
 
@@ -117,8 +118,10 @@ def render_png(dot: str, *, renderer: str | None = None, dpi: int = 96) -> bytes
     """Render DOT text to PNG bytes with ``renderer`` (default: the configured one)."""
     name = renderer or _default
     _check(name)
-    if isinstance(dpi, bool) or not isinstance(dpi, int) or dpi <= 0:
-        raise ValueError(f"dpi must be a positive whole number, got {dpi!r}; e.g. dpi=96 or 192")
+    if isinstance(dpi, bool) or not isinstance(dpi, int) or not 1 <= dpi <= _MAX_DPI:
+        raise ValueError(
+            f"dpi must be a whole number from 1 to {_MAX_DPI}, got {dpi!r}; e.g. dpi=96 or 192"
+        )
     return _run_pure(dot, dpi) if name == "pure" else _run_system(dot, dpi)
 
 

@@ -66,9 +66,18 @@ class Drawing:
     clusters: tuple[str, ...] = ()
 
     def png(self, dpi: int = 96, *, renderer: str | None = None) -> bytes:
-        """Render the DOT to PNG with ``renderer`` (default: the configured one)."""
-        from pytest_tlgraph.render import render_png
+        """Render the DOT to PNG with ``renderer`` (default: the configured one).
 
+        ``dpi`` is a whole number from 1 to 600. A drawing whose estimated canvas is over
+        200 megapixels or 32,767 px on a side is not rendered: ``RenderError`` says the
+        estimated size and the remedy, before any renderer runs."""
+        from pytest_tlgraph.draw.canvas import canvas_problem, check_dpi
+        from pytest_tlgraph.errors import RenderError
+        from pytest_tlgraph.render import get_default_renderer, render_png
+
+        problem = canvas_problem(self, check_dpi(dpi))
+        if problem is not None:
+            raise RenderError(problem, renderer=renderer or get_default_renderer())
         return render_png(self.dot, renderer=renderer, dpi=dpi)
 
 
