@@ -13,14 +13,30 @@ drawing of some thousand pixels from one of a hundred thousand.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Final
+from collections.abc import Mapping, Sequence
+from typing import Final, Protocol
 
 from pytest_tlgraph.draw.dot import html_escape
 from pytest_tlgraph.draw.fontmetrics import estimate_label_box
 from pytest_tlgraph.draw.style import FONTSIZE
 
-if TYPE_CHECKING:
-    from pytest_tlgraph.draw import Drawing
+
+class _Rows(Protocol):
+    @property
+    def rows(self) -> tuple[str, ...]: ...
+
+
+class Drawing(Protocol):
+    """What the estimate reads of a drawing: its DOT, node rows and edges."""
+
+    @property
+    def dot(self) -> str: ...
+
+    @property
+    def nodes(self) -> Mapping[str, _Rows]: ...
+
+    @property
+    def edges(self) -> Sequence[tuple[str, str]]: ...
 
 __all__ = ["MAX_DPI", "MAX_MEGAPIXELS", "MAX_SIDE", "canvas_problem", "check_dpi",
            "estimate_canvas"]  # fmt: skip
