@@ -16,10 +16,27 @@ NodeSpecFn = Callable[[Any, dict[str, Any]], "dict[str, Any] | None"]
 _CHOICES: Final[Mapping[str, tuple[object, ...]]] = {
     "view": ("unrolled", "rolled"),
     "direction": ("bottomup", "topdown", "leftright"),
-    "layout": ("auto", "dot", "rank"),
     "collapse": (None, "auto", "max"),
     "page": ("light", "dark"),
 }
+
+
+#: The accepted ``layout`` values: both mean dot, which draws every graph.
+LAYOUTS: Final = ("auto", "dot")
+
+
+def _check_layout(layout: object) -> None:
+    """Refuse a ``layout`` other than :data:`LAYOUTS`. 0.1's ``rank`` layout was slower
+    than dot on every graph measured and is gone (docs/decisions.md)."""
+    if layout in LAYOUTS:
+        return
+    if layout == "rank":
+        raise ValueError(
+            "draw(layout='rank') was removed: it was slower than dot on every graph "
+            "measured. Drop layout= (dot draws every graph) and make a large graph small "
+            "with collapse='auto' or depth=N"
+        )
+    raise ValueError(f"draw(layout={layout!r}) is not one of {LAYOUTS}; pick one of those")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -53,6 +70,8 @@ class DrawOptions:
                 f"draw() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
                 f"valid options are: {', '.join(sorted(known))}"
             )
+        if "layout" in kwargs:
+            _check_layout(kwargs["layout"])
         for name, choices in _CHOICES.items():
             if name in kwargs and kwargs[name] not in choices:
                 raise ValueError(

@@ -29,7 +29,6 @@ from pytest_tlgraph.draw.dot import (
     plain_node_attrs,
 )
 from pytest_tlgraph.draw.labels import Row
-from pytest_tlgraph.draw.layout import choose_layout, rank_graph_attrs, rank_positions
 from pytest_tlgraph.draw.plan import Plan, PlanNode
 from pytest_tlgraph.encoding.units import format_bytes
 from pytest_tlgraph.lazy import LazyMapping
@@ -152,7 +151,6 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
         collapse=opts.collapse,
         collapse_budget=opts.collapse_budget,
     )
-    chosen = choose_layout(opts, plan)
     fill = style.PAGES[opts.page].fill
     rows = [node_texts(node, trace=trace, options=opts) for node in plan.nodes]
     captions = [caption(trace)]
@@ -160,8 +158,7 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
     encoded = None
     # size_scale alone activates no channel, but encode() must still refuse it.
     encoding = bool(opts.channels) or opts.size_scale is not None
-    # The rank layout pins positions on the statements' attributes: it takes the specs.
-    if encoding or opts.node_spec_fn is not None or chosen == "rank":
+    if encoding or opts.node_spec_fn is not None:
         specs: dict[str, dict[str, Any]] = {
             node.id: {"rows": list(texts), "bold_rows": list(bold), "fillcolor": fill(node.kind)}
             for node, (texts, bold) in zip(plan.nodes, rows, strict=True)
@@ -174,10 +171,6 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
             captions.extend(encoded.caption_lines)
         public, edited = _edited_specs(plan, specs, opts.node_spec_fn)
         _readable(edited, style.PAGES[opts.page].text)
-        if chosen == "rank":
-            positions = rank_positions(plan, opts.direction, {k: n.rows for k, n in public.items()})
-            for node in plan.nodes:
-                edited[node.id]["pos"] = "{:.2f},{:.2f}!".format(*positions[node.id])
         statements = [_new_statement(n.id, n.cluster, _attrs(edited[n.id])) for n in plan.nodes]
         if encoded is not None and encoded.key_rows:
             from pytest_tlgraph.encoding.key import KEY_ID
@@ -203,8 +196,6 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
     )
     if encoded is not None and encoded.graph_attrs:
         graph = _with_graph_attrs(graph, encoded.graph_attrs)
-    if chosen == "rank":
-        graph = _with_graph_attrs(graph, rank_graph_attrs())
     return Drawing(
         dot=emit(graph),
         state=state,
