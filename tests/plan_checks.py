@@ -65,4 +65,3 @@ def check_plan(trace: Trace, plan: Plan) -> None:
             ]
             sums = member_sums(own)
             assert {f: getattr(node.record, f) for f in ADDITIVE_FIELDS} == sums
-

@@ -65,7 +65,9 @@ def _positional_names(model: nn.Module, count: int) -> list[str]:
     return names
 
 
-def input_names(model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[str] | None:
+def input_names(
+    model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> list[str] | None:
     """One name per input tensor of ``model(*args, **kwargs)``, or ``None`` when they
     cannot be lined up with the recorded inputs."""
     out: list[str] = []

@@ -15,10 +15,10 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, final
 
 from pytest_tlgraph.draw import labels, style
-from pytest_tlgraph.draw.contrast import text_colour
 from pytest_tlgraph.draw import plan as plain_plan
 from pytest_tlgraph.draw.collapse import COLLAPSED_KINDS, build_collapsed_plan
 from pytest_tlgraph.draw.collapse.rows import collapsed_rows
+from pytest_tlgraph.draw.contrast import text_colour
 from pytest_tlgraph.draw.dot import (
     DotGraph,
     NodeStatement,

@@ -38,6 +38,7 @@ class Drawing(Protocol):
     @property
     def edges(self) -> Sequence[tuple[str, str]]: ...
 
+
 __all__ = ["MAX_DPI", "MAX_MEGAPIXELS", "MAX_SIDE", "canvas_problem", "check_dpi",
            "estimate_canvas"]  # fmt: skip
 

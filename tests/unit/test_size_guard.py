@@ -48,7 +48,7 @@ def test_a_6000_op_chain_is_refused_without_rendering(
     message = str(info.value)
     assert "PNG not rendered" in message and "32,767 px" in message
     assert "collapse='auto'" in message and "png=False" in message
-    width, height = estimate_canvas(drawing)
+    _, height = estimate_canvas(drawing)
     assert height * 96 > MAX_SIDE and "\n" not in message
 
 

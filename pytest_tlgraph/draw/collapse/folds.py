@@ -43,9 +43,7 @@ def call_signature(
         chain = op.module_calls
         below = chain[chain.index(call.key) + 1 :]
         args = op.module_args
-        ops.append(
-            (op.func, tuple(types.get(key, "?") for key in below), _hashable(args))
-        )
+        ops.append((op.func, tuple(types.get(key, "?") for key in below), _hashable(args)))
     return (call.type_name, tuple(ops))
 
 
