@@ -19,13 +19,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from pytest_tlgraph.draw.collapse.folds import (
-    call_signature,
-    fold_runs,
-    fold_title,
-    repeat_runs,
-    run_title,
-)
+from pytest_tlgraph.draw.collapse.folds import call_signature, fold_runs, fold_title
 from pytest_tlgraph.draw.collapse.records import (
     ADDITIVE_FIELDS,
     BoxRecord,
@@ -35,6 +29,7 @@ from pytest_tlgraph.draw.collapse.records import (
     box_record,
     segment_record,
 )
+from pytest_tlgraph.draw.collapse.repeats import Repeats, find_repeats
 from pytest_tlgraph.draw.plan import (
     Plan,
     PlanNode,
@@ -64,70 +59,6 @@ AUTO_NODE_BUDGET: Final = 60
 COLLAPSED_KINDS: Final = frozenset({"box", "segment", "fold"})
 
 Chain = tuple[tuple[str, int], ...]
-Key = tuple[str, int]
-
-
-@dataclass
-class _Repeats:
-    """The repeat folds of one drawing (REVIEW.md §1.2): each folded op's
-    representative op, the runs and repetitions each op belongs to, the clusters that
-    draw the folds, and where a fold of several calls sits in a module-call chain."""
-
-    target: dict[str, str] = field(default_factory=dict)
-    runs_of: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
-    clusters: dict[Key, tuple[str, str | None, str]] = field(default_factory=dict)
-    insert: dict[Key, Key] = field(default_factory=dict)
-
-    def chain(self, chain: Chain) -> Chain:
-        """``chain`` with each fold of several calls placed before its first call."""
-        if not self.insert or not any(key in self.insert for key in chain):
-            return chain
-        out: list[Key] = []
-        for key in chain:
-            if key in self.insert:
-                out.append(self.insert[key])
-            out.append(key)
-        return tuple(out)
-
-    def crosses(self, source: str, target: str) -> bool:
-        """Whether an edge runs from one repetition of a fold to another (it is drawn
-        by no edge: the representative stands for both ends)."""
-        runs = self.runs_of.get(source)
-        if not runs:
-            return False
-        other = dict(self.runs_of.get(target, ()))
-        return any(run in other and other[run] != rep for run, rep in runs)
-
-
-def _repeats(
-    trace: Trace, view: str, depth: int, calls: Mapping[Key, ModuleCall]
-) -> _Repeats | None:
-    """The repeat folds of an unrolled drawing at ``depth``: every run of repetitions
-    except a run of single boxed calls, which folds into one ``fold`` node instead."""
-    if view != "unrolled":
-        return None
-    out = _Repeats()
-    for index, run in enumerate(repeat_runs(trace, depth)):
-        first = calls[run.reps[0][0]]
-        if run.period == 1 and first.depth > depth:
-            continue  # a fold box: see _fold
-        addresses = [calls[key].address for rep in run.reps for key in rep]
-        caption = run_title(addresses, run.types, run.count)
-        if run.period == 1:
-            out.clusters[first.key] = (caption, None, first.type_name)
-        else:
-            synthetic = (f"{first.address}*{run.count}", first.call_number)
-            parent = calls[run.parent].address
-            out.clusters[synthetic] = (caption, parent, ", ".join(run.types))
-            out.insert.update(dict.fromkeys(run.reps[0], synthetic))
-        for number, rep in enumerate(run.reps):
-            for position, key in enumerate(rep):
-                shown = calls[run.reps[0][position]].ops
-                for offset, label in enumerate(calls[key].ops):
-                    out.runs_of.setdefault(label, []).append((index, number))
-                    if number:
-                        out.target[label] = shown[offset]
-    return out if out.clusters else None
 
 
 @dataclass
@@ -214,7 +145,7 @@ class _Grouping:
     unit_of: dict[str, str]
     redirect: dict[str, str]
     units: dict[str, _Unit]
-    repeats: _Repeats | None = None
+    repeats: Repeats | None = None
 
     @property
     def node_count(self) -> int:
@@ -226,7 +157,7 @@ def _group(trace: Trace, view: str, *, depth: int, segments: bool, folds: bool) 
     """The grouping of ops into units, or ``None`` when nothing collapses."""
     calls = {call.key: call for call in trace.modules}
     units: dict[str, _Unit] = {}
-    repeats = _repeats(trace, view, depth, calls) if folds else None
+    repeats = find_repeats(trace, view, depth, calls) if folds else None
     unit_of = _assign(trace, view, depth, segments, calls, units, repeats)
     if repeats is None and not any(unit.kind in COLLAPSED_KINDS for unit in units.values()):
         return None
@@ -253,7 +184,7 @@ def _assign(
     segments: bool,
     calls: Mapping[tuple[str, int], ModuleCall],
     units: dict[str, _Unit],
-    repeats: _Repeats | None = None,
+    repeats: Repeats | None = None,
 ) -> dict[str, str]:
     """Map every op label to its unit id, registering the units in ``units``; an op of
     a folded repetition goes to its representative op's unit."""
@@ -367,7 +298,7 @@ def _assemble(
     unit_of: Mapping[str, str],
     redirect: Mapping[str, str],
     units: Mapping[str, _Unit],
-    repeats: _Repeats | None = None,
+    repeats: Repeats | None = None,
 ) -> Plan:
     by_unit: dict[str, list[str]] = {}  # before folding: folds need each box's members
     members: dict[str, list[str]] = {}  # emission order: first appearance in execution
