@@ -19,11 +19,11 @@ from PIL import Image
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from pytest_tlgraph import RenderError  # noqa: E402
-from pytest_tlgraph.draw.canvas import estimate_canvas  # noqa: E402
-from tests.colours import lowest_contrast  # noqa: E402
-from tests.corpus import names  # noqa: E402
-from tests.corpus.traces import corpus_trace  # noqa: E402
+from pytest_tlgraph import RenderError
+from pytest_tlgraph.draw.canvas import estimate_canvas
+from tests.colours import lowest_contrast
+from tests.corpus import names
+from tests.corpus.traces import corpus_trace
 
 
 def _size(drawing: object) -> tuple[str, float]:

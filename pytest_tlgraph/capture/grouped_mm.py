@@ -21,7 +21,8 @@ __all__ = ["grouped_mm_flop"]
 
 def grouped_mm_flop(a_shape: Any, b_shape: Any, *args: Any, **kwargs: Any) -> int:
     """FLOPs of ``_grouped_mm`` on operands of shapes ``a_shape`` and ``b_shape``."""
-    a, b = tuple(a_shape), tuple(b_shape)
+    a: tuple[int, ...] = tuple(int(d) for d in a_shape)
+    b: tuple[int, ...] = tuple(int(d) for d in b_shape)
     if len(a) == 2 and len(b) == 3:  # rows of a grouped, one (k, n) matrix per group
         return 2 * a[0] * a[1] * b[2]
     if len(a) == 3 and len(b) == 2:  # columns of b grouped, one (m, k) matrix per group

@@ -18,6 +18,6 @@ import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from tests.corpus.registry import CORPUS, TRANSFORMERS, Case, build, names  # noqa: E402
+from tests.corpus.registry import CORPUS, TRANSFORMERS, Case, build, names
 
 __all__ = ["CORPUS", "TRANSFORMERS", "Case", "build", "names"]

@@ -52,8 +52,14 @@ def gpt2() -> Case:
     from transformers import GPT2Config, GPT2LMHeadModel
 
     config = GPT2Config(
-        vocab_size=_VOCAB, n_embd=32, n_layer=2, n_head=4, n_positions=64, use_cache=False,
-        bos_token_id=1, eos_token_id=2,
+        vocab_size=_VOCAB,
+        n_embd=32,
+        n_layer=2,
+        n_head=4,
+        n_positions=64,
+        use_cache=False,
+        bos_token_id=1,
+        eos_token_id=2,
     )
     return Case("gpt2", GPT2LMHeadModel(config), (_ids(),))
 
