@@ -68,7 +68,14 @@ def _run_pure(dot: str, dpi: int) -> bytes:
     cmd = [_pure_executable(), "-Tpng", f"-Gdpi={dpi}"]
     try:
         done = subprocess.run(cmd, input=dot.encode(), capture_output=True, timeout=_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired) as error:
+    except subprocess.TimeoutExpired as error:
+        raise RenderError(
+            f"renderer 'pure' (graphviz-pure) did not finish within {_TIMEOUT_S} s: the "
+            "graph is too large to lay out. Remedy: draw fewer nodes with "
+            "collapse='auto' or depth=N, or skip the PNG with png=False.",
+            renderer="pure",
+        ) from error
+    except OSError as error:
         raise RenderError(
             f"renderer 'pure' (graphviz-pure) could not run: {error}. Remedy: reinstall "
             "graphviz-pure, or choose --tlgraph-renderer=system.",

@@ -136,3 +136,17 @@ def test_an_unknown_renderer_is_refused_with_the_choices(dot: str) -> None:
 
 def test_renderer_versions_are_recorded_by_name() -> None:
     assert renderer_version("pure").startswith("graphviz-pure ")
+
+
+def test_a_render_that_times_out_names_the_size_remedy(
+    dot: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+
+    def slow(*args: object, **kwargs: object) -> None:
+        raise subprocess.TimeoutExpired(cmd="graphviz-pure", timeout=300)
+
+    monkeypatch.setattr(subprocess, "run", slow)
+    with pytest.raises(RenderError, match=r"did not finish within 300 s.*collapse='auto'") as info:
+        render_png(dot, renderer="pure")
+    assert "reinstall" not in str(info.value)
