@@ -50,14 +50,16 @@ ENTRIES = (
         "gpt2",
         'GPT-2, `collapse="auto"`, `color_by="flops"`',
         "The two blocks fold into one `x2` cluster that draws the first block; single-op "
-        "modules are boxes. The costliest nodes are the darkest and carry white text.",
+        "modules are boxes. The costliest nodes are the darkest on the light page (the "
+        "brightest on the dark one), and every node's text is chosen to read on its fill.",
         {"collapse": "auto", "color_by": "flops"},
     ),
     Entry(
         "llama_depth2",
         "llama",
         "Llama, `depth=2`",
-        "Decoder layers drawn as boxes inside the model cluster; no folding at a fixed depth.",
+        "Each decoder layer is a cluster whose attention, MLP and norms are boxes; a fixed "
+        "depth never folds, so both layers are drawn.",
         {"depth": 2},
     ),
     Entry(
