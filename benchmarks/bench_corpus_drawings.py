@@ -5,7 +5,8 @@ Run as ``python benchmarks/bench_corpus_drawings.py [names...]``. For every corp
 the auto drawing, the render time of each (one run; ratios only mean something within
 one run), and the lowest text-on-fill contrast over the plain, auto and
 ``color_by="flops"`` drawings on both pages. A plain drawing the size guard refuses
-prints its estimated size instead.
+prints its estimated size instead. Last, the time ``Drawing.png()`` takes to refuse a
+6,000-op chain (the size guard decides before any renderer runs).
 """
 
 from __future__ import annotations
@@ -57,5 +58,27 @@ def main(selected: list[str]) -> None:
         )
 
 
+def refusal_time(length: int = 6000) -> None:
+    """Print how long ``Drawing.png()`` takes to refuse a chain of ``length`` ops."""
+    import torch
+    from torch import nn
+
+    from pytest_tlgraph import capture
+
+    class Chain(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            for _ in range(length):
+                x = x + 1
+            return x
+
+    drawing = capture(Chain(), torch.zeros(2)).draw()
+    start = time.perf_counter()
+    try:
+        drawing.png()
+    except RenderError:
+        print(f"{length}-op chain: png() refused in {time.perf_counter() - start:.3f} s")
+
+
 if __name__ == "__main__":
     main(sys.argv[1:])
+    refusal_time()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import time
 
 import pytest
 import torch
@@ -41,10 +40,9 @@ def test_a_6000_op_chain_is_refused_without_rendering(
         raise AssertionError("a renderer ran")
 
     monkeypatch.setattr(render, "render_png", never)
-    start = time.perf_counter()
+    # The renderer is never reached (its time is measured in benchmarks/).
     with pytest.raises(RenderError) as info:
         drawing.png()
-    assert time.perf_counter() - start < 1.0
     message = str(info.value)
     assert "PNG not rendered" in message and "32,767 px" in message
     assert "collapse='auto'" in message and "png=False" in message
