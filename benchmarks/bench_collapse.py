@@ -128,6 +128,7 @@ def main() -> int:
         plain = build_plan(trace, view=view)
         plan, depth = auto_plan(trace, view=view)
         folds = [n.record.title for n in plan.nodes if n.kind == "fold"]
+        folds += [c.title for c in plan.clusters if c.caption is not None]  # "Nx" clusters
         shown = "max" if depth is None else str(depth)
         print(f"{view:<10}{len(plain.nodes):>13}{len(plan.nodes):>12}{shown:>12}{len(folds):>7}")
         for title in folds:

@@ -28,7 +28,6 @@ REFUSAL_CODES: Final = frozenset(
         "size_by_rolled_varying",
         "stack_by_auto_underivable",
         "stack_by_requires_unrolled",
-        "encoding_requires_dot_layout",
         "device_time_unavailable",
         "node_label_field_invalid",
     }

@@ -18,7 +18,6 @@ NodeSpecFn = Callable[[Any, dict[str, Any]], "dict[str, Any] | None"]
 _CHOICES: Final[Mapping[str, tuple[object, ...]]] = {
     "view": ("unrolled", "rolled"),
     "direction": ("bottomup", "topdown", "leftright"),
-    "layout": ("auto", "dot", "rank"),
     "collapse": (None, "auto", "max"),
     "page": ("light", "dark"),
 }
@@ -48,6 +47,24 @@ def _check_types(kwargs: Mapping[str, Any]) -> None:
         refuse("node_label_fields", "None or a list of str tokens")
 
 
+#: The accepted ``layout`` values: both mean dot, which draws every graph.
+LAYOUTS: Final = ("auto", "dot")
+
+
+def _check_layout(layout: object) -> None:
+    """Refuse a ``layout`` other than :data:`LAYOUTS`. 0.1's ``rank`` layout was slower
+    than dot on every graph measured and is gone (docs/decisions.md)."""
+    if layout in LAYOUTS:
+        return
+    if layout == "rank":
+        raise ValueError(
+            "draw(layout='rank') was removed: it was slower than dot on every graph "
+            "measured. Drop layout= (dot draws every graph) and make a large graph small "
+            "with collapse='auto' or depth=N"
+        )
+    raise ValueError(f"draw(layout={layout!r}) is not one of {LAYOUTS}; pick one of those")
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class DrawOptions:
     """Every draw option with its default. Build it with :meth:`from_kwargs`."""
@@ -57,6 +74,7 @@ class DrawOptions:
     layout: str = "auto"
     depth: int | None = None
     collapse: str | None = None
+    collapse_budget: int | None = None
     color_by: Source | None = None
     size_by: Source | None = None
     stack_by: bool | Source | None = None
@@ -80,6 +98,8 @@ class DrawOptions:
                 f"valid options are: {', '.join(sorted(known))}"
             )
         _check_types(kwargs)
+        if "layout" in kwargs:
+            _check_layout(kwargs["layout"])
         for name, choices in _CHOICES.items():
             if name in kwargs and kwargs[name] not in choices:
                 raise ValueError(
@@ -91,6 +111,18 @@ class DrawOptions:
             isinstance(depth, bool) or not isinstance(depth, int) or depth < 0
         ):
             raise ValueError(f"draw(depth={depth!r}) must be a non-negative int or None")
+        budget = kwargs.get("collapse_budget")
+        if budget is not None:
+            if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+                raise ValueError(
+                    f"draw(collapse_budget={budget!r}) must be a positive int (the most "
+                    "visible nodes collapse='auto' aims for), e.g. collapse_budget=120"
+                )
+            if kwargs.get("collapse") != "auto":
+                raise ValueError(
+                    f"draw(collapse_budget={budget}) only applies to collapse='auto'; "
+                    "add collapse='auto', or drop collapse_budget"
+                )
         fields_ = kwargs.get("node_label_fields")
         if fields_ is not None:
             if isinstance(fields_, str):

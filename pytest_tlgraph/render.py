@@ -26,9 +26,9 @@ __all__ = [
 ]
 
 RENDERERS: Final = ("pure", "system")
-#: Highest dpi a PNG is rendered at (print quality, 12.5x the 96 dpi of snapshots): the
-#: renderer allocates the whole canvas, and a higher dpi asks for gigabytes.
-MAX_DPI: Final = 1200
+#: Highest dpi a PNG is rendered at (REVIEW.md §1.7: 1 to 600, 6.25x the 96 dpi of
+#: snapshots): the renderer allocates the whole canvas, and a higher dpi asks for gigabytes.
+MAX_DPI: Final = 600
 _TIMEOUT_S: Final = 300
 _default = "pure"
 
@@ -71,7 +71,14 @@ def _run_pure(dot: str, dpi: int) -> bytes:
     cmd = [_pure_executable(), "-Tpng", f"-Gdpi={dpi}"]
     try:
         done = subprocess.run(cmd, input=dot.encode(), capture_output=True, timeout=_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired) as error:
+    except subprocess.TimeoutExpired as error:
+        raise RenderError(
+            f"renderer 'pure' (graphviz-pure) did not finish within {_TIMEOUT_S} s: the "
+            "graph is too large to lay out. Remedy: draw fewer nodes with "
+            "collapse='auto' or depth=N, or skip the PNG with png=False.",
+            renderer="pure",
+        ) from error
+    except OSError as error:
         raise RenderError(
             f"renderer 'pure' (graphviz-pure) could not run: {error}. Remedy: reinstall "
             "graphviz-pure, or choose --tlgraph-renderer=system.",
@@ -123,7 +130,7 @@ def render_png(dot: str, *, renderer: str | None = None, dpi: int = 96) -> bytes
     _check(name)
     if isinstance(dpi, bool) or not isinstance(dpi, int) or not 1 <= dpi <= MAX_DPI:
         raise ValueError(
-            f"dpi must be a positive whole number up to {MAX_DPI}, got {dpi!r}; e.g. dpi=96 or 192"
+            f"dpi must be a whole number from 1 to {MAX_DPI}, got {dpi!r}; e.g. dpi=96 or 192"
         )
     return _run_pure(dot, dpi) if name == "pure" else _run_system(dot, dpi)
 

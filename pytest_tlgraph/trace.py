@@ -279,6 +279,9 @@ class Trace:
     param_count: int
     device_join: str | None = None
     device_join_reason: str | None = None
+    #: Input and output record label -> its title (``input_ids``, ``logits``); records
+    #: without a name are titled by their label.
+    io_names: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     _by_label: Mapping[str, Op] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:

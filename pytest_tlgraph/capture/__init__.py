@@ -18,6 +18,7 @@ from pytest_tlgraph.capture.guards import (
     exclusive,
     refuse_compiled,
 )
+from pytest_tlgraph.capture.io_names import input_names, output_names
 from pytest_tlgraph.capture.measure import add_boundary, iter_tensors
 from pytest_tlgraph.capture.modules import ModelIndex, index_model, watch_modules
 from pytest_tlgraph.capture.recorder import Recorder
@@ -175,6 +176,7 @@ def _capture(
     for i, t in enumerate(iter_tensors(output), start=1):
         producer = recorder.producer(t)
         recorder.add_record("output", ("output", i), [] if producer is None else [producer], t)
+    io_names = _end_names(recorder, model, args, kw, output)
     join = _join(profiler, recorder.ranges) if profiler is not None else None
     recorder.release()
     return assemble(
@@ -187,6 +189,7 @@ def _capture(
         device_time=join[0] if join else None,
         device_join=join[1] if join else None,
         device_join_reason=join[2] if join else None,
+        io_names=io_names,
     )
 
 
@@ -206,6 +209,22 @@ def _failure(model: nn.Module, error: Exception, where: str, *, in_op: bool) -> 
         f"{error}. Fix the model or its inputs; the capture kept nothing.",
         where=where,
     )
+
+
+def _end_names(
+    recorder: Recorder, model: nn.Module, args: tuple[Any, ...], kw: dict[str, Any], output: Any
+) -> dict[int, str]:
+    """Record index -> title of the input and output records."""
+    io_names: dict[int, str] = {}
+    inputs = [raw.index for raw in recorder.ops if raw.func == "input"]
+    outputs = [raw.index for raw in recorder.ops if raw.func == "output"]
+    for indices, names in (
+        (inputs, input_names(model, args, kw)),
+        (outputs, output_names(output)),
+    ):
+        if names is not None and len(names) == len(indices):
+            io_names.update(zip(indices, names, strict=True))
+    return io_names
 
 
 def _forward(model: nn.Module, args: tuple[Any, ...], kw: dict[str, Any]) -> Any:

@@ -117,6 +117,7 @@ def assemble(
     device_time: Mapping[int, int | None] | None = None,
     device_join: str | None = None,
     device_join_reason: str | None = None,
+    io_names: Mapping[int, str] | None = None,
 ) -> Trace:
     """Assign layer labels, pass numbers and edges; freeze the records into a ``Trace``.
 
@@ -179,4 +180,5 @@ def assemble(
         param_count=param_count,
         device_join=device_join,
         device_join_reason=device_join_reason,
+        io_names=MappingProxyType({labels[i]: name for i, name in (io_names or {}).items()}),
     )

@@ -14,7 +14,7 @@ from typing import Any, Final
 import torch
 from torch import nn
 
-__all__ = ["module_args"]
+__all__ = ["computes", "module_args"]
 
 # Ordered attribute lists of the torch.nn families we know; other torch.nn modules fall
 # back to their declared ``__constants__``; user modules have no args row.
@@ -144,3 +144,27 @@ def module_args(module: nn.Module) -> tuple[str | None, Mapping[str, Any] | None
     if family == "torch" and not values:
         return "torch", None
     return family, MappingProxyType(values)
+
+
+#: The functions that are a family's computation (others match by class name).
+_FAMILY_FUNCS: Final = {
+    "linear": frozenset({"linear"}),
+    "conv": frozenset({"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                       "conv_transpose3d"}),
+    "norm": frozenset({"batch_norm", "instance_norm"}),
+    "layernorm": frozenset({"layer_norm"}),
+    "embedding": frozenset({"embedding"}),
+    "mha": frozenset({"multi_head_attention_forward"}),
+    "dropout": frozenset({"dropout", "dropout1d", "dropout2d", "dropout3d", "feature_dropout"}),
+}  # fmt: skip
+
+
+def computes(func: str, frame: Any) -> bool:
+    """Whether an op of function ``func`` is the computation of the module call
+    ``frame`` (its ``module_family`` and ``type_name``): the family's function, or a
+    function named like the class (``lstm`` in ``LSTM``, ``rnn_tanh`` in ``RNN``,
+    ``embedding_bag`` in ``EmbeddingBag``)."""
+    funcs = _FAMILY_FUNCS.get(frame.module_family or "")
+    if funcs is not None:
+        return func in funcs
+    return func.replace("_", "").startswith(frame.type_name.lower())

@@ -30,7 +30,7 @@ from pytest_tlgraph.capture.flops import (
 from pytest_tlgraph.capture.guards import leave_mode_stack
 from pytest_tlgraph.capture.magnitudes import MagnitudeBatch, may_write
 from pytest_tlgraph.capture.measure import first_tensor, iter_tensors, magnitude, source_chain
-from pytest_tlgraph.capture.module_args import module_args
+from pytest_tlgraph.capture.module_args import computes, module_args
 from pytest_tlgraph.capture.naming import func_name
 from pytest_tlgraph.capture.raw import ModuleFrame, ParamInfo, RawOp
 
@@ -184,16 +184,33 @@ class Recorder(TorchFunctionMode):
         # Read per call, not once per module: a forward may edit an attribute between
         # two calls, and the args row must show what each call ran with.
         frame.module_family, frame.module_args = module_args(module)
-        t = output if isinstance(output, _Tensor) else first_tensor(output)
-        if t is None:
-            return
-        entry = self._producers.get(id(t))
-        if entry is not None and entry[0]() is t:
+        raw = None
+        if frame.module_args is not None:
+            raw = self._computation(frame)
+        if raw is None:
+            t = output if isinstance(output, _Tensor) else first_tensor(output)
+            if t is None:
+                return
+            entry = self._producers.get(id(t))
+            if entry is None or entry[0]() is not t or self.ops[entry[1]].module != address:
+                return
             raw = self.ops[entry[1]]
-            if raw.module == address:
-                raw.module_args = frame.module_args
-                raw.module_type = frame.type_name
-                raw.module_family = frame.module_family
+        raw.module_args = frame.module_args
+        raw.module_type = frame.type_name
+        raw.module_family = frame.module_family
+
+    def _computation(self, frame: ModuleFrame) -> RawOp | None:
+        """The call's own op that *is* the module's computation (REVIEW.md §1.6): the
+        last one whose function the module's family or class names
+        (``multi_head_attention_forward`` in ``MultiheadAttention``, not a ``transpose``
+        after it), or ``None``."""
+        key = (frame.address, frame.call_number)
+        for raw in reversed(self.ops):
+            if key not in raw.module_calls:
+                return None
+            if raw.module == frame.address and computes(raw.func, frame):
+                return raw
+        return None
 
     @property
     def current_module(self) -> str:

@@ -18,6 +18,7 @@ from pytest_tlgraph.draw import labels, style
 from pytest_tlgraph.draw import plan as plain_plan
 from pytest_tlgraph.draw.collapse import COLLAPSED_KINDS, build_collapsed_plan
 from pytest_tlgraph.draw.collapse.rows import collapsed_rows
+from pytest_tlgraph.draw.contrast import text_colour
 from pytest_tlgraph.draw.dot import (
     DotGraph,
     NodeStatement,
@@ -28,7 +29,6 @@ from pytest_tlgraph.draw.dot import (
     plain_node_attrs,
 )
 from pytest_tlgraph.draw.labels import Row
-from pytest_tlgraph.draw.layout import choose_layout, rank_graph_attrs, rank_positions
 from pytest_tlgraph.draw.plan import Plan, PlanNode
 from pytest_tlgraph.encoding.units import format_bytes
 from pytest_tlgraph.lazy import LazyMapping
@@ -65,9 +65,18 @@ class Drawing:
     clusters: tuple[str, ...] = ()
 
     def png(self, dpi: int = 96, *, renderer: str | None = None) -> bytes:
-        """Render the DOT to PNG with ``renderer`` (default: the configured one)."""
-        from pytest_tlgraph.render import render_png
+        """Render the DOT to PNG with ``renderer`` (default: the configured one).
 
+        ``dpi`` is a whole number from 1 to 600. A drawing whose estimated canvas is over
+        200 megapixels or 32,767 px on a side is not rendered: ``RenderError`` says the
+        estimated size and the remedy, before any renderer runs."""
+        from pytest_tlgraph.draw.canvas import canvas_problem, check_dpi
+        from pytest_tlgraph.errors import RenderError
+        from pytest_tlgraph.render import get_default_renderer, render_png
+
+        problem = canvas_problem(self, check_dpi(dpi))
+        if problem is not None:
+            raise RenderError(problem, renderer=renderer or get_default_renderer())
         return render_png(self.dot, renderer=renderer, dpi=dpi)
 
 
@@ -85,12 +94,19 @@ def caption(trace: Trace) -> str:
 
 
 def build_plan(
-    trace: Trace, *, view: str = "unrolled", depth: int | None = None, collapse: str | None = None
+    trace: Trace,
+    *,
+    view: str = "unrolled",
+    depth: int | None = None,
+    collapse: str | None = None,
+    collapse_budget: int | None = None,
 ) -> Plan:
     """The plan for ``trace`` in ``view``: full detail, or boxed when ``depth`` or
-    ``collapse`` is given."""
+    ``collapse`` is given (``collapse_budget``: the node budget of ``collapse="auto"``)."""
     if depth is not None or collapse is not None:
-        return build_collapsed_plan(trace, view=view, depth=depth, collapse=collapse)
+        return build_collapsed_plan(
+            trace, view=view, depth=depth, collapse=collapse, budget=collapse_budget
+        )
     return plain_plan.build_plan(trace, view=view)
 
 
@@ -128,8 +144,13 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
     on the encoding state.
     """
     opts = DrawOptions.from_kwargs(**options) if options else _DEFAULT_OPTIONS
-    plan: Plan = build_plan(trace, view=opts.view, depth=opts.depth, collapse=opts.collapse)
-    chosen = choose_layout(opts, plan)
+    plan: Plan = build_plan(
+        trace,
+        view=opts.view,
+        depth=opts.depth,
+        collapse=opts.collapse,
+        collapse_budget=opts.collapse_budget,
+    )
     fill = style.PAGES[opts.page].fill
     rows = [node_texts(node, trace=trace, options=opts) for node in plan.nodes]
     captions = [caption(trace)]
@@ -137,8 +158,7 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
     encoded = None
     # size_scale alone activates no channel, but encode() must still refuse it.
     encoding = bool(opts.channels) or opts.size_scale is not None
-    # The rank layout pins positions on the statements' attributes: it takes the specs.
-    if encoding or opts.node_spec_fn is not None or chosen == "rank":
+    if encoding or opts.node_spec_fn is not None:
         specs: dict[str, dict[str, Any]] = {
             node.id: {"rows": list(texts), "bold_rows": list(bold), "fillcolor": fill(node.kind)}
             for node, (texts, bold) in zip(plan.nodes, rows, strict=True)
@@ -150,10 +170,7 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
             state = encoded.state
             captions.extend(encoded.caption_lines)
         public, edited = _edited_specs(plan, specs, opts.node_spec_fn)
-        if chosen == "rank":
-            positions = rank_positions(plan, opts.direction, {k: n.rows for k, n in public.items()})
-            for node in plan.nodes:
-                edited[node.id]["pos"] = "{:.2f},{:.2f}!".format(*positions[node.id])
+        _readable(edited, style.PAGES[opts.page].text)
         statements = [_new_statement(n.id, n.cluster, _attrs(edited[n.id])) for n in plan.nodes]
         if encoded is not None and encoded.key_rows:
             from pytest_tlgraph.encoding.key import KEY_ID
@@ -179,8 +196,6 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
     )
     if encoded is not None and encoded.graph_attrs:
         graph = _with_graph_attrs(graph, encoded.graph_attrs)
-    if chosen == "rank":
-        graph = _with_graph_attrs(graph, rank_graph_attrs())
     return Drawing(
         dot=emit(graph),
         state=state,
@@ -211,6 +226,17 @@ def _edited_specs(
         public[node.id] = _new_node(node.kind, tuple(spec["rows"]), node.members, node.module)
         edited[node.id] = spec
     return public, edited
+
+
+def _readable(specs: Mapping[str, dict[str, Any]], text: str) -> None:
+    """Give every node whose fill the page's text does not read on a ``fontcolor`` that
+    does (:func:`.contrast.text_colour`); a ``fontcolor`` a ``node_spec_fn`` set stays."""
+    for spec in specs.values():
+        fill = spec.get("fillcolor")
+        if isinstance(fill, str) and "fontcolor" not in spec:
+            colour = text_colour(fill, text)
+            if colour is not None:
+                spec["fontcolor"] = colour
 
 
 def _plain_statements(

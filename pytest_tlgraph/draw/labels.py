@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
 
-from pytest_tlgraph.draw.plan import PlanNode
+from pytest_tlgraph.draw.plan import PlanNode, relative_address, wrap_row
+from pytest_tlgraph.draw.salient import hidden_defaults
 from pytest_tlgraph.draw.suppression import hidden_args, input_shape, output_shape
 from pytest_tlgraph.encoding.units import format_bytes, format_flops
 from pytest_tlgraph.errors import EncodingRefusal
@@ -77,8 +78,12 @@ def _rolled_multipass(record: object) -> bool:
     return isinstance(record, Layer) and record.num_passes > 1
 
 
-def _title(node: PlanNode) -> str:
+def _title(node: PlanNode, trace: Trace | None = None) -> str:
+    """The bold title: the label (with ``(xN)`` on rolled multi-pass nodes); an input or
+    output is titled by its name (``input_ids``, ``logits``) when the trace has one."""
     record = node.record
+    if trace is not None and (node.kind == "input" or node.kind == "output"):
+        return trace.io_names.get(node.id, node.id)
     return f"{record.label} (x{record.num_passes})" if _rolled_multipass(record) else node.id
 
 
@@ -139,6 +144,7 @@ def args_row(
     input_shape: tuple[int, ...] | None,
     output_shape: tuple[int, ...] | None,
     show_redundant: bool = False,
+    module_type: str | None = None,
 ) -> str | None:
     """``kernel_size=(3, 3), stride=(2, 2)``: a module's constructor args, in order.
 
@@ -146,12 +152,17 @@ def args_row(
     closed family table live in :mod:`pytest_tlgraph.draw.suppression`): ``family`` is the
     module family, ``input_shape`` the shape of the module's single input (``None`` for
     several inputs or none), ``output_shape`` its output shape (``None`` when unknown or
-    varying). A mismatch or a missing shape keeps the arg. ``show_redundant=True``
-    shows every arg. ``None`` when no arg is left to show.
+    varying). A mismatch or a missing shape keeps the arg. Args at their constructor
+    default that do not define the layer are left out too (:mod:`.salient`; needs
+    ``module_type``, the torch.nn class name). ``show_redundant=True`` shows every arg.
+    ``None`` when no arg is left to show.
     """
     if not args:
         return None
-    hidden = () if show_redundant else hidden_args(args, family, input_shape, output_shape)
+    hidden: tuple[str, ...] = ()
+    if not show_redundant:
+        hidden = hidden_args(args, family, input_shape, output_shape)
+        hidden += hidden_defaults(args, module_type, family)
     parts = [
         f"{name}={value if type(value) in _ATOMS else _format_arg(value)}"
         for name, value in args.items()
@@ -192,6 +203,8 @@ def _record_args_row(record: Record, trace: Trace | None, show_redundant: bool) 
     target = None if show_redundant else output_shape(record)
     key = _row_key(args, family, source, target, show_redundant)
     if key is not None:
+        key = (*key, record.module_type)
+    if key is not None:
         try:
             row = _args_rows.get(key, _UNSET)
         except TypeError:  # a shape of a record built by hand may not hash
@@ -205,6 +218,7 @@ def _record_args_row(record: Record, trace: Trace | None, show_redundant: bool) 
         input_shape=source,
         output_shape=target,
         show_redundant=show_redundant,
+        module_type=record.module_type,
     )
     if key is not None:
         if len(_args_rows) >= _ARGS_MEMO_LIMIT:
@@ -268,7 +282,12 @@ def _params_row(record: Record) -> str | None:
 
 
 def _module_row(node: PlanNode, record: Record) -> str | None:
-    return f"@{record.module}" if node.kind in ("op", "layer") and record.module else None
+    """``@address`` relative to the innermost drawn cluster; ``None`` where the cluster
+    already names the module."""
+    if node.kind not in ("op", "layer") or not record.module:
+        return None
+    address = relative_address(record.module, node.within)
+    return None if address is None else f"@{address}"
 
 
 def _per_pass(record: Record, text: str) -> str:
@@ -340,13 +359,13 @@ def _picked_rows(node: PlanNode, record: Record, trace: Trace | None,
     rows = []
     for token in tokens:
         if token == "name":
-            rows.append(Row(_title(node), bold=True))
+            rows.append(Row(_title(node, trace), bold=True))
             continue
         text = _field_row(token, node, record, trace, options)
         if text is not None:
-            rows.append(Row(text))
+            rows.extend(Row(line) for line in wrap_row(text))
     # A node is never drawn blank: with no row left, it keeps its title.
-    return rows or [Row(_title(node), bold=True)]
+    return rows or [Row(_title(node, trace), bold=True)]
 
 
 def _default_texts(node: PlanNode, record: Record, trace: Trace | None,
@@ -358,6 +377,8 @@ def _default_texts(node: PlanNode, record: Record, trace: Trace | None,
     """
     layer = isinstance(record, Layer)
     texts = [node.id]
+    if trace is not None and not record.has_function:
+        texts[0] = trace.io_names.get(node.id, node.id)
     if isinstance(record, Layer):
         if record.num_passes > 1:
             texts[0] = f"{record.label} (x{record.num_passes})"
@@ -369,17 +390,19 @@ def _default_texts(node: PlanNode, record: Record, trace: Trace | None,
     if options.show_saved_for_backward:
         saved = saved_for_backward_row(record)
         if saved is not None:
-            texts.append(saved)
+            texts.extend(wrap_row(saved))
     if record.module_args is not None or layer:  # else: no args to show, nothing to check
         args = _record_args_row(record, trace, options.show_redundant_args)
         if args is not None:
-            texts.append(args)
+            texts.extend(wrap_row(args))
     if record.params:
         params = _params_row(record)
         if params is not None:
-            texts.append(params)
+            texts.extend(wrap_row(params))
     if record.module and (node.kind == "op" or node.kind == "layer"):
-        texts.append(f"@{record.module}")
+        module = _module_row(node, record)
+        if module is not None:
+            texts.append(module)
     return tuple(texts)
 
 
@@ -410,7 +433,7 @@ def node_rows(node: PlanNode, *, trace: Trace | None, options: DrawOptions) -> t
         tokens = check_label_fields(options.node_label_fields)
     record = node.record
     if not isinstance(record, (Op, Layer)):
-        return (Row(_title(node), bold=True),)
+        return (Row(_title(node, trace), bold=True),)
     if tokens is not None:
         return tuple(_picked_rows(node, record, trace, options, tokens))
     title, *texts = _default_texts(node, record, trace, options)

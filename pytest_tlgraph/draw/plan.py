@@ -11,7 +11,10 @@ from typing import Any, Final
 
 from pytest_tlgraph.trace import Layer, Op, Trace, frozen_builder
 
-__all__ = ["Cluster", "Plan", "PlanNode", "build_plan"]
+__all__ = ["Cluster", "Plan", "PlanNode", "build_plan", "relative_address", "scopes", "wrap_row"]
+
+#: Rows longer than this wrap at argument boundaries (REVIEW.md §1.4).
+ROW_WIDTH: Final = 80
 
 #: A module-call chain, root first: ``(address, call_number)`` per call.
 Chain = tuple[tuple[str, int], ...]
@@ -27,6 +30,9 @@ class PlanNode:
     members: tuple[str, ...]  # labels of the ops it stands for
     module: str | None
     cluster: str | None  # id of the innermost cluster that holds it
+    #: The module address the innermost drawn cluster names (``None`` at the top level):
+    #: the node's ``@module`` row is written relative to it.
+    within: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,9 +44,22 @@ class Cluster:
     type_name: str
     parent: str | None
 
+    #: The module address the nodes inside are relative to (``address`` for a module's
+    #: cluster; a repeat fold of several calls names their parent's).
+    scope_address: str | None = None
+    #: The caption, when it is not ``@address (Type)`` (a repeat fold's).
+    caption: str | None = None
+
+    @property
+    def scope(self) -> str:
+        """The module address the nodes inside are written relative to."""
+        return self.address if self.scope_address is None else self.scope_address
+
     @property
     def title(self) -> str:
         """The cluster's caption text."""
+        if self.caption is not None:
+            return self.caption
         return f"@{self.address} ({self.type_name})"
 
 
@@ -68,11 +87,19 @@ def _clusters(
 
 
 def clusters_for(
-    trace: Trace, view: str, chains: Mapping[str, Sequence[tuple[str, int]]]
+    trace: Trace,
+    view: str,
+    chains: Mapping[str, Sequence[tuple[str, int]]],
+    *,
+    forced: Mapping[tuple[str, int], tuple[str, str | None, str]] | None = None,
 ) -> tuple[tuple[Cluster, ...], dict[str, str | None]]:
     """The drawn clusters for visible nodes given as node id -> module-call chain (root
     first): a call is a cluster when it holds at least two visible nodes. Also returns
-    each node's innermost drawn cluster (``None`` at the top level)."""
+    each node's innermost drawn cluster (``None`` at the top level).
+
+    ``forced`` names calls drawn as clusters whatever they hold (repeat folds), each
+    with its caption, the address its nodes are relative to (``None``: its own) and its
+    type; a key there need not be a module call (a fold of several calls)."""
     # Nodes of one module call share its chain: each distinct chain is worked out once,
     # in order of first appearance (which keeps the clusters in node order).
     nodes_per_chain: dict[Chain, int] = {}
@@ -97,16 +124,23 @@ def clusters_for(
             if address == "":  # the root is never drawn
                 continue
             drawn_as = address if rolled else call
+            fold = forced.get(call) if forced else None
             # A call holds at most the nodes of its caller: below the first call with
-            # fewer than two, none has two.
-            if population[drawn_as] < 2:
+            # fewer than two, none has two (but a fold is drawn whatever it holds).
+            if population[drawn_as] < 2 and fold is None:
+                if forced:
+                    continue
                 break
             cluster = kept.get(drawn_as)
             if cluster is None:
                 if types is None:  # built once, and only for a drawing with clusters
                     types = {(c.address, c.call_number): c.type_name for c in trace.modules}
                 cid = f"cluster_{address}" if rolled else f"cluster_{address}#{call[1]}"
-                cluster = kept[drawn_as] = _new_cluster(cid, address, types.get(call, "?"), parent)
+                if fold is None:
+                    cluster = _new_cluster(cid, address, types.get(call, "?"), parent)
+                else:
+                    cluster = _new_cluster(cid, address, fold[2], parent, fold[1], fold[0])
+                kept[drawn_as] = cluster
             parent = cluster.id
         innermost_of[chain] = parent
     innermost = {
@@ -116,12 +150,22 @@ def clusters_for(
     return tuple(kept.values()), innermost
 
 
+def _scope_of(scope: Mapping[str, str], cluster: str | None) -> str | None:
+    return None if cluster is None else scope[cluster]
+
+
+def scopes(clusters: Sequence[Cluster]) -> dict[str, str]:
+    """Cluster id -> the module address its nodes are written relative to."""
+    return {c.id: c.scope for c in clusters}
+
+
 def build_plan(trace: Trace, *, view: str = "unrolled") -> Plan:
     """The full-detail plan for ``trace`` in ``view``: one node per op (unrolled) or per
     layer (rolled). Boxed plans (``depth``/``collapse``) are the collapse stage's; the
     drawing orchestrator chooses between the two."""
     records: list[Op | Layer] = list(trace.layers.values()) if view == "rolled" else list(trace.ops)
     clusters, innermost = _clusters(trace, view, records)
+    scope = scopes(clusters)
     rolled = view == "rolled"
     body = "layer" if rolled else "op"
     nodes = []
@@ -136,7 +180,61 @@ def build_plan(trace: Trace, *, view: str = "unrolled") -> Plan:
                 r.ops if isinstance(r, Layer) else (label,),
                 None if record_kind else r.module,
                 innermost[label],
+                _scope_of(scope, innermost[label]),
             )
         )
     edges = tuple(dict.fromkeys([(parent, r.label) for r in records for parent in r.parents]))
     return Plan(view=view, nodes=tuple(nodes), edges=edges, clusters=clusters)
+
+
+def relative_address(address: str, within: str | None) -> str | None:
+    """``address`` as seen from inside the cluster of module ``within``: ``query`` for
+    ``encoder.layer.0.attention.self.query`` inside ``encoder.layer.0.attention.self``;
+    ``None`` when they are the same module (the cluster already names it)."""
+    if not within:
+        return address
+    if address == within:
+        return None
+    if address.startswith(within) and address[len(within)] == ".":
+        return address[len(within) + 1 :]
+    return address
+
+
+def _parts(text: str) -> list[str]:
+    """``text`` split at its top-level ``", "`` (never inside brackets or a value)."""
+    parts: list[str] = []
+    depth = start = 0
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(depth - 1, 0)
+        elif depth == 0 and text.startswith(", ", i):
+            parts.append(text[start:i])
+            start = i + 2
+            i += 1
+        i += 1
+    parts.append(text[start:])
+    return parts
+
+
+def wrap_row(text: str, width: int = ROW_WIDTH) -> tuple[str, ...]:
+    """``text`` as lines of at most ``width`` characters, broken only after a top-level
+    ``", "`` (the comma stays at the end of the line); a single value longer than
+    ``width`` is kept whole."""
+    if len(text) <= width:
+        return (text,)
+    lines: list[str] = []
+    current = ""
+    for part in _parts(text):
+        if not current:
+            current = part
+        elif len(current) + 2 + len(part) <= width - 1:
+            current = f"{current}, {part}"
+        else:
+            lines.append(current + ",")
+            current = part
+    lines.append(current)
+    return tuple(lines)

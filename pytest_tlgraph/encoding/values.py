@@ -88,6 +88,9 @@ def collect(
     """
     reader = read or source.read
     out = Collected()
+    for cluster in plan.clusters:
+        if cluster.caption is not None:  # a repeat fold drawn as a cluster
+            out.note(f"{cluster.title}: repeat fold shows its representative only")
     for node in plan.nodes:
         out.eligible += 1
         if node.kind in _COLLAPSED:

@@ -7,10 +7,12 @@ never uses the fixture never imports torch.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from pytest_tlgraph.draw.canvas import canvas_problem
 from pytest_tlgraph.snapshots.call import SnapshotCall
 from pytest_tlgraph.snapshots.checks import (
     check_draw_names,
@@ -18,6 +20,7 @@ from pytest_tlgraph.snapshots.checks import (
     check_results_folder,
 )
 from pytest_tlgraph.snapshots.extensions import (
+    DPI,
     TlgraphDotExtension,
     TlgraphPngExtension,
     render_snapshot_png,
@@ -112,9 +115,10 @@ class TlgraphSnapshot:
             from pytest_tlgraph.draw import draw
 
             drawing = draw(trace, mask_volatile=True, **options)
+            too_large = canvas_problem(drawing, DPI) if settings.png else None
             received_png = (
                 call.received_png(drawing.dot, settings.renderer, force=settings.force_render)
-                if settings.png
+                if settings.png and too_large is None
                 else None
             )
         except BaseException:
@@ -126,6 +130,12 @@ class TlgraphSnapshot:
             raise
         stem = settings.results.stem(self._module, call.name)
         message = call.compare(drawing, received_png, settings, stem, self._nodeid)
+        if too_large is not None:  # the DOT was compared; the PNG baseline stays as is
+            call.keep(call.png)
+            if message is None:
+                warnings.warn(f"{call.name}: {too_large}", stacklevel=2)
+            else:
+                message = f"{message}\n{too_large}"
         if not settings.png and not self._settings.png:
             # The run compares no PNG (--tlgraph-no-png): its baseline stays, unchanged.
             call.keep(call.png)

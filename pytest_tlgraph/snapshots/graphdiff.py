@@ -11,6 +11,7 @@ structural change (the failure report names the rescale in one line instead).
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -110,6 +111,15 @@ def _union(new: Sequence[_T], old: Sequence[_T]) -> list[_T]:
     return out
 
 
+_NUMBER: Final = re.compile(r"_\d+(?::\d+)?$")
+
+
+def _family(node_id: str) -> str:
+    """The op's function without its number (``linear_13`` and ``linear_19`` are one
+    family, ``relu_1`` and ``gelu_1`` are not)."""
+    return _NUMBER.sub("", node_id)
+
+
 def _renumbered(old: _Side, new: _Side) -> _Side:
     """``old`` with each node that only its number tells apart from a new node (an op
     renumbered because ops were added or removed before it: ``linear_13`` is now
@@ -117,11 +127,12 @@ def _renumbered(old: _Side, new: _Side) -> _Side:
     spare: dict[tuple[str, ...], list[str]] = {}
     for node_id, rows in new.rows.items():
         if node_id not in old.rows and len(rows) > 1:
-            spare.setdefault(rows[1:], []).append(node_id)
+            spare.setdefault((_family(node_id), *rows[1:]), []).append(node_id)
     rename: dict[str, str] = {}
     for node_id, rows in old.rows.items():
-        if node_id not in new.rows and spare.get(rows[1:]):
-            rename[node_id] = spare[rows[1:]].pop(0)
+        key = (_family(node_id), *rows[1:])
+        if node_id not in new.rows and spare.get(key):
+            rename[node_id] = spare[key].pop(0)
     if not rename:
         return old
 

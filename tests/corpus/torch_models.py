@@ -181,3 +181,12 @@ class _NoParams(nn.Module):
 def no_parameters() -> Case:
     """A model with no parameters at all."""
     return Case("no_parameters", _NoParams(), (torch.randn(2, 5, 4),))
+
+
+@register("sequential_2000")
+def sequential_2000() -> Case:
+    """A flat ``Sequential`` of 2,000 ``Linear, ReLU`` pairs (4,000 module calls)."""
+    layers: list[nn.Module] = []
+    for _ in range(2000):
+        layers += [nn.Linear(8, 8), nn.ReLU()]
+    return Case("sequential_2000", nn.Sequential(*layers), (torch.randn(2, 8),))

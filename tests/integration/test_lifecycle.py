@@ -50,12 +50,13 @@ def test_whole_lifecycle(project: pytest.Pytester, monkeypatch: pytest.MonkeyPat
     ]
     positions = [out.index(heading) for heading in headings]
     assert positions == sorted(positions), "report sections are out of order"
-    assert "fc1: args row changed bias=True -> bias=False" in out
+    assert "fc1: args row now shows bias=False" in out  # bias=True: the default, not shown
     assert "linear_1: shape row 2x16, 128 B -> 2x32, 256 B" in out
     assert "--- snapshot" in out and "+++ received" in out
-    assert "mismatched pixels (threshold 0.1, budget 0)" in out
+    # The new bias=False row makes fc1 one row taller: the PNG changes size.
+    assert "PNG size changed: snapshot 242x445 px, received 242x458 px" in out
     results = project.path / "tlgraph-results"
-    for name in ("test_mlp.png", "test_mlp-expected.png", "test_mlp-diff.png", "test_mlp.dot.diff"):
+    for name in ("test_mlp.png", "test_mlp-expected.png", "test_mlp.dot.diff"):
         assert (results / "test_graph" / name).is_file(), name
     html = (results / "report.html").read_text()
     assert "test_graph.py::test_mlp" in html and "data:image/png;base64," in html

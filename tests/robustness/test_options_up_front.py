@@ -64,7 +64,7 @@ def test_a_value_too_large_for_a_float_is_refused_clearly(trace: Any) -> None:
 
 
 def test_an_absurd_dpi_is_refused_before_the_renderer_runs(trace: Any) -> None:
-    with pytest.raises(ValueError, match="up to 1200"):
+    with pytest.raises(ValueError, match="from 1 to 600"):
         trace.draw().png(dpi=100_000)
 
 

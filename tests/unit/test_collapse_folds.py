@@ -90,8 +90,8 @@ def only(plan: Plan, kind: str):  # type: ignore[no-untyped-def]
 
 
 def test_auto_folds_forty_blocks_into_one_node_within_budget(deep: Trace) -> None:
-    assert len(deep.ops) > AUTO_NODE_BUDGET  # the plain drawing is over budget
-    plan = build_plan(deep, collapse="auto")
+    # Boxed blocks (auto capped at depth 1) fold into one node of kind fold.
+    plan = build_plan(deep, collapse="auto", depth=1)
     assert len(plan.nodes) <= AUTO_NODE_BUDGET
     fold = only(plan, "fold")
     record = fold.record
@@ -108,16 +108,34 @@ def test_auto_folds_forty_blocks_into_one_node_within_budget(deep: Trace) -> Non
     assert set(plan.edges) == {("input_1", fold.id), (fold.id, head), (head, "output_1")}
 
 
-def test_auto_picks_the_deepest_depth_within_budget(deep: Trace) -> None:
+def test_auto_draws_the_representative_block_inside_an_nx_cluster(deep: Trace) -> None:
+    assert len(deep.ops) > AUTO_NODE_BUDGET  # the plain drawing is over budget
     plan, depth = auto_plan(deep)
+    assert depth == max(c.depth for c in deep.modules)  # full detail, repeats folded
+    [fold] = [c for c in plan.clusters if c.caption is not None]
+    assert fold.title == "@blocks.0-39 (ResidualBlock) x40"
+    first = next(c for c in deep.modules if c.address == "blocks.0")
+    inside = [n for n in plan.nodes if n.cluster == fold.id]
+    # The representative's ops, each standing for its 40 repetitions.
+    assert [n.id for n in inside] == list(first.ops)
+    assert all(len(n.members) == 40 for n in inside)
+    head = next(c for c in deep.modules if c.address == "head").ops[0]
+    assert [n.id for n in plan.nodes] == ["input_1", *first.ops, head, "output_1"]
+    # Edges enter at the representative's first op and leave from its last.
+    assert ("input_1", first.ops[0]) in plan.edges
+    assert (first.ops[-1], head) in plan.edges
+
+
+def test_auto_picks_the_deepest_depth_within_budget(deep: Trace) -> None:
+    plan, depth = auto_plan(deep, budget=5)
     assert depth == 1
-    assert plan == build_plan(deep, collapse="auto")
-    # One level deeper the blocks open up into clusters and the budget is exceeded.
-    assert len(build_plan(deep, depth=2).nodes) > AUTO_NODE_BUDGET
+    assert plan == build_plan(deep, collapse="auto", collapse_budget=5)
+    # One level deeper the blocks open up and the budget is exceeded.
+    assert len(auto_plan(deep, max_depth=2, budget=1000)[0].nodes) > 5
     # A budget the plain drawing fits gives the plain drawing.
     plain, top = auto_plan(deep, budget=len(deep.ops))
-    assert plain == build_plan(deep)
     assert top == max(c.depth for c in deep.modules)
+    assert len(plain.nodes) <= len(deep.ops)
 
 
 def test_auto_depth_caps_the_search(deep: Trace) -> None:
@@ -148,7 +166,8 @@ def test_a_block_of_another_structure_splits_the_fold() -> None:
     trace = capture(Deep(blocks=6, odd=2), torch.randn(2, 8))
     plan = build_plan(trace, collapse="auto", depth=1)  # small enough to draw whole
     collapsed = [n.record.title for n in plan.nodes if n.kind == "fold"]
-    assert collapsed == ["@blocks.0-1 (ResidualBlock) x2", "@blocks.3-5 (ResidualBlock) x3"]
+    # Inside the @blocks cluster, titles are relative to it.
+    assert collapsed == ["@0-1 (ResidualBlock) x2", "@3-5 (ResidualBlock) x3"]
     assert [n.id for n in plan.nodes if n.kind == "box"] == ["@blocks.2#1"]
 
 

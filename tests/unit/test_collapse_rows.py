@@ -69,7 +69,7 @@ def test_box_rows_title_shape_and_checked_args(trace: Trace) -> None:
     plan = build_plan(trace, depth=0)
     embed = by_id(plan, "@embed#1")
     # 4 -> 8 is read off the input (2x4) and the output (2x8): both args are redundant.
-    assert rows(embed, trace) == ["@embed (Linear)", "2x8", "bias=True"]
+    assert rows(embed, trace) == ["@embed (Linear)", "2x8"]  # bias=True: the default
     assert rows(embed, trace, show_redundant_args=True) == [
         "@embed (Linear)",
         "2x8",
@@ -78,7 +78,7 @@ def test_box_rows_title_shape_and_checked_args(trace: Trace) -> None:
     # A record drawn without its trace cannot be checked: every arg shows.
     assert rows(embed, None)[2] == "in_features=4, out_features=8, bias=True"
     # in_features was edited to 5 but the input is 2x8: the mismatch stays visible.
-    assert rows(by_id(plan, "@head#1"), trace)[2] == "in_features=5, bias=True"
+    assert rows(by_id(plan, "@head#1"), trace)[2] == "in_features=5"
     title = collapsed_rows(embed, trace=trace, options=DrawOptions())[0]
     assert title.bold
 

@@ -67,7 +67,7 @@ def test_rolled_nodes_are_layers_titled_with_their_pass_count(loop: Trace) -> No
     assert linear.kind == "layer"
     assert linear.rows[0] == "linear_1 (x3)"
     assert linear.members == ("linear_1:1", "linear_1:2", "linear_1:3")
-    assert drawing.nodes["input_1"].rows[0] == "input_1"  # one pass: no count
+    assert drawing.nodes["input_1"].rows[0] == "x"  # named by its argument, one pass: no count
     assert ("tanh_1", "linear_1") in drawing.edges  # the loop's back edge
     assert "<B>linear_1 (x3)</B>" in drawing.dot
 
@@ -81,10 +81,11 @@ def test_unrolled_multi_pass_nodes_are_titled_with_their_label(loop: Trace) -> N
 def test_default_rows_are_title_shape_and_bytes_args_params_and_module(cnn: Trace) -> None:
     rows = cnn.draw().nodes
     assert rows["linear_1"].rows == (
-        "linear_1", "2x10, 80 B", "bias=True", "params: weight 10x16, bias 10", "@head",
+        "linear_1", "2x10, 80 B", "params: weight 10x16, bias 10", "@head",
     )  # fmt: skip
-    assert rows["relu_1"].rows == ("relu_1", "2x8x8x8, 4 KB", "@features.2")
-    assert rows["input_1"].rows == ("input_1", "2x3x8x8, 1.5 KB")
+    # Inside the @features cluster the row is relative to it.
+    assert rows["relu_1"].rows == ("relu_1", "2x8x8x8, 4 KB", "@2")
+    assert rows["input_1"].rows == ("x", "2x3x8x8, 1.5 KB")  # its forward argument
     assert rows["flatten_1"].rows == ("flatten_1", "2x16, 128 B")  # root module: no row
     assert "<B>linear_1</B><BR/>2x10, 80 B<BR/>" in cnn.draw().dot
 
@@ -244,9 +245,9 @@ class _Repeat(nn.Module):
 def test_hostile_module_names_are_escaped_in_rows_and_cluster_titles() -> None:
     drawing = capture(HostileCluster(), torch.randn(1, 4)).draw()
     name = 'blocks.q"<&>\\ \u00fc{}|;'
-    assert drawing.nodes["linear_1"].rows[-1] == f"@{name}.0"
+    # Inside the cluster that names the hostile address, the row is relative to it.
+    assert drawing.nodes["linear_1"].rows[-1] == "@0"
     assert drawing.clusters == (f"@{name} (Sequential)",)
-    assert "@blocks.q&quot;&lt;&amp;&gt;\\ \u00fc{}|;.0" in drawing.dot
     assert "label=<@blocks.q&quot;&lt;&amp;&gt;\\ \u00fc{}|; (Sequential)>" in drawing.dot
     # The newline in a module name becomes a space in its row, never a raw line break.
     assert drawing.nodes["relu_1"].rows[-1] == "@blocks.line\nbreak\\"
@@ -275,7 +276,11 @@ def test_node_spec_fn_sees_the_node_and_its_return_replaces_the_spec(cnn: Trace)
 
     drawing = cnn.draw(node_spec_fn=paint)
     assert seen == ["input"] + ["op"] * 10 + ["output"]
-    assert '"input_1" [label=<<B>in &lt;put&gt;</B>>, fillcolor="#FF0000"];' in drawing.dot
+    # The page's text reads at 4.35:1 on pure red: the node's text turns black.
+    assert (
+        '"input_1" [label=<<B>in &lt;put&gt;</B>>, fillcolor="#FF0000", fontcolor="#000000"];'
+        in drawing.dot
+    )
     assert drawing.nodes["input_1"].rows == ("in <put>",)
     plain = cnn.draw().dot.splitlines()
     assert [line for line in drawing.dot.splitlines() if 'input_1" [' not in line] == [
@@ -297,4 +302,4 @@ def test_a_model_with_no_ops_draws_inputs_and_outputs_only() -> None:
 def test_mlp_draw_lists_params_but_never_draws_them() -> None:
     drawing = capture(MLP(), torch.randn(2, 8)).draw()
     assert not [n for n in drawing.nodes if "weight" in n or "bias" in n]
-    assert drawing.nodes["linear_1"].rows[3] == "params: weight 16x8, bias 16"
+    assert drawing.nodes["linear_1"].rows[2] == "params: weight 16x8, bias 16"

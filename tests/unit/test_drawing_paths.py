@@ -34,7 +34,7 @@ _OPTIONS: list[dict[str, Any]] = [
     {"view": "rolled"},
     {"collapse": "auto"},
     {"depth": 1, "page": "dark"},
-    {"layout": "rank", "direction": "leftright"},
+    {"layout": "dot", "direction": "leftright"},
     {"node_label_fields": ["name", "op", "args", "module"], "show_saved_for_backward": True},
 ]
 

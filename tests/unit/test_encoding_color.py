@@ -70,7 +70,7 @@ def test_the_key_bar_is_sampled_from_the_page_ramp(mlp: Trace) -> None:
         assert len(cells) >= 5
 
 
-def test_only_fillcolor_changes_on_encoded_nodes(cnn: Trace) -> None:
+def test_only_fill_and_text_colour_change_on_encoded_nodes(cnn: Trace) -> None:
     plain = node_attrs(cnn.draw().dot)
     encoded_drawing = cnn.draw(color_by="flops")
     encoded = node_attrs(encoded_drawing.dot)
@@ -79,8 +79,9 @@ def test_only_fillcolor_changes_on_encoded_nodes(cnn: Trace) -> None:
     assert fills  # the check below must have something to check
     for node_id, attrs in plain.items():
         if node_id in fills:
-            assert {k: v for k, v in encoded[node_id].items() if k != "fillcolor"} == {
-                k: v for k, v in attrs.items() if k != "fillcolor"
+            channel = ("fillcolor", "fontcolor")
+            assert {k: v for k, v in encoded[node_id].items() if k not in channel} == {
+                k: v for k, v in attrs.items() if k not in channel
             }
         else:
             assert encoded[node_id] == attrs  # unencoded nodes keep their role fill

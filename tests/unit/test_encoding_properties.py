@@ -71,7 +71,7 @@ EXPECTED_REFUSALS = {
     "stack_by_auto_underivable",
 }
 
-_STRIP_NODE_ATTRS = re.compile(r', (?:width|height|fixedsize)="[^"]*"')
+_STRIP_NODE_ATTRS = re.compile(r', (?:fontcolor|width|height|fixedsize)="[^"]*"')
 _FILL = re.compile(r', fillcolor="#[0-9A-F]{6}"')
 
 

@@ -120,9 +120,9 @@ def test_a_renderer_that_fails_reports_its_error_output(renderer: str) -> None:
     assert "syntax error" in str(info.value).lower()
 
 
-@pytest.mark.parametrize("dpi", [0, -96, 96.5, True, "96", 1201, 100_000])
+@pytest.mark.parametrize("dpi", [0, -96, 601, 96.5, True, "96", 1201, 100_000])
 def test_a_bad_dpi_is_refused_before_rendering(dot: str, dpi: object) -> None:
-    with pytest.raises(ValueError, match=r"dpi must be a positive whole number up to 1200.*dpi=96"):
+    with pytest.raises(ValueError, match=r"dpi must be a whole number from 1 to 600.*dpi=96"):
         render_png(dot, dpi=dpi)  # type: ignore[arg-type]
 
 
@@ -136,3 +136,17 @@ def test_an_unknown_renderer_is_refused_with_the_choices(dot: str) -> None:
 
 def test_renderer_versions_are_recorded_by_name() -> None:
     assert renderer_version("pure").startswith("graphviz-pure ")
+
+
+def test_a_render_that_times_out_names_the_size_remedy(
+    dot: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+
+    def slow(*args: object, **kwargs: object) -> None:
+        raise subprocess.TimeoutExpired(cmd="graphviz-pure", timeout=300)
+
+    monkeypatch.setattr(subprocess, "run", slow)
+    with pytest.raises(RenderError, match=r"did not finish within 300 s.*collapse='auto'") as info:
+        render_png(dot, renderer="pure")
+    assert "reinstall" not in str(info.value)

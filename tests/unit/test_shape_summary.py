@@ -124,7 +124,7 @@ def test_shape_summary_token_in_a_field_picker() -> None:
     # The passes disagree on shape: no single shape row, the summary stands for it.
     assert rolled.nodes["mul_1"].rows == ("mul_1 (x4)", "2-8")
     # Unset summaries contribute no row.
-    assert rolled.nodes["input_1"].rows == ("input_1", "1x3")
+    assert rolled.nodes["input_1"].rows == ("x", "1x3")
 
 
 _shape = st.lists(st.integers(1, 9), min_size=1, max_size=4).map(tuple)

@@ -49,7 +49,7 @@ def test_summary_names_added_nodes_edges_and_clusters() -> None:
     )
     assert summary.edges_removed == (("linear_2", "output_1"),)
     assert summary.clusters_added == ("@block (Sequential)",)
-    assert "linear_2: module row @fc2 -> @block.0" in [str(c) for c in summary.row_changes]
+    assert "linear_2: module row @fc2 -> @0" in [str(c) for c in summary.row_changes]
     reverse = summarize(after, before)
     assert reverse.nodes_removed == summary.nodes_added
     assert reverse.clusters_removed == summary.clusters_added

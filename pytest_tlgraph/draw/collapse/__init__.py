@@ -29,7 +29,15 @@ from pytest_tlgraph.draw.collapse.records import (
     box_record,
     segment_record,
 )
-from pytest_tlgraph.draw.plan import Plan, PlanNode, build_plan, clusters_for
+from pytest_tlgraph.draw.collapse.repeats import Repeats, find_repeats
+from pytest_tlgraph.draw.plan import (
+    Plan,
+    PlanNode,
+    build_plan,
+    clusters_for,
+    relative_address,
+    scopes,
+)
 from pytest_tlgraph.trace import ModuleCall, Trace
 
 __all__ = [
@@ -44,8 +52,9 @@ __all__ = [
     "build_collapsed_plan",
 ]
 
-#: ``collapse="auto"`` keeps the drawing within this many visible nodes when it can.
-AUTO_NODE_BUDGET: Final = 150
+#: ``collapse="auto"`` keeps the drawing within this many visible nodes when it can
+#: (``collapse_budget=`` changes it): about what one screen holds.
+AUTO_NODE_BUDGET: Final = 60
 #: Plan node kinds that stand for a group of ops.
 COLLAPSED_KINDS: Final = frozenset({"box", "segment", "fold"})
 
@@ -82,7 +91,12 @@ def _validate(view: str, depth: int | None, collapse: str | None) -> None:
 
 
 def build_collapsed_plan(
-    trace: Trace, *, view: str = "unrolled", depth: int | None = None, collapse: str | None = None
+    trace: Trace,
+    *,
+    view: str = "unrolled",
+    depth: int | None = None,
+    collapse: str | None = None,
+    budget: int | None = None,
 ) -> Plan:
     """The plan of ``trace`` with module calls collapsed by ``depth`` or ``collapse``.
 
@@ -93,7 +107,7 @@ def build_collapsed_plan(
     if collapse == "max":
         return _collapsed(trace, view, depth=0, segments=True, folds=True)
     if collapse == "auto":
-        return auto_plan(trace, view=view, max_depth=depth)[0]
+        return auto_plan(trace, view=view, max_depth=depth, budget=budget or AUTO_NODE_BUDGET)[0]
     if depth is None:
         return build_plan(trace, view=view)
     return _collapsed(trace, view, depth=depth, segments=False, folds=False)
@@ -114,15 +128,12 @@ def auto_plan(
     """
     top = max((call.depth for call in trace.modules), default=0)
     start = top if max_depth is None else min(max_depth, top)
+    plain = len(trace.layers) if view == "rolled" else len(trace.ops)
     for depth in range(start, -1, -1):
-        if depth >= top:
-            # Nothing is deeper than ``top``: this is the plain drawing.
-            if (len(trace.layers) if view == "rolled" else len(trace.ops)) <= budget:
-                return build_plan(trace, view=view), depth
-            continue
         # Count before assembling: only the chosen depth pays for records and clusters.
         grouping = _group(trace, view, depth=depth, segments=False, folds=True)
-        if grouping is None or grouping.node_count <= budget:
+        count = plain if grouping is None else grouping.node_count
+        if count <= budget:
             return _plan(trace, view, grouping), depth
     return _collapsed(trace, view, depth=0, segments=True, folds=True), None
 
@@ -134,6 +145,7 @@ class _Grouping:
     unit_of: dict[str, str]
     redirect: dict[str, str]
     units: dict[str, _Unit]
+    repeats: Repeats | None = None
 
     @property
     def node_count(self) -> int:
@@ -145,17 +157,20 @@ def _group(trace: Trace, view: str, *, depth: int, segments: bool, folds: bool) 
     """The grouping of ops into units, or ``None`` when nothing collapses."""
     calls = {call.key: call for call in trace.modules}
     units: dict[str, _Unit] = {}
-    unit_of = _assign(trace, view, depth, segments, calls, units)
-    if not any(unit.kind in COLLAPSED_KINDS for unit in units.values()):
+    repeats = find_repeats(trace, view, depth, calls) if folds else None
+    unit_of = _assign(trace, view, depth, segments, calls, units, repeats)
+    if repeats is None and not any(unit.kind in COLLAPSED_KINDS for unit in units.values()):
         return None
     redirect = _fold(trace, view, unit_of, units, calls) if folds else {}
-    return _Grouping(unit_of, redirect, units)
+    return _Grouping(unit_of, redirect, units, repeats)
 
 
 def _plan(trace: Trace, view: str, grouping: _Grouping | None) -> Plan:
     if grouping is None:
         return build_plan(trace, view=view)
-    return _assemble(trace, view, grouping.unit_of, grouping.redirect, grouping.units)
+    return _assemble(
+        trace, view, grouping.unit_of, grouping.redirect, grouping.units, grouping.repeats
+    )
 
 
 def _collapsed(trace: Trace, view: str, *, depth: int, segments: bool, folds: bool) -> Plan:
@@ -169,15 +184,25 @@ def _assign(
     segments: bool,
     calls: Mapping[tuple[str, int], ModuleCall],
     units: dict[str, _Unit],
+    repeats: Repeats | None = None,
 ) -> dict[str, str]:
-    """Map every op label to its unit id, registering the units in ``units``."""
+    """Map every op label to its unit id, registering the units in ``units``; an op of
+    a folded repetition goes to its representative op's unit."""
     rolled = view == "rolled"
     unit_of: dict[str, str] = {}
     pending: list[list[str]] = []  # runs of root-level ops awaiting a segment
     previous_root = False
+    target = repeats.target if repeats is not None else {}
     for op in trace.ops:
-        chain = op.module_calls
-        boxed = next((i for i, key in enumerate(chain) if calls[key].depth > depth), None)
+        shown = target.get(op.label)
+        if shown is not None:
+            unit_of[op.label] = unit_of[shown]
+            previous_root = False
+            continue
+        chain = op.module_calls if repeats is None else repeats.chain(op.module_calls)
+        boxed = next(
+            (i for i, key in enumerate(chain) if key in calls and calls[key].depth > depth), None
+        )
         if boxed is not None:
             address, number = chain[boxed]
             uid = f"@{address}" if rolled else f"@{address}#{number}"
@@ -273,24 +298,34 @@ def _assemble(
     unit_of: Mapping[str, str],
     redirect: Mapping[str, str],
     units: Mapping[str, _Unit],
+    repeats: Repeats | None = None,
 ) -> Plan:
     by_unit: dict[str, list[str]] = {}  # before folding: folds need each box's members
     members: dict[str, list[str]] = {}  # emission order: first appearance in execution
+    folded = repeats.target if repeats is not None else {}
     for op in trace.ops:
         uid = unit_of[op.label]
-        by_unit.setdefault(uid, []).append(op.label)
+        if op.label not in folded:  # a box's values are its representative call's
+            by_unit.setdefault(uid, []).append(op.label)
         members.setdefault(redirect.get(uid, uid), []).append(op.label)
-    clusters, innermost = clusters_for(trace, view, {uid: units[uid].chain for uid in members})
+    clusters, innermost = clusters_for(
+        trace,
+        view,
+        {uid: units[uid].chain for uid in members},
+        forced=repeats.clusters if repeats is not None else None,
+    )
+    scope = scopes(clusters)
     nodes = []
     for uid, labels in members.items():
         unit = units[uid]
+        cluster = innermost[uid]
+        within = None if cluster is None else scope[cluster]
         if unit.kind == "fold":
             boxes = [box_record(trace, units[b].calls, by_unit[b]) for b in unit.boxes]
-            record: Any = FoldRecord.of(
-                boxes, fold_title([b.module for b in boxes], boxes[0].module_type)
-            )
+            shown = [relative_address(b.module, within) or b.module for b in boxes]
+            record: Any = FoldRecord.of(boxes, fold_title(shown, boxes[0].module_type))
         elif unit.kind == "box":
-            record = box_record(trace, unit.calls, labels)
+            record = box_record(trace, unit.calls, by_unit[uid])
         elif unit.kind == "segment":
             record = segment_record(trace, labels, unit.names, unit.funcs)
         else:
@@ -299,11 +334,13 @@ def _assemble(
             module: str | None = record.module
         else:
             module = record.module if record.has_function else None
-        nodes.append(PlanNode(uid, unit.kind, record, tuple(labels), module, innermost[uid]))
+        nodes.append(PlanNode(uid, unit.kind, record, tuple(labels), module, cluster, within))
     edges: dict[tuple[str, str], None] = {}
     for op in trace.ops:
         target = redirect.get(unit_of[op.label], unit_of[op.label])
         for parent in op.parents:
+            if repeats is not None and repeats.crosses(parent, op.label):
+                continue
             source = redirect.get(unit_of[parent], unit_of[parent])
             # A collapsed node swallows its internal edges; a rolled layer keeps its own
             # recurrence edge, as in the plain rolled drawing.

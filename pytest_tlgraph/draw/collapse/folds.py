@@ -8,18 +8,31 @@ stays its own box.
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
 
 from pytest_tlgraph.trace import ModuleCall, Trace
 
-__all__ = ["address_range", "call_signature", "fold_runs", "fold_title"]
+__all__ = [
+    "MAX_PERIOD",
+    "Run",
+    "address_range",
+    "call_signature",
+    "fold_runs",
+    "fold_title",
+    "repeat_runs",
+    "run_title",
+]
 
 
 def call_signature(
     trace: Trace, call: ModuleCall, types: Mapping[tuple[str, int], str]
-) -> tuple[str, tuple[tuple[str, tuple[str, ...]], ...]]:
-    """``(module type, ((func, nested module types), ...))`` of one call, op by op.
+) -> tuple[str, tuple[tuple[str, tuple[str, ...], Hashable], ...]]:
+    """``(module type, ((func, nested module types, module args), ...))`` of one call,
+    op by op.
 
     Addresses and measurements are left out: ``blocks.3`` and ``blocks.4`` are the same
     structure when they run the same functions through the same module types.
@@ -29,8 +42,22 @@ def call_signature(
         op = trace.op(label)
         chain = op.module_calls
         below = chain[chain.index(call.key) + 1 :]
-        ops.append((op.func, tuple(types.get(key, "?") for key in below)))
+        args = op.module_args
+        ops.append((op.func, tuple(types.get(key, "?") for key in below), _hashable(args)))
     return (call.type_name, tuple(ops))
+
+
+def _hashable(args: Mapping[str, object] | None) -> Hashable:
+    """A module's args as part of a signature: two embeddings of different sizes are
+    not one structure. Values that do not hash are compared by their text."""
+    if not args:
+        return None
+    items = tuple(args.items())
+    try:
+        hash(items)
+    except TypeError:
+        return repr(items)
+    return items
 
 
 def fold_runs(
@@ -82,3 +109,112 @@ def address_range(addresses: Sequence[str]) -> str:
 def fold_title(addresses: Sequence[str], type_name: str) -> str:
     """``@blocks.0-39 (Block) x40``: the fold's bold title row."""
     return f"@{address_range(addresses)} ({type_name}) x{len(addresses)}"
+
+
+#: The longest period a repeat is looked for with (``(Linear, ReLU)`` has period 2).
+MAX_PERIOD: Final = 8
+
+Key = tuple[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """Consecutive sibling module calls repeating one structure: ``reps`` holds each
+    repetition's calls (``period`` of them), the representative first."""
+
+    parent: Key
+    reps: tuple[tuple[Key, ...], ...]
+    types: tuple[str, ...]
+
+    @property
+    def period(self) -> int:
+        """How many calls one repetition has."""
+        return len(self.reps[0])
+
+    @property
+    def count(self) -> int:
+        """How many repetitions were folded."""
+        return len(self.reps)
+
+
+def repeat_runs(trace: Trace, depth: int) -> list[Run]:
+    """Every maximal run of two or more repetitions of one structure among the sibling
+    calls drawn at ``depth`` (children of calls at depth ``depth`` or less), outermost
+    first. Calls are siblings in a run when no op of their parent runs between them;
+    a period of up to :data:`MAX_PERIOD` calls is found (the smallest period wins a
+    tie). Only representatives are searched further: the other repetitions are drawn
+    by them."""
+    calls = {call.key: call for call in trace.modules}
+    types = {key: call.type_name for key, call in calls.items()}
+    index_of = {op.label: op.index for op in trace.ops}
+    children: dict[Key, list[ModuleCall]] = {}
+    direct: dict[Key, list[int]] = {}
+    for call in trace.modules:
+        if call.parent is not None and call.ops:
+            children.setdefault(call.parent, []).append(call)
+    for op in trace.ops:
+        if op.module_calls:
+            direct.setdefault(op.module_calls[-1], []).append(op.index)
+    runs: list[Run] = []
+    pending = [call for call in trace.modules if call.parent is None]
+    while pending:
+        parent = pending.pop(0)
+        if parent.depth > depth:
+            continue
+        kids = children.get(parent.key, [])
+        folded: set[Key] = set()
+        for block in _adjacent_blocks(kids, direct.get(parent.key, []), index_of):
+            sigs = [call_signature(trace, call, types) for call in block]
+            for start, period, count in _periodic(sigs):
+                reps = tuple(
+                    tuple(c.key for c in block[start + r * period : start + (r + 1) * period])
+                    for r in range(count)
+                )
+                runs.append(Run(parent.key, reps, tuple(types[k] for k in reps[0])))
+                folded.update(k for rep in reps[1:] for k in rep)
+        pending.extend(kid for kid in kids if kid.key not in folded)
+    return runs
+
+
+def _adjacent_blocks(
+    kids: Sequence[ModuleCall], direct: Sequence[int], index_of: Mapping[str, int]
+) -> list[list[ModuleCall]]:
+    """``kids`` cut wherever an op of the parent runs between two of them."""
+    blocks: list[list[ModuleCall]] = []
+    previous_end = -1
+    for kid in kids:
+        first, last = index_of[kid.ops[0]], index_of[kid.ops[-1]]
+        between = bisect.bisect_left(direct, first) - bisect.bisect_right(direct, previous_end)
+        if not blocks or between > 0 or first < previous_end:
+            blocks.append([kid])
+        else:
+            blocks[-1].append(kid)
+        previous_end = last
+    return blocks
+
+
+def _periodic(sigs: Sequence[Hashable]) -> list[tuple[int, int, int]]:
+    """``(start, period, count)`` of each greedy, maximal run in ``sigs``."""
+    found = []
+    i, n = 0, len(sigs)
+    while i < n:
+        best = (0, 0, 0)  # covered, period, count
+        for period in range(1, min(MAX_PERIOD, (n - i) // 2) + 1):
+            unit = sigs[i : i + period]
+            count = 1
+            while sigs[i + count * period : i + (count + 1) * period] == unit:
+                count += 1
+            if count >= 2 and count * period > best[0]:
+                best = (count * period, period, count)
+        if best[0]:
+            found.append((i, best[1], best[2]))
+            i += best[0]
+        else:
+            i += 1
+    return found
+
+
+def run_title(trace_addresses: Sequence[str], types: Sequence[str], count: int) -> str:
+    """``@h.0-11 (GPT2Block) x12``; ``@0-3999 (Linear, ReLU) x2000`` for a period of
+    two calls."""
+    return f"@{address_range(trace_addresses)} ({', '.join(types)}) x{count}"

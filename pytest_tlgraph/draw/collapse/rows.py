@@ -20,7 +20,7 @@ from typing import Final
 
 from pytest_tlgraph.draw.collapse.records import BoxRecord, FoldRecord, SegmentRecord
 from pytest_tlgraph.draw.labels import Row, args_row, check_label_fields, dtype_name, format_shape
-from pytest_tlgraph.draw.plan import PlanNode
+from pytest_tlgraph.draw.plan import PlanNode, relative_address, wrap_row
 from pytest_tlgraph.encoding.units import format_bytes, format_flops
 from pytest_tlgraph.options import DrawOptions
 from pytest_tlgraph.trace import Trace
@@ -52,7 +52,8 @@ def _title(node: PlanNode, record: CollapsedRecord) -> str:
         return record.title
     if isinstance(record, BoxRecord):
         calls = f" (x{record.num_calls})" if record.num_calls > 1 else ""
-        return f"@{record.module} ({record.module_type}){calls}"
+        address = relative_address(record.module, node.within) or record.module
+        return f"@{address} ({record.module_type}){calls}"
     if record.first == record.last:
         return record.first
     return f"{record.first}..{record.last}"
@@ -76,6 +77,7 @@ def _args(record: CollapsedRecord, trace: Trace | None, options: DrawOptions) ->
         output_shape=box.shape,
         # Detached records cannot be checked against captured shapes: show every arg.
         show_redundant=options.show_redundant_args or trace is None,
+        module_type=box.module_type,
     )
 
 
@@ -106,7 +108,7 @@ def _row(
     if token == "args":
         return _args(record, trace, options)
     if token == "module":
-        return f"@{record.module}" if record.module else None
+        return f"@{record.module}" if record.module else None  # a box's own address
     if token == "flops":
         flops = record.flops_forward
         return None if flops is None else f"{format_flops(flops)} (sum)"
@@ -123,10 +125,12 @@ def collapsed_rows(node: PlanNode, *, trace: Trace | None, options: DrawOptions)
         rows = []
         for token in check_label_fields(options.node_label_fields):
             text = title.text if token == "name" else _row(token, record, trace, options)
-            if text is not None:
-                rows.append(title if token == "name" else Row(text))
+            if token == "name":
+                rows.append(title)
+            elif text is not None:
+                rows.extend(Row(line) for line in wrap_row(text))
         # A node is never drawn blank: with no row left, it keeps its title.
         return tuple(rows) or (title,)
     tokens = ("op", "shape") if isinstance(record, SegmentRecord) else ("shape_summary", "shape")
     texts = [_row(token, record, trace, options) for token in (*tokens, "args")]
-    return (title, *(Row(text) for text in texts if text is not None))
+    return (title, *(Row(line) for text in texts if text is not None for line in wrap_row(text)))

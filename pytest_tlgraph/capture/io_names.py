@@ -1,0 +1,87 @@
+"""Names of a forward pass's input and output tensors (REVIEW.md §1.5).
+
+Inputs are named by the forward argument they fill (``input_ids``, ``args[2]`` for a
+``*args`` entry, a ``**kwargs`` key as given), outputs by their path in the returned
+structure (``logits``, ``past_key_values[0][1]``, ``[1]``; one tensor is ``output``).
+A tensor nested in an argument adds its path (``batch.image``). The walk mirrors
+:func:`pytest_tlgraph.capture.measure.iter_tensors` exactly, so the n-th name belongs to
+the n-th input or output record.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import fields, is_dataclass
+from typing import Any, Final
+
+import torch
+from torch import nn
+
+from pytest_tlgraph.capture.measure import iter_tensors
+
+__all__ = ["input_names", "output_names"]
+
+_SCALARS: Final = (int, float, bool, str, bytes, torch.dtype, torch.device)
+
+
+def _walk(value: Any, path: str, out: list[str]) -> None:
+    """Append the path of every tensor in ``value``, in :func:`iter_tensors` order."""
+    if isinstance(value, torch.Tensor):
+        out.append(path)
+    elif value is None or isinstance(value, _SCALARS):
+        return
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            _walk(item, f"{path}[{i}]", out)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _walk(item, f"{path}.{key}" if path else str(key), out)
+    elif is_dataclass(value) and not isinstance(value, type):
+        for f in fields(value):
+            _walk(getattr(value, f.name), f"{path}.{f.name}" if path else f.name, out)
+
+
+def _checked(names: list[str], value: Any) -> list[str] | None:
+    """``names`` if they line up with the tensors the capture recorded, else ``None``."""
+    return names if len(names) == len(iter_tensors(value)) else None
+
+
+def _positional_names(model: nn.Module, count: int) -> list[str]:
+    """The parameter name each positional argument of ``model.forward`` fills."""
+    try:
+        params = list(inspect.signature(model.forward).parameters.values())
+    except (TypeError, ValueError):
+        return [f"args[{i}]" for i in range(count)]
+    named: list[str] = []
+    star: str | None = None
+    for p in params:
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            named.append(p.name)
+        elif p.kind is p.VAR_POSITIONAL:
+            star = p.name
+    names = named[:count]
+    extra = count - len(names)
+    names += [f"{star or 'args'}[{i}]" for i in range(extra)]
+    return names
+
+
+def input_names(
+    model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> list[str] | None:
+    """One name per input tensor of ``model(*args, **kwargs)``, or ``None`` when they
+    cannot be lined up with the recorded inputs."""
+    out: list[str] = []
+    for name, value in zip(_positional_names(model, len(args)), args, strict=True):
+        _walk(value, name, out)
+    for key, value in kwargs.items():
+        _walk(value, str(key), out)
+    return _checked(out, (args, kwargs))
+
+
+def output_names(output: Any) -> list[str] | None:
+    """One name per output tensor: ``output`` for a single tensor, else its path."""
+    if isinstance(output, torch.Tensor):
+        return ["output"]
+    out: list[str] = []
+    _walk(output, "", out)
+    return _checked(out, output)
