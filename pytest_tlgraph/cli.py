@@ -200,11 +200,13 @@ def _run_draw(args: argparse.Namespace) -> None:
     import torch
 
     from pytest_tlgraph import capture
-    from pytest_tlgraph.cli_model import load_inputs, load_model, random_inputs
+    from pytest_tlgraph.cli_model import load_inputs, load_model, parse_shape, random_inputs
 
     options = _draw_options(args)
     if args.dtype and not args.input_shape:
         raise CommandError("--dtype applies to --input-shape inputs; add --input-shape")
+    for shape in args.input_shape:  # checked before the (slow) model import
+        parse_shape(shape)
     model = load_model(args.target)
     kwargs: dict[str, Any] = {}
     if args.input_shape:
