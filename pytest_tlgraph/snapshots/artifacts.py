@@ -144,7 +144,7 @@ class ResultsDir:
     def clear_previous(self) -> None:
         """Remove what an earlier session wrote: the artifacts its records list, the
         measured pictures, the records and the report, then the folders that left
-        empty. Nothing else in the directory is touched."""
+        empty, the results folder itself included. Nothing else is touched."""
         if not self.root.is_dir():
             return
         root = self.root.resolve()
@@ -157,6 +157,8 @@ class ResultsDir:
                 _prune_empty(target.parent, root)
         shutil.rmtree(self.root / RECORDS, ignore_errors=True)
         (self.root / REPORT_NAME).unlink(missing_ok=True)
+        if not Path.cwd().resolve().is_relative_to(root):  # never the folder we run in
+            _prune_empty(self.root, root.parent)  # a passing run leaves no empty folder
 
     def relative(self, path: Path) -> str:
         """``path`` relative to the results directory, with forward slashes."""

@@ -6,6 +6,7 @@ import base64
 import json
 from pathlib import Path
 
+import pytest
 import torch
 
 from pytest_tlgraph import capture
@@ -79,6 +80,22 @@ def test_clearing_removes_only_what_the_last_session_wrote(tmp_path: Path) -> No
     assert not (tmp_path / "t" / "test_x.png").exists()
     assert not (tmp_path / "a").exists(), "folders left empty are removed"
     assert not (tmp_path / RECORDS).exists() and not (tmp_path / REPORT_NAME).exists()
+
+
+def test_clearing_removes_the_results_folder_it_leaves_empty(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "out" / "tlgraph-results"
+    results = ResultsDir(root)
+    stem = results.stem(Path("t.py"), "test_x")
+    written = results.write_failure(stem, actual=_png(), expected=None, diff=None, dot_diff=None)
+    results.write_record(stem, nodeid="t.py::test_x", report=REPORT, artifacts=written)
+    monkeypatch.chdir(root)  # the folder we run in is never removed
+    results.clear_previous()
+    assert root.is_dir() and list(root.iterdir()) == []
+    monkeypatch.chdir(tmp_path)
+    results.clear_previous()
+    assert not root.exists() and (tmp_path / "out").is_dir()
 
 
 def test_html_inlines_images_and_escapes_text(tmp_path: Path) -> None:
