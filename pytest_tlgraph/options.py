@@ -6,6 +6,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Final
 
+from pytest_tlgraph.suggest import did_you_mean
+
 __all__ = ["DrawOptions", "NodeSpecFn", "Source"]
 
 #: A value source: builtin token, field name, or ``callable(record) -> number``.
@@ -49,13 +51,15 @@ class DrawOptions:
         unknown = sorted(set(kwargs) - known)
         if unknown:
             raise TypeError(
-                f"draw() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
+                f"draw() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}"
+                f"{did_you_mean(unknown[0], known)}; "
                 f"valid options are: {', '.join(sorted(known))}"
             )
         for name, choices in _CHOICES.items():
             if name in kwargs and kwargs[name] not in choices:
                 raise ValueError(
-                    f"draw({name}={kwargs[name]!r}) is not one of {choices}; pick one of those"
+                    f"draw({name}={kwargs[name]!r}) is not one of {choices}"
+                    f"{did_you_mean(kwargs[name], choices)}; pick one of those"
                 )
         depth = kwargs.get("depth")
         if depth is not None and (

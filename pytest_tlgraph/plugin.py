@@ -9,6 +9,7 @@ here: torch loads only when a test calls the fixture.
 from __future__ import annotations
 
 import os
+from collections.abc import Generator
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "pytest_addoption",
     "pytest_configure",
+    "pytest_pyfunc_call",
     "pytest_report_header",
     "pytest_sessionfinish",
     "pytest_terminal_summary",
@@ -32,6 +34,7 @@ __all__ = [
 _SETTINGS: Final = pytest.StashKey["Settings"]()
 _DEFAULT_RENDERER: Final = pytest.StashKey[str]()
 _HTML: Final = pytest.StashKey["tuple[Path, int]"]()
+_FIXTURE: Final = pytest.StashKey["TlgraphSnapshot"]()
 _DEFAULT_RESULTS: Final = "tlgraph-results"
 _FALSE: Final = frozenset({"false", "no", "off", "0"})
 _TRUE: Final = frozenset({"true", "yes", "on", "1"})
@@ -83,7 +86,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="always render the PNG, even when the stored one provably came from the same "
         "DOT and renderer",
     )
+    group.addoption(
+        "--tlgraph-summary",
+        default=None,
+        metavar="KINDS",
+        help="CI summaries written into the results directory at the end of the run: json "
+        "(summary.json), markdown (summary.md, also appended to $GITHUB_STEP_SUMMARY), or "
+        "json,markdown. ini: tlgraph_summary",
+    )
     for name, text in (
+        ("tlgraph_summary", "CI summaries: json, markdown or json,markdown"),
         ("tlgraph_renderer", "renderer for snapshot PNGs: pure or system"),
         ("tlgraph_png", "false: compare the DOT only"),
         ("tlgraph_threshold", "pixelmatch per-pixel threshold (0.1)"),
@@ -143,8 +155,21 @@ def _settings(config: pytest.Config) -> Settings:
         rootdir=config.rootpath,
         results=ResultsDir(base / results),
         force_render=bool(config.getoption("tlgraph_force_render")),
+        summary=_summary(config),
         **values,
     )
+
+
+def _summary(config: pytest.Config) -> tuple[str, ...]:
+    from pytest_tlgraph.snapshots.summary import parse_kinds
+
+    value, where = config.getoption("tlgraph_summary"), "--tlgraph-summary"
+    if value is None:
+        value, where = _ini_value(config, "tlgraph_summary", str), "ini tlgraph_summary"
+    try:
+        return parse_kinds(value, where)
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None
 
 
 def _color(config: pytest.Config) -> bool:
@@ -237,13 +262,33 @@ def tlgraph_snapshot(request: pytest.FixtureRequest) -> TlgraphSnapshot:
     module = Path(request.node.path)
     if module.is_relative_to(config.rootpath):
         module = module.relative_to(config.rootpath)
-    return TlgraphSnapshot(
+    fixture = TlgraphSnapshot(
         snapshot=base_assertion(request),
         settings=settings,
         marker=marker,
         nodeid=request.node.nodeid,
         module=module,
     )
+    request.node.stash[_FIXTURE] = fixture
+    return fixture
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, object]:
+    """Every ``tlgraph_snapshot`` call of a test is compared; the test fails once, at its
+    end, listing every mismatch (REVIEW.md §2.1)."""
+    __tracebackhide__ = True
+    try:
+        result = yield
+    except BaseException as error:
+        fixture = pyfuncitem.stash.get(_FIXTURE, None)
+        if fixture is not None:
+            fixture.interrupted(error)
+        raise
+    fixture = pyfuncitem.stash.get(_FIXTURE, None)
+    if fixture is not None:
+        fixture.finish()
+    return result
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -255,11 +300,17 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     from pytest_tlgraph.snapshots.artifacts import REPORT_NAME
     from pytest_tlgraph.snapshots.html import write_html
 
-    results = config.stash[_SETTINGS].results
+    settings = config.stash[_SETTINGS]
+    results = settings.results
     records = results.read_records()
+    path = None
     if records:
         path = write_html(records, results.root, results.root / REPORT_NAME)
         config.stash[_HTML] = (path, len(records))
+    if settings.summary:
+        from pytest_tlgraph.snapshots.summary import write_summaries
+
+        write_summaries(results.root, settings.summary, report=path)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

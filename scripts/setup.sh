@@ -14,3 +14,10 @@ if ! command -v dot >/dev/null 2>&1; then
       || echo "warning: could not install Graphviz; system-renderer tests will fail" >&2
   fi
 fi
+# The report test opens report.html in headless Chromium (Debian's package).
+if [ ! -x /usr/bin/chromium ]; then
+  if command -v apt-get >/dev/null 2>&1; then
+    (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) \
+      || echo "warning: could not install Chromium; the browser test of report.html will fail" >&2
+  fi
+fi

@@ -18,6 +18,9 @@ from pytest_tlgraph.errors import TraceError
 from pytest_tlgraph.trace import Trace
 
 __all__ = ["capture"]
+#: pytest leaves this module's frames out of a failing test's traceback: a capture error
+#: shows the user's frames and the cause, not the plugin's own (``--full-trace`` shows all).
+__tracebackhide__ = True
 
 BackwardSpec = bool | Callable[[Any], torch.Tensor]
 

@@ -22,6 +22,9 @@ from pytest_tlgraph.capture.raw import ParamInfo
 from pytest_tlgraph.capture.recorder import Recorder
 
 __all__ = ["ModelIndex", "index_model", "watch_modules"]
+#: pytest leaves this module's frames out of a failing test's traceback: a capture error
+#: shows the user's frames and the cause, not the plugin's own (``--full-trace`` shows all).
+__tracebackhide__ = True
 
 _MISSING = object()
 

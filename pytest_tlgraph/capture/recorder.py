@@ -27,6 +27,9 @@ from pytest_tlgraph.capture.naming import func_name
 from pytest_tlgraph.capture.raw import ModuleFrame, ParamInfo, RawOp
 
 __all__ = ["ModuleFrame", "RawOp", "Recorder", "iter_tensors"]
+#: pytest leaves this module's frames out of a failing test's traceback: a capture error
+#: shows the user's frames and the cause, not the plugin's own (``--full-trace`` shows all).
+__tracebackhide__ = True
 
 # Calls that never return a tensor are not ops: skip their bookkeeping entirely. (The
 # real test is the return value; this set only spares the common cases the work.)

@@ -153,6 +153,8 @@ class DotGraph:
     cluster_attrs: Mapping[str, Mapping[str, Any]]
     rank_groups: Sequence[Sequence[str]] = field(default=())
     extra_nodes: Sequence[NodeStatement] = field(default=())
+    #: Attributes of single edges (the structural diff colours them); drawings have none.
+    edge_attrs: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
 
 
 def _written(attrs: Mapping[str, Any] | str) -> str:
@@ -174,6 +176,11 @@ def emit(graph: DotGraph) -> str:
         lines.append(
             f"  {quoted.get(source) or quote(source)} -> {quoted.get(target) or quote(target)};"
         )
+    if graph.edge_attrs:
+        for number, edge in enumerate(graph.edges, start=len(lines) - len(graph.edges)):
+            attrs = graph.edge_attrs.get(edge)
+            if attrs:
+                lines[number] = f"{lines[number][:-1]} {attr_list(attrs)};"
     members: dict[str | None, list[str]] = {}
     for node in graph.nodes:
         members.setdefault(node.cluster, []).append(node.id)

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from pytest_tlgraph.encoding.units import format_value, key_name
 from pytest_tlgraph.errors import EncodingRefusal
+from pytest_tlgraph.suggest import did_you_mean
 from pytest_tlgraph.trace import Layer, Op, Trace
 
 __all__ = [
@@ -185,6 +186,7 @@ def resolve_source(source: Any, *, channel: str) -> ValueSource:
     valid = ", ".join(sorted(BUILTIN_FIELDS))
     raise EncodingRefusal(
         "encoding_source_invalid",
-        cause=f"{channel}={source!r} is neither a builtin token, a record field nor a callable.",
+        cause=f"{channel}={source!r} is neither a builtin token, a record field nor a callable"
+        f"{did_you_mean(source, [*BUILTIN_FIELDS, *_RECORD_FIELDS])}.",
         remedy=f"use one of {valid}, an Op/Layer field name, or a callable node -> number.",
     )

@@ -1,7 +1,8 @@
 """Snapshot comparison: the syrupy extensions, the pixel diff and the failure report.
 
-``compare_png`` and ``PngComparison`` are public and usable outside the fixture. They
-load on first use, so importing this package (as the pytest plugin does) costs no
+``compare_png``, ``PngComparison`` and ``graph_diff`` (the structural diff drawing of two
+stored or received DOT texts) are public and usable outside the fixture. They load on
+first use, so importing this package (as the pytest plugin does) costs no
 numpy or Pillow import.
 """
 
@@ -11,14 +12,18 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pytest_tlgraph.snapshots.graphdiff import graph_diff
     from pytest_tlgraph.snapshots.pixeldiff import PngComparison, compare_png
 
-__all__ = ["PngComparison", "compare_png"]
+__all__ = ["PngComparison", "compare_png", "graph_diff"]
+_HOMES = {"graph_diff": "graphdiff"}
 
 
 def __getattr__(name: str) -> Any:
     if name not in __all__:
         raise AttributeError(f"module 'pytest_tlgraph.snapshots' has no attribute {name!r}")
-    value = getattr(importlib.import_module("pytest_tlgraph.snapshots.pixeldiff"), name)
+    value = getattr(importlib.import_module(
+        f"pytest_tlgraph.snapshots.{_HOMES.get(name, 'pixeldiff')}"
+    ), name)
     globals()[name] = value
     return value

@@ -5,6 +5,7 @@ Layout (``tlgraph-results/`` by default)::
     <module path>/<snapshot name>.png            the received picture
     <module path>/<snapshot name>-expected.png   the baseline
     <module path>/<snapshot name>-diff.png       the pixel diff
+    <module path>/<snapshot name>-graphdiff.png  the structural diff drawing
     <module path>/<snapshot name>.dot.diff       the full unified DOT diff
     <module path>/<snapshot name>-measured.png   the unmasked picture of a time channel
     .records/<stem>.json                         one failure, for report.html
@@ -42,10 +43,13 @@ class Artifacts:
     expected: Path | None = None
     diff: Path | None = None
     dot_diff: Path | None = None
+    graphdiff: Path | None = None
 
     def images(self) -> dict[str, Path]:
-        """The images written, by kind, in report order: expected, actual, diff."""
-        found = {"expected": self.expected, "actual": self.actual, "diff": self.diff}
+        """The images written, by kind, in report order: graphdiff, expected, actual,
+        diff."""
+        found = {"graphdiff": self.graphdiff, "expected": self.expected}
+        found |= {"actual": self.actual, "diff": self.diff}
         return {kind: path for kind, path in found.items() if path is not None}
 
     def files(self) -> list[Path]:
@@ -74,19 +78,22 @@ class ResultsDir:
         expected: bytes | None,
         diff: bytes | None,
         dot_diff: str | None,
+        graphdiff: bytes | None = None,
     ) -> Artifacts:
-        """Write what exists of the four artifacts; stale ones of the stem are removed."""
+        """Write what exists of the five artifacts; stale ones of the stem are removed."""
         paths = {
             "actual": _sibling(stem, ".png"),
             "expected": _sibling(stem, "-expected.png"),
             "diff": _sibling(stem, "-diff.png"),
             "dot_diff": _sibling(stem, ".dot.diff"),
+            "graphdiff": _sibling(stem, "-graphdiff.png"),
         }
         contents: dict[str, bytes | None] = {
             "actual": actual,
             "expected": expected,
             "diff": diff,
             "dot_diff": None if dot_diff is None else dot_diff.encode("utf-8"),
+            "graphdiff": graphdiff,
         }
         stem.parent.mkdir(parents=True, exist_ok=True)
         written: dict[str, Path | None] = {}

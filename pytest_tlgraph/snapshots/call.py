@@ -16,7 +16,11 @@ from pytest_tlgraph.snapshots.extensions import (
     reusable,
 )
 from pytest_tlgraph.snapshots.graphdata import graph_from_drawing
+from pytest_tlgraph.snapshots.graphdiff import graph_diff_png
+from pytest_tlgraph.snapshots.recolour import recolour_line
 from pytest_tlgraph.snapshots.report import DotOutcome, PngOutcome, build_report
+from pytest_tlgraph.snapshots.summary import structure_data, write_call
+from pytest_tlgraph.snapshots.terminal import terminal_report
 
 if TYPE_CHECKING:
     import pytest
@@ -143,6 +147,12 @@ class SnapshotCall:
         dot_result = self.check(self.dot, drawing.dot)
         png_result = self.check(self.png, received_png) if received_png is not None else None
         if dot_result.success and (png_result is None or png_result.success):
+            if settings.summary:
+                results = (dot_result, png_result)
+                fresh = any(r is not None and (r.created or r.updated) for r in results)
+                verdict = "written" if fresh else "passed"
+                record: dict[str, Any] = {"nodeid": nodeid, "name": self.name, "verdict": verdict}
+                write_call(settings.results.root, stem, {**record, "artifacts": {}})
             return None
         root = settings.rootdir
         stored = dot_result.recalled_data
@@ -156,12 +166,16 @@ class SnapshotCall:
         diff = [] if dot.expected is None else list(unified_dot_diff(dot.expected, drawing.dot))
         match = self.png_extension.last if png_result is not None else None
         expected_png = png_result.recalled_data if png_result is not None else None
+        graphdiff, graphdiff_note = None, None
+        if dot.expected is not None and not dot.passed and settings.png:
+            graphdiff, graphdiff_note = graph_diff_png(dot.expected, drawing.dot, settings.renderer)
         written = settings.results.write_failure(
             stem,
             actual=received_png,
             expected=expected_png if isinstance(expected_png, bytes) else None,
             diff=match.comparison.diff_png if match and match.comparison else None,
             dot_diff="\n".join(diff) + "\n" if diff and not dot.passed else None,
+            graphdiff=graphdiff,
         )
         png = None
         if png_result is not None:
@@ -183,10 +197,33 @@ class SnapshotCall:
             if written.dot_diff is None
             else display_path(written.dot_diff, root),
             state_text=drawing.state.describe() if drawing.state is not None else None,
+            notes=_notes(dot, graphdiff_note, written.graphdiff, root),
         )
         settings.results.write_record(stem, nodeid=nodeid, report=report, artifacts=written)
+        if settings.summary:
+            missing = dot.expected is None and dot.error is None
+            record = {
+                "nodeid": nodeid, "name": self.name, "verdict": "missing" if missing else "failed",
+                "structure": None if dot.passed else structure_data(dot.expected, drawing),
+                "artifacts": {k: settings.results.relative(p) for k, p in written.images().items()},
+            }  # fmt: skip
+            write_call(settings.results.root, stem, record)
         hint = "\nto accept the received drawing: pytest --snapshot-update"
-        return report.text(color=settings.color) + hint
+        return terminal_report(report).text(color=settings.color) + hint
+
+
+def _notes(dot: DotOutcome, note: str | None, drawn: Path | None, root: Path) -> list[str]:
+    """Lines after the structural summary: the rescale, and where the diff drawing is."""
+    out = []
+    if dot.expected is not None and not dot.passed:
+        line = recolour_line(dot.expected, dot.received)
+        if line is not None:
+            out.append(line)
+    if drawn is not None:
+        out.append(f"structural diff drawing: {display_path(drawn, root)}")
+    elif note is not None:
+        out.append(note)
+    return out
 
 
 def display_path(path: str | os.PathLike[str], base: Path) -> str:

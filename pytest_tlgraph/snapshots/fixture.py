@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from pytest_tlgraph.trace import Trace
 
 __all__ = ["TlgraphSnapshot"]
+#: pytest leaves this module's frames out of a failing test's traceback: a capture error
+#: shows the user's frames and the cause, not the plugin's own (``--full-trace`` shows all).
+__tracebackhide__ = True
 
 _VOLATILE: Final = frozenset({"time", "device_time"})
 
@@ -46,6 +49,8 @@ class TlgraphSnapshot:
         self._marker = dict(marker)
         self._calls = 0
         self._names: set[int | str] = set()
+        #: The mismatch messages of this test's calls, raised together by :meth:`finish`.
+        self.failures: list[str] = []
         for key in SETTING_NAMES:
             if key in self._marker:
                 check_setting(key, self._marker[key], "@pytest.mark.tlgraph")
@@ -70,6 +75,7 @@ class TlgraphSnapshot:
     ) -> Drawing:
         """Snapshot ``model``'s drawing: see ``pytest_tlgraph.plugin.tlgraph_snapshot``."""
         __tracebackhide__ = True
+        where = _call_site()
         index = self._claim_index(name)
         per_call = {"png": png, "renderer": renderer, "threshold": threshold}
         per_call["max_diff_pixels"] = max_diff_pixels
@@ -113,12 +119,37 @@ class TlgraphSnapshot:
         ):
             _write_measured(trace, options, stem, settings)
         if message is not None:
-            self._keep_rest()
-            raise AssertionError(message)
+            # Compared, recorded and written; the test goes on, so every later call is
+            # compared too, and finish() fails the test once at its end.
+            self.failures.append(f"{where}: {message}" if where else message)
         return drawing
 
+    def finish(self) -> None:
+        """Fail the test once, listing every mismatch of its calls (none: return)."""
+        if not self.failures:
+            return
+        import pytest
+
+        count = len(self.failures)
+        head = (
+            []
+            if count == 1
+            else [f"{count} of {self._calls} tlgraph_snapshot calls in this test do not match:"]
+        )
+        pytest.fail("\n\n".join([*head, *self.failures]), pytrace=False)
+
+    def interrupted(self, error: BaseException) -> None:
+        """The test raised before its end: the calls it never reached keep their stored
+        snapshots (syrupy would report them unused, and --snapshot-update delete them),
+        and the mismatches found before are added to ``error`` as notes."""
+        self._keep_rest()
+        if self.failures and isinstance(error, Exception):
+            error.add_note(f"and {len(self.failures)} tlgraph snapshot mismatch(es) before:")
+            for message in self.failures:
+                error.add_note(message)
+
     def _keep_rest(self) -> None:
-        """The calls after a failing one do not run: their stored snapshots are not
+        """The calls after a draw that raised do not run: their stored snapshots are not
         obsolete, so they count as used (syrupy would report them unused, and
         --snapshot-update would delete them)."""
         location = self._snapshot.test_location
@@ -163,14 +194,27 @@ class TlgraphSnapshot:
         return dataclasses.replace(self._settings, **changes)
 
 
+def _call_site() -> str | None:
+    """``test_file.py:12``: the line of the test that called the fixture."""
+    import sys
+
+    try:
+        frame = sys._getframe(2)
+    except ValueError:
+        return None
+    return f"{Path(frame.f_code.co_filename).name}:{frame.f_lineno}"
+
+
 def _check_draw_names(options: Mapping[str, Any], where: str) -> None:
     from pytest_tlgraph.options import DrawOptions
+    from pytest_tlgraph.suggest import did_you_mean
 
     known = {f.name for f in dataclasses.fields(DrawOptions)}
     unknown = sorted(set(options) - known)
     if unknown:
         raise TypeError(
-            f"{where} got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
+            f"{where} got unexpected keyword argument(s) {', '.join(map(repr, unknown))}"
+            f"{did_you_mean(unknown[0], [*known, *SETTING_NAMES])}; "
             f"draw options are: {', '.join(sorted(known))}; snapshot settings are: "
             f"{', '.join(SETTING_NAMES)}"
         )

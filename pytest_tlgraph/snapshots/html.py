@@ -25,14 +25,17 @@ section.failure { border: 1px solid #d0d4da; border-radius: 8px; margin: 0 0 24p
 section.failure h2 { font-size: 15px; margin: 0 0 8px; word-break: break-all; }
 h3 { font-size: 13px; margin: 12px 0 4px; color: #3b4350; }
 pre { background: #f6f7f9; padding: 8px 10px; border-radius: 6px; overflow-x: auto;
-  font: 12px/1.4 ui-monospace, Menlo, Consolas, monospace; margin: 0; white-space: pre; }
+  font: 12px/1.4 ui-monospace, Menlo, Consolas, monospace; margin: 0;
+  white-space: pre-wrap; overflow-wrap: anywhere; }
 pre .del { color: #b31d28; background: #ffeef0; display: inline-block; min-width: 100%; }
 pre .add { color: #22863a; background: #e6ffed; display: inline-block; min-width: 100%; }
 pre .hunk { color: #6f42c1; }
 .images { display: flex; gap: 12px; align-items: flex-start; margin-top: 8px; }
 .images figure { flex: 1 1 0; margin: 0; min-width: 0; }
 .images figcaption { font-weight: 600; font-size: 12px; margin-bottom: 4px; }
-.images img { max-width: 100%; border: 1px solid #d0d4da; background: #fff; }
+.frame { max-height: 80vh; overflow: auto; border: 1px solid #d0d4da; background: #fff; }
+.frame img { display: block; max-width: 100%; cursor: zoom-in; }
+.frame img.full { max-width: none; cursor: zoom-out; }
 nav ol { padding-left: 20px; }
 """
 
@@ -58,24 +61,39 @@ def _data_uri(path: Path) -> str | None:
     return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
 
 
+_CAPTIONS: Final = {"graphdiff": "structural diff (snapshot -> received)"}
+# Click an image to see it at its natural size (a tall graph fits the width otherwise).
+_ZOOM: Final = "this.classList.toggle('full')"
+
+
 def _figure(kind: str, rel: str, root: Path) -> str:
     uri = _data_uri(root / rel)
-    body = f'<img alt="{escape(kind)}" src="{uri}">' if uri else "<p>(image missing)</p>"
-    return f"<figure><figcaption>{escape(kind)}</figcaption>{body}</figure>"
+    body = (
+        f'<div class="frame"><img alt="{escape(kind)}" src="{uri}" onclick="{_ZOOM}" '
+        'title="click to enlarge"></div>'
+        if uri
+        else "<p>(image missing)</p>"
+    )
+    caption = escape(_CAPTIONS.get(kind, kind))
+    return f'<figure class="{escape(kind)}"><figcaption>{caption}</figcaption>{body}</figure>'
 
 
 def _failure(number: int, record: Mapping[str, Any], root: Path) -> str:
     parts = [f'<section class="failure" id="f{number}">']
     parts.append(f"<h2>{number}. {escape(str(record.get('nodeid', '')))}</h2>")
     parts.append(f"<div>{escape(str(record.get('title', '')))}</div>")
+    images: Mapping[str, str] = record.get("images", {})
+    if "graphdiff" in images:  # the picture that says what changed comes first
+        parts.append('<div class="images">')
+        parts.append(_figure("graphdiff", images["graphdiff"], root))
+        parts.append("</div>")
     sections: Sequence[Sequence[Any]] = record.get("sections", ())
     for heading, lines in sections:
         parts.append(f"<h3>{escape(str(heading))}</h3>")
         is_diff = str(heading).startswith("DOT diff")
         shown = (_diff_line(str(x)) if is_diff else escape(str(x)) for x in lines)
         parts.append("<pre>" + "\n".join(shown) + "</pre>")
-    images: Mapping[str, str] = record.get("images", {})
-    if images:
+    if images.keys() & {"expected", "actual", "diff"}:
         parts.append('<div class="images">')
         parts.extend(
             _figure(kind, images[kind], root)
@@ -100,7 +118,7 @@ def render_html(records: Sequence[Mapping[str, Any]], root: Path) -> str:
         f"<title>tlgraph snapshot failures ({count})</title><style>{_STYLE}</style></head>"
         f"<body><h1>tlgraph snapshot failures: {count}</h1>"
         '<div class="meta">expected = stored snapshot, actual = this run, diff = '
-        "mismatched pixels in red (anti-aliasing in yellow)</div>"
+        "mismatched pixels in red (anti-aliasing in yellow); click an image to enlarge</div>"
         f"<nav><ol>{index}</ol></nav>\n{body}\n</body></html>\n"
     )
 

@@ -62,8 +62,10 @@ class PngComparison:
     true, ``passed`` is false whatever the budget, and ``mismatched`` is the pixel
     count of the larger image (every pixel is taken as changed). ``diff_png`` is a
     pixelmatch-style diff image (the expected image in faded grey, mismatched pixels
-    red, anti-aliased differing pixels yellow), or ``None`` when no pixel differs
-    beyond the threshold or the sizes differ. Sizes are ``(width, height)``.
+    red, anti-aliased differing pixels yellow), set whenever the images differ: when
+    the sizes differ it is drawn on the union canvas (both images at the top-left, the
+    area outside either striped light blue; see :mod:`.unioncanvas`). It is ``None``
+    when no pixel differs beyond the threshold. Sizes are ``(width, height)``.
     """
 
     passed: bool
@@ -98,8 +100,13 @@ def compare_png(
         return verdict(True, 0, False, None, size, size)
     image1, image2 = _decode(expected, "expected"), _decode(actual, "actual")
     if image1.size != image2.size:
+        from pytest_tlgraph.snapshots.unioncanvas import mark_missing, padded_pair
+
         larger = max(image1.width * image1.height, image2.width * image2.height)
-        return verdict(False, larger, True, None, image1.size, image2.size)
+        padded = padded_pair(image1, image2)
+        union = compare_png(*padded, threshold=threshold).diff_png
+        union = mark_missing(union, padded[0], image1, image2)
+        return verdict(False, larger, True, union, image1.size, image2.size)
     width, height = image1.size
     flat1, flat2 = _rgba(image1), _rgba(image2)
     px1, px2 = flat1.view(np.uint32).reshape(-1), flat2.view(np.uint32).reshape(-1)

@@ -248,6 +248,7 @@ def build_report(
     diff: Sequence[str],
     full_diff_path: str | None,
     state_text: str | None,
+    notes: Sequence[str] = (),
 ) -> Report:
     """The failure message of one snapshot, section by section (PLUGIN.md §5).
 
@@ -262,6 +263,7 @@ def build_report(
         )
     title = f"tlgraph snapshot {name} does not match ({nodeid})"
     structure, snapshot = _structure_lines(dot, received)
+    structure.extend(notes)  # the rescale line, the structural diff drawing's path
     if dot.expected is None or dot.error is not None:
         diff_lines = ["no stored DOT to compare with"]
     elif dot.passed:

@@ -28,6 +28,8 @@ class Settings:
     max_diff_pixels: int = 0
     force_render: bool = False
     color: bool = False
+    #: CI summaries to write at the end of the session: ``json``, ``markdown``.
+    summary: tuple[str, ...] = ()
 
 
 def check_setting(name: str, value: Any, where: str) -> Any:

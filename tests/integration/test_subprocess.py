@@ -51,8 +51,8 @@ def test_lifecycle_under_xdist(project: pytest.Pytester, monkeypatch: pytest.Mon
         "test_views[unrolled].png",
     ]
 
-    # One run, on two workers: a test passes, three fail with reports, one snapshot is
-    # left unused by a removed test.
+    # One run, on two workers: a test passes, three fail with reports (both calls of
+    # test_two_calls are compared, so four), one snapshot is left unused by a removed test.
     project.makepyfile(test_graph=SUITE.split("def test_dropped")[0])
     monkeypatch.setenv("TL_HIDDEN", "12")
     second = project.runpytest_subprocess("-n", "2")
@@ -60,10 +60,10 @@ def test_lifecycle_under_xdist(project: pytest.Pytester, monkeypatch: pytest.Mon
     second.stdout.fnmatch_lines(["*1 snapshot unused*"])
     results = project.path / "tlgraph-results"
     html = (results / "report.html").read_text()
-    assert html.count('<section class="failure"') == 3
+    assert html.count('<section class="failure"') == 4
     for nodeid in ("test_views[unrolled]", "test_views[rolled]", "test_two_calls"):
         assert f"test_graph.py::{nodeid}" in html
-    assert len(list((results / ".records").glob("*.json"))) == 3
+    assert len(list((results / ".records").glob("*.json"))) == 4
     assert (results / "test_graph" / "test_views[rolled]-diff.png").is_file()
 
 

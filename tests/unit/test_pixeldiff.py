@@ -237,7 +237,8 @@ def test_size_change_fails_whatever_the_budget() -> None:
     assert result.size_changed and not result.passed
     assert (result.expected_size, result.actual_size) == ((64, 48), (70, 40))
     assert result.mismatched == 64 * 48  # the larger image's pixel count
-    assert result.diff_png is None
+    assert result.diff_png is not None  # drawn on the union canvas
+    assert Image.open(io.BytesIO(result.diff_png)).size == (70, 48)
 
 
 def test_threshold_decides_what_counts() -> None:

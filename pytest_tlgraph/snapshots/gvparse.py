@@ -1,0 +1,188 @@
+"""Read a stored canonical ``.gv`` back into the :class:`~pytest_tlgraph.draw.dot.DotGraph`
+that ``dot.emit`` wrote it from: nodes with their attributes and clusters, edges,
+nested clusters with their attributes, rank groups and the extra nodes (the key).
+
+``emit(parse_gv(text)) == text`` for every drawing the plugin writes, so a stored
+snapshot carries everything the structural diff needs. Only the canonical form is read:
+one statement a line, every identifier quoted, labels HTML-like; anything else raises
+:class:`~pytest_tlgraph.snapshots.graphdata.DotParseError` naming the line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from pytest_tlgraph.draw.dot import DotGraph, NodeStatement
+from pytest_tlgraph.draw.plan import Cluster
+from pytest_tlgraph.snapshots.graphdata import DotParseError, _statements
+
+__all__ = ["ParsedGraph", "parse_attrs", "parse_gv"]
+
+_QUOTED: Final = r'"(?:[^"\\]|\\.)*"'
+_NODE: Final = re.compile(rf"\s*({_QUOTED}) (\[.*\]);", re.DOTALL)
+_EDGE: Final = re.compile(rf"\s*({_QUOTED}) -> ({_QUOTED})(?: (\[.*\]))?;", re.DOTALL)
+_MEMBER: Final = re.compile(rf"\s*({_QUOTED});", re.DOTALL)
+_CLUSTER: Final = re.compile(rf"\s*subgraph ({_QUOTED}) \{{", re.DOTALL)
+_DEFAULTS: Final = re.compile(r"\s*(graph|node|edge) (\[.*\]);", re.DOTALL)
+_RANK: Final = re.compile(rf"\s*\{{ rank=same; ((?:{_QUOTED}; )*)\}}", re.DOTALL)
+_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_BARE: Final = re.compile(r"[^,\]\s]+")
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedGraph:
+    """A stored drawing read back: the emitter's input, and each cluster's title."""
+
+    graph: DotGraph
+    titles: dict[str, str]
+
+
+def unquote(quoted: str) -> str:
+    """The identifier inside a DOT quoted string (backslash escapes undone)."""
+    return re.sub(r"\\(.)", r"\1", quoted[1:-1], flags=re.DOTALL)
+
+
+def parse_attrs(text: str) -> dict[str, object]:
+    """``[a="1", label=<...>, b=true]`` -> ``{"a": "1", "label": "<...>", "b": True}``.
+
+    Values come back in the form ``attr_list`` writes them from: quoted strings as
+    ``str``, HTML-like labels as ``str`` starting with ``<``, bare ``true``/``false``
+    as ``bool``.
+    """
+    if not (text.startswith("[") and text.endswith("]")):
+        raise DotParseError(f"not an attribute list: {text[:80]!r}")
+    out: dict[str, object] = {}
+    i, end = 1, len(text) - 1
+    while i < end:
+        name = _NAME.match(text, i)
+        if name is None:
+            raise DotParseError(f"attribute name expected at {text[i : i + 40]!r}")
+        key, i = name[0][:-1], name.end()
+        if text.startswith('"', i):
+            match = re.compile(_QUOTED, re.DOTALL).match(text, i)
+            if match is None:
+                raise DotParseError(f"unterminated string in attribute {key}")
+            out[key], i = unquote(match[0]), match.end()
+        elif text.startswith("<", i):
+            depth, j = 0, i
+            while j < end:
+                depth += {"<": 1, ">": -1}.get(text[j], 0)
+                j += 1
+                if depth == 0:
+                    break
+            if depth:
+                raise DotParseError(f"unterminated HTML label in attribute {key}")
+            out[key], i = text[i:j], j
+        else:
+            bare = _BARE.match(text, i)
+            if bare is None or bare[0] not in ("true", "false"):
+                raise DotParseError(f"unexpected value for attribute {key}")
+            out[key], i = bare[0] == "true", bare.end()
+        if text.startswith(", ", i):
+            i += 2
+        elif i != end:
+            raise DotParseError(f"',' expected after attribute {key}")
+    return out
+
+
+def parse_gv(text: str) -> ParsedGraph:
+    """Read canonical tlgraph DOT into the ``DotGraph`` it was emitted from."""
+    lines = _statements(text)
+    if not lines or lines[0][1] != "digraph tlgraph {":
+        raise DotParseError("line 1: not a tlgraph drawing (expected 'digraph tlgraph {')")
+    defaults: dict[str, dict[str, object]] = {}
+    nodes: list[tuple[str, dict[str, object]]] = []
+    extra: list[NodeStatement] = []
+    edges: list[tuple[str, str]] = []
+    edge_attrs: dict[tuple[str, str], dict[str, object]] = {}
+    clusters: list[Cluster] = []
+    cluster_attrs: dict[str, dict[str, object]] = {}
+    titles: dict[str, str] = {}
+    member_of: dict[str, str] = {}
+    ranks: list[tuple[str, ...]] = []
+    stack: list[str] = []
+    pending: str | None = None  # a cluster whose graph [...] line comes next
+    tail = False  # past the nodes: a node statement now is an extra node
+    closed = False
+    for number, line in lines[1:]:
+        try:
+            if closed:
+                raise DotParseError("text after the end of the graph")
+            if pending is not None:
+                match = _DEFAULTS.fullmatch(line)
+                if match is None or match[1] != "graph":
+                    raise DotParseError(f"cluster without attributes: {line[:80]!r}")
+                attrs = parse_attrs(match[2])
+                cluster_attrs[pending] = attrs
+                titles[pending] = _title(attrs)
+                pending = None
+            elif match := _DEFAULTS.fullmatch(line):
+                if stack or match[1] in defaults:
+                    raise DotParseError(f"unexpected {match[1]} defaults: {line[:80]!r}")
+                defaults[match[1]] = parse_attrs(match[2])
+            elif match := _CLUSTER.fullmatch(line):
+                cid = unquote(match[1])
+                tail = True
+                clusters.append(_cluster(cid, stack[-1] if stack else None))
+                stack.append(cid)
+                pending = cid
+            elif line.strip() == "}":
+                if stack:
+                    stack.pop()
+                else:
+                    closed = True
+            elif match := _EDGE.fullmatch(line):
+                tail = True
+                edges.append((unquote(match[1]), unquote(match[2])))
+                if match[3]:
+                    edge_attrs[edges[-1]] = parse_attrs(match[3])
+            elif match := _NODE.fullmatch(line):
+                node_id, attrs = unquote(match[1]), parse_attrs(match[2])
+                if tail:
+                    extra.append(NodeStatement(node_id, None, attrs))
+                else:
+                    nodes.append((node_id, attrs))
+            elif match := _MEMBER.fullmatch(line):
+                if not stack:
+                    raise DotParseError(f"a bare node outside any cluster: {line[:80]!r}")
+                member_of[unquote(match[1])] = stack[-1]
+            elif match := _RANK.fullmatch(line):
+                tail = True
+                ranks.append(tuple(unquote(q) for q in re.findall(_QUOTED, match[1])))
+            else:
+                raise DotParseError(f"not canonical tlgraph DOT: {line[:80]!r}")
+        except DotParseError as error:
+            raise DotParseError(f"line {number}: {error}") from None
+    if not closed or stack:
+        raise DotParseError(f"line {lines[-1][0]}: the graph is not closed (missing '}}')")
+    missing = sorted({"graph", "node", "edge"} - set(defaults))
+    if missing:
+        raise DotParseError(f"no {', '.join(missing)} defaults: not a tlgraph drawing")
+    graph = DotGraph(
+        graph_attrs=defaults["graph"],
+        node_defaults=defaults["node"],
+        edge_defaults=defaults["edge"],
+        nodes=[NodeStatement(n, member_of.get(n), attrs) for n, attrs in nodes],
+        edges=edges,
+        clusters=clusters,
+        cluster_attrs=cluster_attrs,
+        rank_groups=ranks,
+        extra_nodes=extra,
+        edge_attrs=edge_attrs,
+    )
+    return ParsedGraph(graph, titles)
+
+
+def _cluster(cid: str, parent: str | None) -> Cluster:
+    # Address and type are not stored apart from the title; the id is what links.
+    return Cluster(id=cid, address=cid, type_name="", parent=parent)
+
+
+def _title(attrs: dict[str, object]) -> str:
+    import html
+
+    label = str(attrs.get("label", ""))
+    body = label[1:-1] if label.startswith("<") else label
+    return html.unescape(re.sub(r"<[^>]*>", "", body))

@@ -1,0 +1,170 @@
+"""CI summaries (REVIEW.md §2.6): ``summary.json`` and ``summary.md`` in the results folder.
+
+With ``--tlgraph-summary=json,markdown`` every ``tlgraph_snapshot`` call leaves one small
+record (``.records/<stem>.call``: a file per snapshot, so pytest-xdist workers never
+write the same file); at the end of the session the controller reads them all and
+writes the summaries, and appends the markdown to the file that ``GITHUB_STEP_SUMMARY``
+names, when it is set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from pytest_tlgraph.snapshots.artifacts import RECORDS
+from pytest_tlgraph.suggest import did_you_mean
+
+if TYPE_CHECKING:
+    from pytest_tlgraph.draw import Drawing
+
+__all__ = [
+    "KINDS",
+    "SUMMARY_JSON",
+    "SUMMARY_MD",
+    "parse_kinds",
+    "read_calls",
+    "render_markdown",
+    "structure_data",
+    "write_call",
+    "write_summaries",
+]
+
+KINDS: Final = ("json", "markdown")
+SUMMARY_JSON: Final = "summary.json"
+SUMMARY_MD: Final = "summary.md"
+_CALL: Final = ".call"
+_MARKS: Final = {
+    "passed": "pass", "written": "written", "failed": "**FAIL**", "missing": "**MISSING**",
+}  # fmt: skip
+
+
+def parse_kinds(text: str | None, where: str) -> tuple[str, ...]:
+    """``"json,markdown"`` -> ``("json", "markdown")``; an unknown kind raises
+    ``ValueError`` naming ``where`` it came from and the accepted kinds."""
+    if not text:
+        return ()
+    out: list[str] = []
+    for part in (p.strip() for p in text.split(",")):
+        if part not in KINDS:
+            raise ValueError(
+                f"{where}: summary kind {part!r} is not one of {', '.join(KINDS)}"
+                f"{did_you_mean(part, KINDS)}; e.g. --tlgraph-summary=json,markdown"
+            )
+        if part not in out:
+            out.append(part)
+    return tuple(out)
+
+
+def structure_data(expected_dot: str | None, drawing: Drawing) -> dict[str, Any] | None:
+    """The structural summary of a DOT mismatch as data, or ``None`` without a readable
+    stored side."""
+    from pytest_tlgraph.snapshots.graphdata import DotParseError, graph_from_drawing, parse_dot
+    from pytest_tlgraph.snapshots.recolour import recolour_line
+    from pytest_tlgraph.snapshots.structure import summarize
+
+    if expected_dot is None:
+        return None
+    try:
+        summary = summarize(parse_dot(expected_dot), graph_from_drawing(drawing))
+    except DotParseError:
+        return None
+    data = asdict(summary)
+    data["row_changes"] = [str(change) for change in summary.row_changes]
+    data["recolour"] = recolour_line(expected_dot, drawing.dot)
+    return data
+
+
+def write_call(root: Path, stem: Path, record: Mapping[str, Any]) -> None:
+    """Keep one call's record for the summaries (atomic: the controller never reads a
+    half-written file)."""
+    folder = root / RECORDS
+    folder.mkdir(parents=True, exist_ok=True)
+    name = stem.relative_to(root).as_posix().replace("/", "__") + _CALL
+    tmp = folder / f"{name}.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps(record, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, folder / name)
+
+
+def read_calls(root: Path) -> list[dict[str, Any]]:
+    """Every call record of the session, by test id and name."""
+    out = []
+    for path in sorted((root / RECORDS).glob(f"*{_CALL}")):
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(record, dict):
+            out.append(record)
+    return sorted(out, key=lambda r: (str(r.get("nodeid")), str(r.get("name"))))
+
+
+def _changes(structure: Mapping[str, Any] | None) -> str:
+    if not structure:
+        return ""
+    parts = []
+    for key, word in (("nodes_added", "added"), ("nodes_removed", "removed"),
+                      ("changed_nodes", "rows changed"), ("edges_added", "edges added"),
+                      ("edges_removed", "edges removed")):  # fmt: skip
+        if structure.get(key):
+            parts.append(f"{len(structure[key])} {word}")
+    if structure.get("recolour"):
+        parts.append(str(structure["recolour"]))
+    return "; ".join(parts) or "no structural change"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(calls: Sequence[Mapping[str, Any]], report: str | None) -> str:
+    """A GitHub-flavoured markdown summary: counts, then one table row per call."""
+    counts = Counter(str(c.get("verdict")) for c in calls)
+    head = ", ".join(f"{n} {v}" for v, n in sorted(counts.items())) or "no calls"
+    lines = [f"### tlgraph snapshots: {head}", ""]
+    if report:
+        lines += [f"Full report: `{report}` (upload the results folder as an artifact).", ""]
+    lines += [
+        "| test | snapshot | verdict | what changed | structural diff |",
+        "|---|---|---|---|---|",
+    ]
+    for call in calls:
+        verdict = str(call.get("verdict"))
+        artifacts = call.get("artifacts") or {}
+        picture = f"`{artifacts['graphdiff']}`" if "graphdiff" in artifacts else ""
+        lines.append(
+            f"| `{_cell(str(call.get('nodeid')))}` | `{_cell(str(call.get('name')))}` | "
+            f"{_MARKS.get(verdict, verdict)} | {_cell(_changes(call.get('structure')))} | "
+            f"{picture} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def write_summaries(root: Path, kinds: Sequence[str], *, report: Path | None) -> list[Path]:
+    """Write the asked summaries into ``root``; append the markdown to
+    ``$GITHUB_STEP_SUMMARY`` when set. Returns the files written in ``root``."""
+    calls = read_calls(root)
+    written = []
+    root.mkdir(parents=True, exist_ok=True)
+    if "json" in kinds:
+        path = root / SUMMARY_JSON
+        counts = dict(Counter(str(c.get("verdict")) for c in calls))
+        payload = {"counts": counts, "calls": calls}
+        path.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        written.append(path)
+    if "markdown" in kinds:
+        shown = None if report is None else f"{report.parent.name}/{report.name}"
+        text = render_markdown(calls, shown)
+        path = root / SUMMARY_MD
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+        step = os.environ.get("GITHUB_STEP_SUMMARY")
+        if step:
+            with open(step, "a", encoding="utf-8") as handle:
+                handle.write(text)
+    return written

@@ -1,0 +1,74 @@
+"""The failure message as a terminal shows it: short, with everything in full elsewhere.
+
+A :class:`~pytest_tlgraph.snapshots.report.Report` holds every line (``report.html``
+shows them all, the results folder keeps the full DOT diff). In a terminal or a CI log
+(REVIEW.md §2.5): every line is cut at :data:`MAX_LINE_CHARS` characters, the DOT diff
+at :data:`MAX_DIFF_LINES` lines, and the encoding state is shown only where it changed
+against the snapshot.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Final
+
+from pytest_tlgraph.snapshots.report import Report
+
+__all__ = ["MAX_DIFF_LINES", "MAX_LINE_CHARS", "cut_line", "terminal_report"]
+
+MAX_LINE_CHARS: Final = 160
+MAX_DIFF_LINES: Final = 40
+_CHANGED: Final = "changed against the snapshot"
+_LEFT_OUT: Final = re.compile(r"\.\.\. (\d+) more diff lines left out(?: \(full diff: (.*)\))?")
+_INDENT: Final = 2  # Report.text indents section lines by two spaces
+
+
+def cut_line(line: str, limit: int = MAX_LINE_CHARS) -> str:
+    """``line`` when it fits in ``limit`` characters, else its start and how much was cut."""
+    if len(line) <= limit:
+        return line
+    tail = ""
+    for _ in range(2):  # the tail's own length decides how much it must cut
+        tail = f" ... (+{len(line) - (limit - len(tail))} chars)"
+    return line[: limit - len(tail)] + tail
+
+
+def _diff(lines: Sequence[str]) -> list[str]:
+    """At most :data:`MAX_DIFF_LINES` lines of the DOT diff, then how many were left out."""
+    body, left, where = list(lines), 0, None
+    if body and (found := _LEFT_OUT.fullmatch(body[-1])):
+        body, left, where = body[:-1], int(found[1]), found[2]
+    if len(body) <= MAX_DIFF_LINES and not left:
+        return body
+    left += max(len(body) - MAX_DIFF_LINES, 0)
+    place = f"full diff: {where}; " if where else ""
+    return [
+        *body[:MAX_DIFF_LINES],
+        f"... {left} more diff lines left out ({place}all of it in report.html)",
+    ]
+
+
+def _state(lines: Sequence[str]) -> list[str]:
+    """Only what changed against the snapshot; one line when nothing did."""
+    if not lines or lines[0] == "no channel active":
+        return list(lines)
+    for i, line in enumerate(lines):
+        if line.startswith(_CHANGED):
+            return list(lines[i:])
+    return ["unchanged against the snapshot's key and caption (full state in report.html)"]
+
+
+def terminal_report(report: Report) -> Report:
+    """``report`` cut for a terminal (see the module docstring)."""
+    sections = []
+    for heading, lines in report.sections:
+        if heading.startswith("DOT diff"):
+            shown = _diff(lines)
+        elif heading.startswith("encoding state"):
+            shown = _state(lines)
+        else:
+            shown = list(lines)
+        cut = tuple(cut_line(line, MAX_LINE_CHARS - _INDENT) for line in shown)
+        sections.append((cut_line(heading), cut))
+    return Report(cut_line(report.title), tuple(sections))

@@ -1,0 +1,245 @@
+"""The structural diff drawing (REVIEW.md §2.3) and the .gv round trip it stands on.
+
+Every case draws both graphs in the test (real models where it matters: BERT from a tiny
+config), so the checks follow whatever rows the drawing stage writes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+
+from pytest_tlgraph.capture import capture
+from pytest_tlgraph.draw import Drawing
+from pytest_tlgraph.draw.dot import emit
+from pytest_tlgraph.snapshots import graph_diff
+from pytest_tlgraph.snapshots.graphdata import DotParseError
+from pytest_tlgraph.snapshots.gvparse import parse_attrs, parse_gv
+
+transformers = pytest.importorskip("transformers")
+
+
+def _bert_trace(**changes: Any) -> Any:
+    config = {
+        "vocab_size": 96, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
+        "intermediate_size": 64, "max_position_embeddings": 64, **changes,
+    }  # fmt: skip
+    torch.manual_seed(0)
+    model = transformers.BertModel(transformers.BertConfig(**config)).eval()
+    ids = torch.randint(0, 96, (1, 8))
+    return capture(model, (ids,))
+
+
+def _bert(**changes: Any) -> Drawing:
+    return _bert_trace(**changes).draw(depth=3)
+
+
+@pytest.fixture(scope="module")
+def bert_trace() -> Any:
+    return _bert_trace()
+
+
+@pytest.fixture(scope="module")
+def bert(bert_trace: Any) -> Drawing:
+    return bert_trace.draw(depth=3)
+
+
+class Net(nn.Module):
+    def __init__(self, hidden: int = 8, act: type[nn.Module] = nn.ReLU) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, hidden, 3, padding=1)
+        self.head = nn.Sequential(nn.Linear(hidden, 4), act())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.conv(x).mean((-2, -1)))
+
+
+def _net(x: torch.Tensor | None = None, **kwargs: Any) -> Any:
+    torch.manual_seed(0)
+    return capture(Net(**kwargs), x if x is not None else torch.randn(1, 3, 8, 8))
+
+
+def _kinds(drawing: Drawing) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for node_id, node in drawing.nodes.items():
+        out.setdefault(node.kind, []).append(node_id)
+    return out
+
+
+# --- the .gv round trip ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"color_by": "flops"},
+        {"color_by": "flops", "size_by": "activation_memory", "page": "dark"},
+        {"collapse": "auto"},
+        {"layout": "rank"},
+        {"depth": 1, "color_by": "flops"},
+    ],
+    ids=repr,
+)
+def test_stored_dot_round_trips(options: dict[str, Any], bert_trace: Any) -> None:
+    for drawing in (_net().draw(**options), bert_trace.draw(**options)):
+        assert emit(parse_gv(drawing.dot).graph) == drawing.dot
+
+
+def test_round_trip_keeps_nodes_edges_and_clusters(bert: Drawing) -> None:
+    parsed = parse_gv(bert.dot)
+    assert [n.id for n in parsed.graph.nodes] == list(bert.nodes)
+    assert list(parsed.graph.edges) == list(bert.edges)
+    assert tuple(parsed.titles[c.id] for c in parsed.graph.clusters) == bert.clusters
+    # Every clustered node's cluster exists, and nesting points at existing clusters.
+    ids = {c.id for c in parsed.graph.clusters}
+    assert {n.cluster for n in parsed.graph.nodes} - {None} <= ids
+    assert {c.parent for c in parsed.graph.clusters} - {None} <= ids
+
+
+def test_parse_attrs_forms_and_errors() -> None:
+    parsed = parse_attrs('[label=<<B>a &lt;b&gt;</B>>, color="#1\\"x", fixedsize=true]')
+    assert parsed == {"label": "<<B>a &lt;b&gt;</B>>", "color": '#1"x', "fixedsize": True}
+    with pytest.raises(DotParseError, match="unterminated HTML label"):
+        parse_attrs("[label=<<B>a]")
+    with pytest.raises(DotParseError, match="unexpected value"):
+        parse_attrs("[color=red]")
+
+
+def test_damaged_text_names_side_and_line(bert: Drawing) -> None:
+    with pytest.raises(DotParseError, match=r"old DOT: line 1: not a tlgraph drawing"):
+        graph_diff("graph x {}", bert.dot)
+    damaged = bert.dot.replace(" -> ", " => ", 1)
+    with pytest.raises(DotParseError, match=r"new DOT: line \d+: not canonical tlgraph DOT"):
+        graph_diff(bert.dot, damaged)
+    with pytest.raises(DotParseError, match="not closed"):
+        graph_diff(bert.dot.rsplit("}", 1)[0], bert.dot)
+
+
+# --- the diff cases ---------------------------------------------------------------------
+
+
+def test_identical_drawings_are_all_grey(bert: Drawing) -> None:
+    diff = graph_diff(bert.dot, bert.dot)
+    assert set(_kinds(diff)) == {"unchanged"}
+    assert list(diff.nodes) == list(bert.nodes)
+    statements = diff.dot.split("\n", 4)[4]  # past the caption, whose legend shows them
+    assert "#1A7F37" not in statements and "#CF222E" not in statements
+
+
+def test_hidden_size_change_marks_rows(bert: Drawing) -> None:
+    diff = graph_diff(bert.dot, _bert(hidden_size=48).dot)
+    kinds = _kinds(diff)
+    assert "added" not in kinds and "removed" not in kinds
+    assert len(kinds["changed"]) >= 10 and kinds["unchanged"]
+    rows = diff.nodes["layer_norm_1"].rows
+    assert any(r.startswith("- ") and "1x8x32" in r for r in rows)
+    assert any(r.startswith("+ ") and "1x8x48" in r for r in rows)
+    assert rows[0] == "layer_norm_1"  # the title row stays the title
+    # The input's rows did not change: it stays grey and unmarked.
+    assert diff.nodes["input_1"].kind == "unchanged"
+    assert not any(r.startswith(("- ", "+ ")) for r in diff.nodes["input_1"].rows)
+
+
+def test_activation_change(bert: Drawing) -> None:
+    diff = graph_diff(bert.dot, _bert(hidden_act="relu").dot)
+    changed = [diff.nodes[n] for n in _kinds(diff)["changed"]]
+    assert len(changed) == 2  # one activation per layer, nothing else
+    for node in changed:
+        assert any(r.startswith("- ") and "GELUActivation" in r for r in node.rows)
+        assert any(r.startswith("+ ") and "ReLU" in r for r in node.rows)
+
+
+def test_added_layer_is_green_and_nothing_else_moves(bert: Drawing) -> None:
+    deeper = _bert(num_hidden_layers=3)
+    diff = graph_diff(bert.dot, deeper.dot)
+    kinds = _kinds(diff)
+    assert "removed" not in kinds and "changed" not in kinds
+    assert kinds["added"] and all(
+        any("encoder.layer.2" in r for r in diff.nodes[n].rows) for n in kinds["added"]
+    )
+    # Ops renumbered by the insertion (the pooler's linear) pair with their old selves.
+    assert len(kinds["unchanged"]) == len(bert.nodes)
+    assert "@encoder.layer.2 (BertLayer)" in diff.clusters
+    added_edges = [line for line in diff.dot.splitlines() if 'color="#1A7F37"' in line]
+    assert any(" -> " in line for line in added_edges)
+
+
+def test_removed_layer_is_red_and_dashed(bert: Drawing) -> None:
+    diff = graph_diff(_bert(num_hidden_layers=3).dot, bert.dot)
+    kinds = _kinds(diff)
+    assert "added" not in kinds and "changed" not in kinds
+    assert all(
+        any("encoder.layer.2" in r for r in diff.nodes[n].rows) for n in kinds["removed"]
+    )
+    removed_line = next(
+        line for line in diff.dot.splitlines() if line.startswith(f'  "{kinds["removed"][0]}" [')
+    )
+    assert "dashed" in removed_line and "#CF222E" in removed_line
+
+
+def test_swapped_op_is_removed_and_added_in_place() -> None:
+    old, new = _net().draw(), _net(act=nn.GELU).draw()
+    diff = graph_diff(old.dot, new.dot)
+    assert diff.nodes["relu_1"].kind == "removed" and diff.nodes["gelu_1"].kind == "added"
+    order = list(diff.nodes)
+    assert order.index("relu_1") == order.index("linear_1") + 1  # where it was
+    assert ("linear_1", "relu_1") in diff.edges and ("linear_1", "gelu_1") in diff.edges
+
+
+def test_suppression_row_change() -> None:
+    # Unbatched input: the channel axis cannot be checked, so in/out_channels show.
+    batched = _net(torch.randn(1, 3, 8, 8)).draw()
+    unbatched = _net(torch.randn(3, 8, 8)).draw()
+    diff = graph_diff(batched.dot, unbatched.dot)
+    rows = diff.nodes["conv2d_1"].rows
+    assert diff.nodes["conv2d_1"].kind == "changed"
+    assert any(r.startswith("+ ") and "in_channels=3" in r for r in rows)
+    assert any(r.startswith("- ") and "in_channels" not in r and "=" in r for r in rows)
+
+
+class TwoBranches(nn.Module):
+    def __init__(self, kernel: int) -> None:
+        super().__init__()
+        self.a = nn.Conv2d(3, 8, kernel, padding=kernel // 2)
+        self.b = nn.Conv2d(3, 8, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.a(x) + self.b(x)
+
+
+def test_recolouring_alone_is_not_marked() -> None:
+    # A larger kernel in branch a costs more FLOPs: the colour domain moves, so branch
+    # b's conv is recoloured although its rows stay the same.
+    x = torch.randn(1, 3, 8, 8)
+    old = capture(TwoBranches(3), x).draw(color_by="flops")
+    new = capture(TwoBranches(7), x).draw(color_by="flops")
+    recoloured = [
+        n for n in new.nodes if n in old.nodes and n != "tlgraph_key"
+        and new.nodes[n].rows == old.nodes[n].rows
+        and _fill(new, n) != _fill(old, n)
+    ]  # fmt: skip
+    assert recoloured, "the case must recolour an unchanged node"
+    diff = graph_diff(old.dot, new.dot)
+    assert all(diff.nodes[n].kind == "unchanged" for n in recoloured)
+    assert "tlgraph_key" not in diff.nodes
+
+
+def _fill(drawing: Drawing, node_id: str) -> object:
+    return next(
+        dict(n.attrs).get("fillcolor")  # type: ignore[arg-type]
+        for n in parse_gv(drawing.dot).graph.nodes
+        if n.id == node_id
+    )
+
+
+def test_the_diff_renders_with_a_legend(bert: Drawing) -> None:
+    diff = graph_diff(bert.dot, _bert(num_hidden_layers=3, hidden_act="relu").dot)
+    assert "added: " in diff.dot and "removed: " in diff.dot and "rows changed: " in diff.dot
+    png = diff.png()
+    assert png.startswith(b"\x89PNG")
+    # The diff's own DOT is canonical too: it reads back.
+    assert emit(parse_gv(diff.dot).graph) == diff.dot

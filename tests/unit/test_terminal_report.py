@@ -1,0 +1,88 @@
+"""The failure message in a terminal (REVIEW.md §2.5) and the rescale line (§2.4)."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from pytest_tlgraph.capture import capture
+from pytest_tlgraph.snapshots.recolour import recolour_line
+from pytest_tlgraph.snapshots.report import Report
+from pytest_tlgraph.snapshots.terminal import (
+    MAX_DIFF_LINES,
+    MAX_LINE_CHARS,
+    cut_line,
+    terminal_report,
+)
+
+
+def test_cut_line_keeps_short_lines_and_counts_what_it_cuts() -> None:
+    assert cut_line("short") == "short"
+    line = "x" * 900
+    cut = cut_line(line)
+    assert len(cut) == MAX_LINE_CHARS
+    kept = cut.split(" ... ")[0]
+    assert cut.endswith(f"(+{900 - len(kept)} chars)")
+
+
+def _report(diff: list[str], state: list[str]) -> Report:
+    return Report(
+        "tlgraph snapshot test_x does not match (t.py::test_x)",
+        (
+            ("structure (snapshot -> received):", ("nodes added (1): gelu_1",)),
+            ("DOT diff (- snapshot / + received):", tuple(diff)),
+            ("encoding state (received):", tuple(state)),
+            ("PNG:", ("PNG size changed: snapshot 10x10 px, received 10x12 px",)),
+        ),
+    )
+
+
+def test_terminal_caps_diff_lines_and_widths() -> None:
+    diff = [f"+ line {i} " + "y" * 400 for i in range(120)]
+    diff.append("... 80 more diff lines left out (full diff: r/t.dot.diff)")
+    shown = terminal_report(_report(diff, ["no channel active"]))
+    lines = dict(shown.sections)["DOT diff (- snapshot / + received):"]
+    assert len(lines) == MAX_DIFF_LINES + 1
+    assert lines[-1] == (
+        "... 160 more diff lines left out (full diff: r/t.dot.diff; all of it in report.html)"
+    )
+    text = shown.text()
+    assert max(len(line) for line in text.splitlines()) <= MAX_LINE_CHARS
+
+
+def test_state_only_where_it_changed() -> None:
+    listing = ["color_by: forward FLOPs", "  domain: 0 .. 9", "  nodes:", "    a: 1 -> #000"]
+    quiet = terminal_report(_report([], listing))
+    assert dict(quiet.sections)["encoding state (received):"] == (
+        "unchanged against the snapshot's key and caption (full state in report.html)",
+    )
+    changed = [*listing, "changed against the snapshot (from its key and caption):",
+               "  key line now drawn: x"]  # fmt: skip
+    loud = terminal_report(_report([], changed))
+    assert dict(loud.sections)["encoding state (received):"] == tuple(changed[4:])
+
+
+class TwoBranches(nn.Module):
+    def __init__(self, kernel: int) -> None:
+        super().__init__()
+        self.a = nn.Conv2d(3, 8, kernel, padding=kernel // 2)
+        self.b = nn.Conv2d(3, 8, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.a(x) + self.b(x)
+
+
+def test_rescale_is_named_with_the_nodes_it_recoloured() -> None:
+    x = torch.randn(1, 3, 8, 8)
+    old = capture(TwoBranches(3), x).draw(color_by="flops")
+    new = capture(TwoBranches(7), x).draw(color_by="flops")
+    line = recolour_line(old.dot, new.dot)
+    assert line is not None
+    assert line.startswith("colour domain 0 FLOPs .. ") and " -> 0 FLOPs .. " in line
+    # Branch b's conv and the add kept their rows and values but not their fills; a's
+    # own change (its kernel row) is not counted.
+    assert line.endswith(": 2 nodes recoloured by the rescale alone")
+    assert recolour_line(old.dot, old.dot) is None
+    plain = capture(TwoBranches(7), x).draw()
+    assert recolour_line(plain.dot, plain.dot) is None
+    assert recolour_line("garbage", new.dot) is None
