@@ -169,3 +169,20 @@ def test_report_prints_the_path_and_the_summary(
     assert "tlgraph snapshot test_net does not match (test_graph.py::test_net)" in lines[2]
     assert any("label rows changed" in line for line in lines)
     assert any(line.strip().startswith("diff:") and line.endswith("-diff.png") for line in lines)
+
+
+def test_diff_reads_stdin_and_draws_the_structural_diff(models: Path) -> None:
+    from pytest_tlgraph.snapshots import graph_diff
+
+    module = _load(models / "cli_models.py")
+    net = module.Net().eval()
+    old = capture(net, net.example_input_array).draw().dot
+    net.body.append(torch.nn.Tanh())
+    new = capture(net, net.example_input_array).draw().dot
+    (models / "new.gv").write_text(new, encoding="utf-8")
+    done = tlgraph("diff", "-", "new.gv", "-o", "diff.png", cwd=models, stdin=old)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "wrote diff.png"
+    assert "nodes added (1): tanh_1" in lines
+    assert (models / "diff.png").read_bytes() == render_png(graph_diff(old, new).dot)

@@ -112,6 +112,7 @@ CASES = {
     "report on a file": (["report", "notes.gv"], ["is a file", "results folder"]),
     "diff two stdins": (["diff", "-", "-"], ["only one of OLD and NEW"]),
     "diff unreadable": (["diff", "nope.gv", "notes.gv"], ["cannot read 'nope.gv'", ".gv snapshot"]),
+    "diff foreign": (["diff", "notes.gv", "notes.gv"], ["not tlgraph drawings", "two .gv"]),
     "unknown choice": (
         ["draw", "errmodels:mlp", "--page", "sepia"],
         ["invalid choice: 'sepia'", "--help"],
