@@ -49,6 +49,10 @@ HELP: Final = {
 }
 
 
+#: Values of options that ``DrawOptions`` leaves to a later stage to check.
+_MORE_CHOICES: Final = {"size_scale": ("sqrt", "linear")}
+
+
 @dataclass(frozen=True, slots=True)
 class OptionSpec:
     """One draw option: its ``DrawOptions`` field, command-line flag and value kind.
@@ -126,8 +130,9 @@ class OptionSpec:
 
 
 def _kind(name: str, hint: Any) -> tuple[str, tuple[str, ...], bool]:
-    if name in _CHOICES:
-        return "choice", tuple(str(c) for c in _CHOICES[name] if c is not None), False
+    if name in _CHOICES or name in _MORE_CHOICES:
+        choices = _CHOICES.get(name) or _MORE_CHOICES[name]
+        return "choice", tuple(str(c) for c in choices if c is not None), False
     args = typing.get_args(hint) if _is_union(hint) else (hint,)
     present = [a for a in args if a is not type(None)]
     takes_bool = bool in present
