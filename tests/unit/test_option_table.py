@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch import nn
 
-from pytest_tlgraph import capture, cli
+from pytest_tlgraph import capture, cli_commands
 from pytest_tlgraph.cli import build_parser
 from pytest_tlgraph.node_styles import attention_node_mode
 from pytest_tlgraph.option_table import HELP, OptionSpec, markdown_table, option_specs
@@ -124,7 +124,7 @@ def test_flags_draw_what_the_keywords_draw() -> None:
     model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Sequential(nn.Linear(8, 2))).eval()
     trace = capture(model, torch.zeros(1, 4))
     argv = ["--depth", "1", "--color-by", "bytes", "--direction", "leftright", "--no-show-legend"]
-    options = cli._draw_options(build_parser().parse_args(["draw", "m:f", *argv]))
+    options = cli_commands.draw_options(build_parser().parse_args(["draw", "m:f", *argv]))
     assert options == {
         "depth": 1,
         "color_by": "bytes",
