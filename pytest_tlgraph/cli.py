@@ -16,6 +16,11 @@ from pytest_tlgraph.option_table import option_specs
 
 __all__ = ["build_parser", "main"]
 
+_EXAMPLES = """examples:
+  tlgraph draw models.py:Net --color-by flops -o net.png
+  tlgraph diff old.gv new.gv -o diff.png
+  tlgraph report
+run tlgraph COMMAND --help for a command's options and an example"""
 _DRAW_EXAMPLE = """example:
   tlgraph draw torchvision.models:resnet18 --input-shape 1,3,224,224 \\
       --collapse auto --color-by flops -o resnet18.png
@@ -61,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="tlgraph",
         description="Draw PyTorch model graphs and their snapshot diffs (pytest-tlgraph).",
-        epilog="run tlgraph COMMAND --help for a command's options and an example",
+        epilog=_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
@@ -109,8 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="draw the structural diff of two DOT snapshots",
         epilog=_DIFF_EXAMPLE,
         formatter_class=raw,
-        description="Draw what changed between two stored .gv "
-        "snapshots: added nodes green, removed red and dashed, changed rows as - old / + new.",
+        description="Draw what changed between two stored .gv snapshots: added nodes green,\n"
+        "removed red and dashed, changed rows as - old / + new.",
     )
     diff.add_argument("old", metavar="OLD.gv", help="the old snapshot (- reads stdin)")
     diff.add_argument("new", metavar="NEW.gv", help="the new snapshot (- reads stdin)")
@@ -120,8 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="print where the last run's report is and its summary",
         epilog=_REPORT_EXAMPLE,
         formatter_class=raw,
-        description="Print the path of report.html and the summary of every snapshot "
-        "failure the last pytest run recorded.",
+        description="Print the path of report.html and the summary of every snapshot failure\n"
+        "the last pytest run recorded.",
     )
     report.add_argument(
         "results",

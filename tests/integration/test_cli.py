@@ -90,6 +90,8 @@ def test_help_shows_an_example_per_command(models: Path) -> None:
         assert "example:" in done.stdout
         assert f"tlgraph {command} " in done.stdout.split("example:")[1]
     assert "--color-by" in tlgraph("draw", "--help", cwd=models).stdout
+    top = tlgraph("--help", cwd=models).stdout
+    assert all(f"tlgraph {c} " in top.split("examples:")[1] for c in ("draw", "diff", "report"))
 
 
 def test_draw_writes_what_trace_draw_draws(models: Path) -> None:
