@@ -277,7 +277,6 @@ def tlgraph_snapshot(request: pytest.FixtureRequest) -> TlgraphSnapshot:
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, object]:
     """Every ``tlgraph_snapshot`` call of a test is compared; the test fails once, at its
     end, listing every mismatch (REVIEW.md §2.1)."""
-    __tracebackhide__ = True
     try:
         result = yield
     except BaseException as error:

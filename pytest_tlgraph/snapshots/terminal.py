@@ -2,14 +2,16 @@
 
 A :class:`~pytest_tlgraph.snapshots.report.Report` holds every line (``report.html``
 shows them all, the results folder keeps the full DOT diff). In a terminal or a CI log
-(REVIEW.md §2.5): every line is cut at :data:`MAX_LINE_CHARS` characters, the DOT diff
-at :data:`MAX_DIFF_LINES` lines, and the encoding state is shown only where it changed
-against the snapshot.
+(REVIEW.md §2.5): no line is longer than :data:`MAX_LINE_CHARS` characters (DOT diff
+lines are cut, saying how much; prose wraps, so a remedy is never lost), the DOT diff
+stops at :data:`MAX_DIFF_LINES` lines, and the encoding state is shown only where it
+changed against the snapshot.
 """
 
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Sequence
 from typing import Final
 
@@ -42,11 +44,20 @@ def _diff(lines: Sequence[str]) -> list[str]:
     if len(body) <= MAX_DIFF_LINES and not left:
         return body
     left += max(len(body) - MAX_DIFF_LINES, 0)
-    place = f"full diff: {where}; " if where else ""
-    return [
-        *body[:MAX_DIFF_LINES],
-        f"... {left} more diff lines left out ({place}all of it in report.html)",
-    ]
+    place = f"full diff: {where}" if where else "all of it in report.html"
+    return [*body[:MAX_DIFF_LINES], f"... {left} more diff lines left out ({place})"]
+
+
+def wrap_line(line: str, limit: int = MAX_LINE_CHARS) -> list[str]:
+    """``line`` wrapped at word boundaries to ``limit`` characters, continuation lines
+    indented two spaces past the line's own indent."""
+    if len(line) <= limit:
+        return [line]
+    indent = " " * (len(line) - len(line.lstrip(" ")))
+    return textwrap.wrap(
+        line, width=limit, initial_indent="", subsequent_indent=indent + "  ",
+        break_on_hyphens=False, drop_whitespace=True,
+    )  # fmt: skip
 
 
 def _state(lines: Sequence[str]) -> list[str]:
@@ -69,6 +80,11 @@ def terminal_report(report: Report) -> Report:
             shown = _state(lines)
         else:
             shown = list(lines)
-        cut = tuple(cut_line(line, MAX_LINE_CHARS - _INDENT) for line in shown)
-        sections.append((cut_line(heading), cut))
-    return Report(cut_line(report.title), tuple(sections))
+        limit = MAX_LINE_CHARS - _INDENT
+        if heading.startswith("DOT diff"):
+            fitted = tuple(cut_line(line, limit) for line in shown)
+        else:
+            fitted = tuple(part for line in shown for part in wrap_line(line, limit))
+        sections.append((heading, fitted))
+    title = "\n".join(wrap_line(report.title))
+    return Report(title, tuple(sections))

@@ -43,11 +43,17 @@ def test_terminal_caps_diff_lines_and_widths() -> None:
     shown = terminal_report(_report(diff, ["no channel active"]))
     lines = dict(shown.sections)["DOT diff (- snapshot / + received):"]
     assert len(lines) == MAX_DIFF_LINES + 1
-    assert lines[-1] == (
-        "... 160 more diff lines left out (full diff: r/t.dot.diff; all of it in report.html)"
-    )
+    assert lines[-1] == "... 160 more diff lines left out (full diff: r/t.dot.diff)"
     text = shown.text()
     assert max(len(line) for line in text.splitlines()) <= MAX_LINE_CHARS
+
+
+def test_prose_wraps_whole() -> None:
+    remedy = "renderer mismatch: " + "word " * 60 + "Run with --tlgraph-renderer=pure to compare."
+    shown = terminal_report(Report("t", (("PNG:", (remedy,)),))).text()
+    assert max(len(line) for line in shown.splitlines()) <= MAX_LINE_CHARS
+    assert "--tlgraph-renderer=pure to compare." in shown
+    assert " ".join(shown.split()) == " ".join(f"t PNG: {remedy}".split())
 
 
 def test_state_only_where_it_changed() -> None:
