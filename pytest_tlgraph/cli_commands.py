@@ -147,6 +147,9 @@ def run_report(args: argparse.Namespace) -> None:
         raise CommandError(f"{args.results!r} is a file; give the results folder")
     records = ResultsDir(root).read_records()
     report = root / REPORT_NAME
+    counts = _call_counts(root)
+    if counts is not None:
+        print(f"snapshot calls in the last run: {counts}")
     if not records:
         print(
             f"no snapshot failures recorded in {root}/: the last run passed, or ran with "
@@ -164,3 +167,16 @@ def run_report(args: argparse.Namespace) -> None:
                 print("\n".join(f"    {line}" for line in lines))
         for kind, rel in record.get("images", {}).items():
             print(f"    {kind + ':':<9} {root / rel}")
+
+
+def _call_counts(root: Path) -> str | None:
+    """``2 passed, 1 failed`` from ``summary.json`` (``--tlgraph-summary=json``), if any."""
+    import json
+
+    from pytest_tlgraph.snapshots.summary import SUMMARY_JSON
+
+    try:
+        counts = json.loads((root / SUMMARY_JSON).read_text(encoding="utf-8"))["counts"]
+        return ", ".join(f"{int(n)} {verdict}" for verdict, n in sorted(counts.items())) or None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None  # no summary asked for, or not one we can read: the records suffice

@@ -91,7 +91,8 @@ def test_help_shows_an_example_per_command(models: Path) -> None:
         assert f"tlgraph {command} " in done.stdout.split("example:")[1]
     assert "--color-by" in tlgraph("draw", "--help", cwd=models).stdout
     top = tlgraph("--help", cwd=models).stdout
-    assert all(f"tlgraph {c} " in top.split("examples:")[1] for c in ("draw", "diff", "report"))
+    examples = [line.split()[:2] for line in top.split("examples:")[1].splitlines()[1:4]]
+    assert examples == [["tlgraph", "draw"], ["tlgraph", "diff"], ["tlgraph", "report"]]
 
 
 def test_draw_writes_what_trace_draw_draws(models: Path) -> None:
@@ -161,10 +162,11 @@ def test_report_prints_the_path_and_the_summary(
     assert passed.returncode == 0
     assert "no snapshot failures recorded" in passed.stdout
     monkeypatch.setenv("WIDTH", "5")
-    pytester.runpytest_subprocess().assert_outcomes(failed=1)
+    pytester.runpytest_subprocess("--tlgraph-summary=json").assert_outcomes(failed=1)
     done = tlgraph("report", cwd=pytester.path)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
+    assert lines.pop(0) == "snapshot calls in the last run: 1 failed"
     assert lines[0] == f"report: {Path('tlgraph-results') / 'report.html'}"
     assert (pytester.path / "tlgraph-results" / "report.html").is_file()
     assert lines[1] == "1 snapshot failure in the last run:"
