@@ -26,7 +26,7 @@ __all__ = ["HELP", "OptionSpec", "markdown_table", "option_specs", "parse_callab
 HELP: Final = {
     "view": "unrolled draws one node per op call; rolled draws one node per layer",
     "direction": "which way the graph flows",
-    "layout": "layout engine: dot, rank (ranked columns for very large graphs) or auto",
+    "layout": "the layout engine (auto chooses)",
     "depth": "draw every module call nested deeper than N as one box (0 boxes every "
     "top-level call)",
     "collapse": "auto picks the deepest depth that fits the node budget and folds "
@@ -57,8 +57,8 @@ _MORE_CHOICES: Final = {"size_scale": ("sqrt", "linear")}
 class OptionSpec:
     """One draw option: its ``DrawOptions`` field, command-line flag and value kind.
 
-    ``kind`` is ``choice``, ``bool``, ``int``, ``float``, ``source`` (a token or field
-    name; ``true``/``false`` too when the option takes a bool), ``list``
+    ``kind`` is ``choice``, ``bool``, ``int``, ``float``, ``text``, ``source`` (a token
+    or field name; ``true``/``false`` too when the option takes a bool), ``list``
     (comma-separated), ``callable`` (a name or ``MODULE:FUNCTION``) or ``literal``
     (a Python literal, else the text itself).
     """
@@ -115,6 +115,7 @@ class OptionSpec:
             "int": "int",
             "float": "number",
             "source": "token or field name" + (" / true" if self.takes_bool else ""),
+            "text": "text",
             "list": "comma-separated tokens",
             "callable": "name or MODULE:FUNCTION",
             "literal": "Python literal",
@@ -138,6 +139,8 @@ def _kind(name: str, hint: Any) -> tuple[str, tuple[str, ...], bool]:
     takes_bool = bool in present
     if present == [bool]:
         return "bool", (), False
+    if present == [str]:
+        return "text", (), False
     if str in present:
         return "source", (), takes_bool
     if present and all(_is_callable(a) for a in present):
