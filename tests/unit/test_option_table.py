@@ -128,7 +128,7 @@ def _fits(value: Any, hint: Any) -> bool:
         if origin is collections.abc.Callable and callable(value):
             return True
         plain = isinstance(origin, type) and origin is not collections.abc.Callable
-        if plain and isinstance(value, origin) and not (origin is int and value is True):
+        if plain and isinstance(value, origin) and (type(value) is not bool or origin is bool):
             return True
     return False
 
