@@ -274,7 +274,9 @@ def tlgraph_snapshot(request: pytest.FixtureRequest) -> Iterator[TlgraphSnapshot
             )
         marker.update(mark.kwargs)
     config = request.config
-    settings = replace(config.stash[_SETTINGS], color=_color(config))
+    # Printed paths are relative to the folder pytest was started in.
+    where = config.invocation_params.dir
+    settings = replace(config.stash[_SETTINGS], color=_color(config), rootdir=where)
     module = Path(request.node.path)
     if module.is_relative_to(config.rootpath):
         module = module.relative_to(config.rootpath)
@@ -338,7 +340,10 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     found = config.stash.get(_HTML, None)
     if found is not None:
         path, count = found
+        from pytest_tlgraph.snapshots.call import display_path
+
+        shown = display_path(path, config.invocation_params.dir)
         terminalreporter.write_sep("-", "tlgraph")
         terminalreporter.write_line(
-            f"{count} snapshot failure{'s' if count != 1 else ''}; report: {path}"
+            f"{count} snapshot failure{'s' if count != 1 else ''}; report: {shown}"
         )

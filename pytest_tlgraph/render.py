@@ -21,6 +21,7 @@ __all__ = [
     "RENDERERS",
     "get_default_renderer",
     "render_png",
+    "render_svg",
     "renderer_version",
     "set_default_renderer",
 ]
@@ -67,8 +68,8 @@ def _pure_executable() -> str:
     return found
 
 
-def _run_pure(dot: str, dpi: int) -> bytes:
-    cmd = [_pure_executable(), "-Tpng", f"-Gdpi={dpi}"]
+def _run_pure(dot: str, dpi: int, fmt: str = "png") -> bytes:
+    cmd = [_pure_executable(), f"-T{fmt}", f"-Gdpi={dpi}"]
     try:
         done = subprocess.run(cmd, input=dot.encode(), capture_output=True, timeout=_TIMEOUT_S)
     except subprocess.TimeoutExpired as error:
@@ -104,15 +105,15 @@ def _dot_not_found() -> RenderError:
     )
 
 
-def _run_system(dot: str, dpi: int) -> bytes:
+def _run_system(dot: str, dpi: int, fmt: str = "png") -> bytes:
     import graphviz
 
     # graphviz.pipe() takes no -G flags; a leading graph attribute statement is the
     # same explicit dpi (our DOT never sets dpi itself, so nothing overrides it).
     text = dot.replace("{\n", f"{{\n  graph [dpi={dpi}];\n", 1)
     try:
-        png: bytes = graphviz.pipe("dot", "png", text.encode(), quiet=True)
-        return png
+        out: bytes = graphviz.pipe("dot", fmt, text.encode(), quiet=True)
+        return out
     except graphviz.ExecutableNotFound as error:
         raise _dot_not_found() from error
     except graphviz.CalledProcessError as error:
@@ -133,6 +134,13 @@ def render_png(dot: str, *, renderer: str | None = None, dpi: int = 96) -> bytes
             f"dpi must be a whole number from 1 to {MAX_DPI}, got {dpi!r}; e.g. dpi=96 or 192"
         )
     return _run_pure(dot, dpi) if name == "pure" else _run_system(dot, dpi)
+
+
+def render_svg(dot: str, *, renderer: str | None = None) -> bytes:
+    """Render DOT text to SVG bytes (UTF-8) with ``renderer`` (default: the configured one)."""
+    name = renderer or _default
+    _check(name)
+    return _run_pure(dot, 72, "svg") if name == "pure" else _run_system(dot, 72, "svg")
 
 
 @functools.cache

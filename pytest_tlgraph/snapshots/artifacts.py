@@ -127,6 +127,9 @@ class ResultsDir:
         manifest: the folders made for it before they are made, the file once written
         (a refused write never lists a file that is not the plugin's)."""
         missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
+        if self.root in missing:  # made by the plugin: removed again once it is empty
+            self.root.mkdir(parents=True, exist_ok=True)
+            self._note("d", self.root)
         for folder in reversed(missing):
             if folder != self.root and folder.is_relative_to(self.root):
                 self._note("d", folder)
@@ -221,6 +224,11 @@ class ResultsDir:
             listing.unlink(missing_ok=True)
         with contextlib.suppress(OSError):
             manifest.rmdir()
+        # A results folder the plugin made goes too once empty (a passing run leaves no
+        # empty folder behind), but never the folder pytest runs in.
+        if "." in folders and not Path.cwd().resolve().is_relative_to(self.root.resolve()):
+            with contextlib.suppress(OSError):
+                self.root.rmdir()
 
     def _inside(self, rel: str) -> Path | None:
         """``root / rel`` when it stays inside the folder (no ``..``, no link out)."""

@@ -234,9 +234,10 @@ def _notes(dot: DotOutcome, note: str | None, drawn: Path | None, root: Path) ->
     return out
 
 
-def display_path(path: str | os.PathLike[str], rootdir: Path) -> str:
-    """``path`` relative to the rootdir when it is inside it (shorter in CI logs)."""
+def display_path(path: str | os.PathLike[str], base: Path) -> str:
+    """``path`` relative to ``base``, the folder pytest was started in (``../`` when it
+    lies outside), as a user can paste it; absolute when no relative path exists."""
     try:
-        return Path(path).resolve().relative_to(rootdir.resolve()).as_posix()
-    except ValueError:
+        return Path(os.path.relpath(Path(path).resolve(), base.resolve())).as_posix()
+    except ValueError:  # another drive
         return str(path)

@@ -176,3 +176,21 @@ def test_without_syrupy_the_fixture_says_so(project: pytest.Pytester) -> None:
     result = project.runpytest("-p", "no:syrupy")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*whose pytest plugin is not active*remove -p no:syrupy*"])
+
+
+def test_printed_paths_are_relative_to_where_pytest_ran(
+    stored: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sub = stored.mkdir("sub")
+    monkeypatch.chdir(sub)
+    monkeypatch.setenv("TL_HIDDEN", "32")
+    result = stored.runpytest(str(stored.path))
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*actual:   ../tlgraph-results/test_graph/test_mlp.png",
+            "*expected: ../tlgraph-results/test_graph/test_mlp-expected.png",
+            "*1 snapshot failure; report: ../tlgraph-results/report.html",
+        ]
+    )
+    assert (stored.path / "tlgraph-results" / "report.html").is_file()

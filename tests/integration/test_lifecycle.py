@@ -67,6 +67,7 @@ def test_whole_lifecycle(project: pytest.Pytester, monkeypatch: pytest.MonkeyPat
     passed = project.runpytest()
     passed.assert_outcomes(passed=1)
     assert not (results / "report.html").exists(), "the previous report must be cleared"
+    assert not results.exists(), "a passing run leaves no empty results folder"
 
 
 def test_args_row_callouts(project: pytest.Pytester) -> None:

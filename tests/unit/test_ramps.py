@@ -44,7 +44,7 @@ def test_default_is_viridis() -> None:
 
 @pytest.mark.parametrize(
     ("f", "expected"),
-    zip(FRACTIONS, ("#FDE725", "#6DCC5D", "#22958B", "#3B528B", "#440154"), strict=True),
+    list(zip(FRACTIONS, ("#FDE725", "#6DCC5D", "#22958B", "#3B528B", "#440154"), strict=True)),
 )
 def test_light_viridis_reference_samples(f: float, expected: str) -> None:
     assert_close(ramp_for_page("light").sample(f), expected)
@@ -58,7 +58,7 @@ def test_light_viridis_reference_positions() -> None:
 @pytest.mark.usefixtures("ylorbr_selected")
 @pytest.mark.parametrize(
     ("f", "expected"),
-    zip(FRACTIONS, ("#FFF7BC", "#FEB845", "#EC7014", "#AE3E03", "#662506"), strict=True),
+    list(zip(FRACTIONS, ("#FFF7BC", "#FEB845", "#EC7014", "#AE3E03", "#662506"), strict=True)),
 )
 def test_light_ylorbr_reference_samples(f: float, expected: str) -> None:
     assert_close(ramp_for_page("light").sample(f), expected)

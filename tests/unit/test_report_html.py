@@ -6,6 +6,7 @@ import base64
 import json
 from pathlib import Path
 
+import pytest
 import torch
 
 from pytest_tlgraph import capture
@@ -82,6 +83,44 @@ def test_clearing_removes_only_what_the_last_session_wrote(tmp_path: Path) -> No
     assert not (tmp_path / REPORT_NAME).exists()
     # Only the plugin's own record went: a file it did not write stays, so its folder does.
     assert [p.name for p in (tmp_path / RECORDS).iterdir()] == ["evil.json"]
+
+
+def test_clearing_removes_the_results_folder_it_leaves_empty(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "out" / "tlgraph-results"
+    results = ResultsDir(root)
+
+    def fail_once() -> None:
+        stem = results.stem(Path("t.py"), "test_x")
+        written = results.write_failure(
+            stem, actual=_png(), expected=None, diff=None, dot_diff=None
+        )
+        results.write_record(stem, nodeid="t.py::test_x", report=REPORT, artifacts=written)
+
+    fail_once()
+    monkeypatch.chdir(root)  # the folder we run in is never removed
+    results.clear_previous()
+    assert root.is_dir() and list(root.iterdir()) == []
+    fail_once()  # the folder exists now: it is the user's from here on, and is kept
+    monkeypatch.chdir(tmp_path)
+    results.clear_previous()
+    assert root.is_dir() and list(root.iterdir()) == []
+    root.rmdir()
+    fail_once()  # made by the plugin again: removed once empty
+    results.clear_previous()
+    assert not root.exists() and (tmp_path / "out").is_dir()
+
+
+def test_clearing_keeps_a_results_folder_it_did_not_make(tmp_path: Path) -> None:
+    root = tmp_path / "artifacts"
+    root.mkdir()
+    results = ResultsDir(root)
+    stem = results.stem(Path("t.py"), "test_x")
+    written = results.write_failure(stem, actual=_png(), expected=None, diff=None, dot_diff=None)
+    results.write_record(stem, nodeid="t.py::test_x", report=REPORT, artifacts=written)
+    results.clear_previous()
+    assert root.is_dir() and list(root.iterdir()) == []
 
 
 def test_html_inlines_images_and_escapes_text(tmp_path: Path) -> None:

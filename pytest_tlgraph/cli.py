@@ -1,0 +1,176 @@
+"""``tlgraph`` (and ``python -m pytest_tlgraph``): draw a model, diff two snapshots, read
+the last run's report, outside pytest. A thin layer over the public API.
+
+Every error exits 2 with one line naming the cause and the remedy, without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from pytest_tlgraph.cli_model import CommandError
+from pytest_tlgraph.option_table import option_specs
+
+__all__ = ["build_parser", "main"]
+
+_EXAMPLES = """examples:
+  tlgraph draw models.py:Net --color-by flops -o net.png
+  tlgraph diff old.gv new.gv -o diff.png
+  tlgraph report
+run tlgraph COMMAND --help for a command's options and an example"""
+_DRAW_EXAMPLE = """example:
+  tlgraph draw torchvision.models:resnet18 --input-shape 1,3,224,224 \\
+      --collapse auto --color-by flops -o resnet18.png
+  tlgraph draw models.py:Net -o net.gv        (inputs from Net().example_input_array)"""
+_DIFF_EXAMPLE = """example:
+  git show main:__snapshots__/test_zoo/test_mlp.gv | tlgraph diff - \\
+      __snapshots__/test_zoo/test_mlp.gv -o mlp-diff.png"""
+_REPORT_EXAMPLE = """example:
+  tlgraph report                  (reads ./tlgraph-results)
+  tlgraph report build/tlgraph    (the folder given to --tlgraph-results)"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (cause and remedy), exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}; see {self.prog} --help\n")
+
+
+def _add_draw_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("draw options (the keywords of Trace.draw)")
+    for spec in option_specs():
+        dest = "draw_" + spec.name
+        if spec.kind == "bool":
+            group.add_argument(
+                spec.flag,
+                dest=dest,
+                action=argparse.BooleanOptionalAction,
+                default=argparse.SUPPRESS,
+                help=spec.full_help(),
+            )
+            continue
+        kwargs: dict[str, Any] = {"metavar": spec.metavar}
+        if spec.kind == "choice":
+            kwargs = {"choices": spec.choices}
+        group.add_argument(
+            spec.flag, dest=dest, default=argparse.SUPPRESS, help=spec.full_help(), **kwargs
+        )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``tlgraph`` parser with its three commands."""
+    parser = _Parser(
+        prog="tlgraph",
+        description="Draw PyTorch model graphs and their snapshot diffs (pytest-tlgraph).",
+        epilog=_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands.required = True
+    raw = argparse.RawDescriptionHelpFormatter
+    draw = commands.add_parser(
+        "draw",
+        help="draw a model",
+        epilog=_DRAW_EXAMPLE,
+        formatter_class=raw,
+        description="Capture one forward pass of a model and draw it.",
+    )
+    draw.add_argument(
+        "target",
+        metavar="MODULE:FACTORY",
+        help="the model: a module (or "
+        ".py file) and a class or function that builds it with no arguments",
+    )
+    inputs = draw.add_mutually_exclusive_group()
+    inputs.add_argument(
+        "--input-shape",
+        action="append",
+        default=[],
+        metavar="SHAPE",
+        help="one random input of this shape, e.g. 1,3,224,224 (repeat for each positional input)",
+    )
+    inputs.add_argument(
+        "--inputs",
+        metavar="FILE.pt",
+        help="inputs saved with torch.save: "
+        "a tensor, a tuple of tensors, or a dict of keyword tensors",
+    )
+    draw.add_argument(
+        "--dtype",
+        action="append",
+        default=[],
+        help="dtype of the --input-shape inputs: once for all, or once per input (float32)",
+    )
+    draw.add_argument(
+        "--backward", action="store_true", help="also run backward (needed for grad_norm)"
+    )
+    _add_output(draw)
+    _add_draw_options(draw)
+    diff = commands.add_parser(
+        "diff",
+        help="draw the structural diff of two DOT snapshots",
+        epilog=_DIFF_EXAMPLE,
+        formatter_class=raw,
+        description="Draw what changed between two stored .gv snapshots: added nodes green,\n"
+        "removed red and dashed, changed rows as - old / + new.",
+    )
+    diff.add_argument("old", metavar="OLD.gv", help="the old snapshot (- reads stdin)")
+    diff.add_argument("new", metavar="NEW.gv", help="the new snapshot (- reads stdin)")
+    _add_output(diff)
+    report = commands.add_parser(
+        "report",
+        help="print where the last run's report is and its summary",
+        epilog=_REPORT_EXAMPLE,
+        formatter_class=raw,
+        description="Print the path of report.html and the summary of every snapshot failure\n"
+        "the last pytest run recorded.",
+    )
+    report.add_argument(
+        "results",
+        nargs="?",
+        default="tlgraph-results",
+        metavar="DIR",
+        help="the results folder (default: tlgraph-results)",
+    )
+    return parser
+
+
+def _add_output(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="write a .gv, .png or .svg file (default: the DOT text on standard output)",
+    )
+    parser.add_argument(
+        "--renderer",
+        choices=("pure", "system"),
+        default="pure",
+        help="pure (graphviz-pure, identical on every machine) or system "
+        "(Graphviz dot); default pure",
+    )
+    parser.add_argument("--dpi", type=int, default=96, help="PNG resolution (default 96)")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; 0 on success, 2 (with one line on stderr) on an error."""
+    from pytest_tlgraph.cli_commands import run_diff, run_draw, run_report
+    from pytest_tlgraph.errors import TlgraphError
+
+    args = build_parser().parse_args(argv)
+    run = {"draw": run_draw, "diff": run_diff, "report": run_report}[args.command]
+    try:
+        run(args)
+    except (CommandError, TlgraphError) as error:
+        first = str(error).strip().splitlines() or [type(error).__name__]
+        print(f"tlgraph {args.command}: error: {first[0]}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    return 0

@@ -1,0 +1,182 @@
+"""The ``tlgraph`` commands themselves: each takes the parsed arguments, does its work
+through the public API, and raises :class:`CommandError` (one line) when it cannot."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from pytest_tlgraph.cli_model import CommandError
+from pytest_tlgraph.option_table import option_specs
+
+__all__ = ["draw_options", "run_diff", "run_draw", "run_report"]
+
+_OUTPUTS = (".gv", ".dot", ".png", ".svg")
+
+
+def draw_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``Trace.draw`` keywords of the draw flags given (unset flags are left out)."""
+    options: dict[str, Any] = {}
+    for spec in option_specs():
+        dest = "draw_" + spec.name
+        if not hasattr(args, dest):
+            continue
+        raw = getattr(args, dest)
+        if spec.kind in ("bool", "choice"):
+            options[spec.name] = raw
+            continue
+        try:
+            options[spec.name] = spec.parse(raw)
+        except (ValueError, ImportError) as error:
+            cause = "" if spec.kind in ("int", "float") else f" ({error})"
+            raise CommandError(
+                f"bad {spec.flag} {raw!r}{cause}; expected {spec.values_text()}"
+            ) from None
+    return options
+
+
+def _write(dot: str, output: str | None, renderer: str, dpi: int) -> None:
+    from pytest_tlgraph.render import render_png, render_svg
+
+    if output is None:
+        sys.stdout.write(dot)
+        return
+    suffix = Path(output).suffix.lower()
+    if suffix not in _OUTPUTS:
+        raise CommandError(f"cannot write {output!r}: -o takes a .gv, .png or .svg path")
+    if suffix in (".gv", ".dot"):
+        data = dot.encode("utf-8")
+    elif suffix == ".png":
+        data = render_png(dot, renderer=renderer, dpi=dpi)
+    else:
+        data = render_svg(dot, renderer=renderer)
+    try:
+        Path(output).write_bytes(data)
+    except OSError as error:
+        raise CommandError(
+            f"cannot write {output!r} ({error.strerror}); check the folder"
+        ) from None
+    print(f"wrote {output}")
+
+
+def run_draw(args: argparse.Namespace) -> None:
+    """``tlgraph draw``: load the model and its inputs, capture, draw, write."""
+    import torch
+
+    from pytest_tlgraph import capture
+    from pytest_tlgraph.cli_model import load_inputs, load_model, parse_shape, random_inputs
+
+    options = draw_options(args)
+    if args.dtype and not args.input_shape:
+        raise CommandError("--dtype applies to --input-shape inputs; add --input-shape")
+    for shape in args.input_shape:  # checked before the (slow) model import
+        parse_shape(shape)
+    model = load_model(args.target)
+    kwargs: dict[str, Any] = {}
+    if args.input_shape:
+        inputs: Any = random_inputs(args.input_shape, args.dtype)
+    elif args.inputs:
+        inputs, kwargs = load_inputs(args.inputs)
+    else:
+        example = getattr(model, "example_input_array", None)
+        if example is None:
+            raise CommandError(
+                f"{args.target} has no example_input_array; give --input-shape 1,3,224,224 "
+                "(one per input) or --inputs FILE.pt"
+            )
+        inputs = example
+        if isinstance(example, dict):
+            inputs, kwargs = (), dict(example)
+    model.eval()
+    with torch.random.fork_rng(devices=[]):
+        trace = capture(model, inputs, kwargs=kwargs, backward=args.backward)
+    try:
+        drawing = trace.draw(**options)
+    except (TypeError, ValueError) as error:  # EncodingRefusal is a ValueError too
+        raise CommandError(str(error)) from None
+    _write(drawing.dot, args.output, args.renderer, args.dpi)
+
+
+def _read_dot(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        cause = getattr(error, "strerror", None) or str(error)
+        raise CommandError(f"cannot read {path!r} ({cause}); give a .gv snapshot file") from None
+
+
+def run_diff(args: argparse.Namespace) -> None:
+    """``tlgraph diff``: the structural diff drawing of two snapshots, and its summary."""
+    if args.old == "-" and args.new == "-":
+        raise CommandError("only one of OLD and NEW can be - (standard input)")
+    old, new = _read_dot(args.old), _read_dot(args.new)
+    try:
+        from pytest_tlgraph.snapshots import graph_diff
+    except ImportError:
+        raise CommandError(
+            "this pytest-tlgraph has no structural diff drawing (graph_diff); upgrade "
+            "pytest-tlgraph"
+        ) from None
+    from pytest_tlgraph.snapshots.graphdata import DotParseError, parse_dot
+    from pytest_tlgraph.snapshots.report import summary_lines
+    from pytest_tlgraph.snapshots.structure import summarize
+
+    try:
+        summary = summary_lines(summarize(parse_dot(old), parse_dot(new)))
+        drawing = graph_diff(old, new)
+    except (DotParseError, ValueError) as error:
+        raise CommandError(
+            f"cannot diff {args.old} and {args.new}: not tlgraph drawings ({error}); give "
+            "two .gv snapshots written by pytest-tlgraph"
+        ) from None
+    _write(drawing.dot, args.output, args.renderer, args.dpi)
+    if args.output is not None:
+        print("\n".join(summary))
+
+
+def run_report(args: argparse.Namespace) -> None:
+    """``tlgraph report``: the report's path and the last run's failures."""
+    from pytest_tlgraph.snapshots.artifacts import REPORT_NAME, ResultsDir
+
+    root = Path(args.results)
+    if root.exists() and not root.is_dir():
+        raise CommandError(f"{args.results!r} is a file; give the results folder")
+    records = ResultsDir(root).read_records()
+    report = root / REPORT_NAME
+    counts = _call_counts(root)
+    if counts is not None:
+        print(f"snapshot calls in the last run: {counts}")
+    if not records:
+        print(
+            f"no snapshot failures recorded in {root}/: the last run passed, or ran with "
+            "another --tlgraph-results folder"
+        )
+        return
+    count = len(records)
+    where = str(report) if report.is_file() else f"{report} (not written yet)"
+    print(f"report: {where}")
+    print(f"{count} snapshot failure{'s' if count != 1 else ''} in the last run:")
+    for record in records:
+        print(f"  {record.get('title', '?')}")
+        for heading, lines in record.get("sections", ())[:1]:
+            if heading.startswith("structure"):
+                print("\n".join(f"    {line}" for line in lines))
+        for kind, rel in record.get("images", {}).items():
+            print(f"    {kind + ':':<9} {root / rel}")
+
+
+def _call_counts(root: Path) -> str | None:
+    """``2 passed, 1 failed`` from ``summary.json`` (``--tlgraph-summary=json``), if any."""
+    import json
+
+    from pytest_tlgraph.snapshots.summary import SUMMARY_JSON
+
+    try:
+        counts = json.loads((root / SUMMARY_JSON).read_text(encoding="utf-8"))["counts"]
+        return ", ".join(f"{int(n)} {verdict}" for verdict, n in sorted(counts.items())) or None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None  # no summary asked for, or not one we can read: the records suffice

@@ -1,0 +1,136 @@
+"""The package as a user installs it: sdist and wheel built with ``python -m build``, the
+wheel installed into a fresh virtual environment, a one-test project run against it.
+
+Packaging mistakes (a module or ``py.typed`` left out, a missing entry point) fail here.
+The venv sees the system's packages (torch is never downloaded) and the wheel is
+installed with ``--no-deps``; nothing from this checkout is on its path.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+MODELS = textwrap.dedent(
+    """
+    import torch
+    from torch import nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 4, 3)
+            self.head = nn.Linear(4, 2)
+            self.example_input_array = torch.randn(1, 3, 8, 8)
+
+        def forward(self, x):
+            return self.head(self.conv(x).relu().mean((2, 3)))
+    """
+)
+TEST = textwrap.dedent(
+    """
+    from models import Net
+
+    def test_net(tlgraph_snapshot):
+        tlgraph_snapshot(Net())
+    """
+)
+
+
+def _run(*cmd: str | Path, cwd: Path, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(
+        [str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, f"{cmd} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """sdist and wheel, built from a copy of the sources (the checkout stays clean); the
+    wheel is built from the sdist, so a file the sdist leaves out fails the build."""
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    shutil.copytree(
+        ROOT / "pytest_tlgraph",
+        source / "pytest_tlgraph",
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+    )
+    out = tmp_path_factory.mktemp("dist")
+    _run(sys.executable, "-m", "build", "--no-isolation", "--outdir", out, source, cwd=source)
+    return out
+
+
+@pytest.mark.packaging
+def test_the_wheel_holds_the_package_its_types_and_entry_points(dist: Path) -> None:
+    (wheel,) = dist.glob("pytest_tlgraph-*-py3-none-any.whl")
+    (sdist,) = dist.glob("pytest_tlgraph-*.tar.gz")
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+        text = archive.read(entry_points).decode()
+    sources = {p.relative_to(ROOT).as_posix() for p in (ROOT / "pytest_tlgraph").rglob("*.py")}
+    assert sources <= names, sorted(sources - names)
+    assert "pytest_tlgraph/py.typed" in names
+    assert not {n for n in names if n.startswith(("tests/", "examples/", "benchmarks/"))}
+    assert "[console_scripts]\ntlgraph = pytest_tlgraph.cli:main" in text
+    assert "[pytest11]\ntlgraph = pytest_tlgraph.plugin" in text
+    with tarfile.open(sdist) as archive:
+        members = {m.split("/", 1)[-1] for m in archive.getnames()}
+    assert {"README.md", "pyproject.toml", "pytest_tlgraph/py.typed"} <= members
+
+
+@pytest.mark.packaging
+def test_a_project_runs_against_the_installed_wheel(dist: Path, tmp_path: Path) -> None:
+    (wheel,) = dist.glob("*.whl")
+    venv = tmp_path / "venv"
+    _run(
+        sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", venv, cwd=tmp_path
+    )
+    python, scripts = venv / "bin" / "python", venv / "bin"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST"))}
+    env["PATH"] = os.pathsep.join([str(scripts), env.get("PATH", "")])
+    # pip from the system site, installing into the venv; torch and the rest are the
+    # system's, so --no-deps keeps pip off the network.
+    _run(python, "-m", "pip", "install", "-q", "--no-deps", wheel, cwd=tmp_path, env=env)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "models.py").write_text(MODELS)
+    (project / "test_one.py").write_text(TEST)
+
+    where = _run(
+        python, "-c", "import pytest_tlgraph; print(pytest_tlgraph.__file__)", cwd=project, env=env
+    )
+    installed = Path(where.strip()).parent
+    assert installed.is_relative_to(venv), where
+    assert (installed / "py.typed").is_file()
+
+    pytest_args = ("-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider")
+    first = _run(python, *pytest_args, "--snapshot-update", cwd=project, env=env)
+    assert "2 snapshots generated" in first
+    second = _run(python, *pytest_args, "-v", cwd=project, env=env)
+    assert "tlgraph: torch" in second and "2 snapshots passed" in second
+
+    tlgraph = scripts / "tlgraph"
+    assert "example:" in _run(tlgraph, "draw", "--help", cwd=project, env=env)
+    _run(tlgraph, "draw", "models:Net", "-o", "net.gv", cwd=project, env=env)
+    stored = project / "__snapshots__" / "test_one" / "test_net.gv"
+    assert (project / "net.gv").read_text() == stored.read_text()  # command line = fixture
+    diff = _run(tlgraph, "diff", stored, "net.gv", "-o", "diff.png", cwd=project, env=env)
+    assert "no structural change" in diff
+    assert (project / "diff.png").read_bytes().startswith(b"\x89PNG")
+    report = _run(tlgraph, "report", cwd=project, env=env)
+    assert "no snapshot failures recorded" in report
+    assert not (project / "tlgraph-results").exists()
