@@ -110,39 +110,54 @@ def antialiased(
     ys, xs = idx // width, idx % width
     bonus = ((xs == 0) | (xs == width - 1) | (ys == 0) | (ys == height - 1)).astype(np.uint8)
     counts1, counts2 = one.siblings(), two.siblings()
-    result[:] = _detect(one, counts1, counts2, local, bonus)
+    near = _near_settled(counts1, counts2, bottom - top, width)
+    result[:] = _detect(one, counts1, counts2, near, local, bonus)
     rest = np.flatnonzero(~result)  # the reference tests the other image only for these
-    result[rest] = _detect(two, counts2, counts1, local[rest], bonus[rest])
+    result[rest] = _detect(two, counts2, counts1, near, local[rest], bonus[rest])
     return result
 
 
-def _detect(image: _Image, counts: _U8, other_counts: _U8, local: _INT, bonus: _U8) -> _BOOL:
+def _near_settled(counts1: _U8, counts2: _U8, rows: int, width: int) -> _BOOL:
+    """Pixels within one step of a pixel with 3+ equal siblings in both images.
+
+    Only such a neighbour can make a pixel anti-aliased, whichever image is tested;
+    the 3x3 box includes the pixel itself, which only widens this filter.
+    """
+    settled = ((counts1 > 2) & (counts2 > 2)).reshape(rows, width)
+    across = settled.copy()
+    across[:, 1:] |= settled[:, :-1]
+    across[:, :-1] |= settled[:, 1:]
+    box = across.copy()
+    box[1:] |= across[:-1]
+    box[:-1] |= across[1:]
+    return box.reshape(-1)
+
+
+def _detect(
+    image: _Image, counts: _U8, other_counts: _U8, near: _BOOL, local: _INT, bonus: _U8
+) -> _BOOL:
     """The reference's ``antialiased(image, ..., other)`` for band-local pixels."""
     result = np.zeros(local.size, dtype=np.bool_)
     # Raw-equal neighbours have brightness delta 0, so 3+ of them settle "not
     # anti-aliased" with integer work alone; most candidates of a shift stop here.
-    rows = np.flatnonzero(counts[local] <= 2)
+    rows = np.flatnonzero((counts[local] <= 2) & near[local])
     if not rows.size:
         return result
     centre = local[rows]
     framed_width = image.width + 2
     framed = centre + (centre // image.width) * 2 + framed_width + 1
     luma = image.brightness()
-    # Deltas to the 8 neighbours, one row per direction in visiting order; NaN for
-    # a neighbour outside the image fails every comparison below.
-    delta = np.empty((8, rows.size))
-    own = luma[framed]
-    for k in range(8):
-        np.take(luma, framed + (_DY[k] * framed_width + _DX[k]), out=delta[k])
-        np.subtract(own, delta[k], out=delta[k])
-    zeroes = bonus[rows] + np.count_nonzero(delta == 0, axis=0)
+    # Deltas to the 8 neighbours, in visiting order along each row; NaN for a
+    # neighbour outside the image fails every comparison below.
+    delta = luma[framed][:, None] - luma[framed[:, None] + (_DY * framed_width + _DX)]
+    zeroes = bonus[rows] + np.count_nonzero(delta == 0, axis=1)
     # First darkest / brightest neighbour in visiting order: the reference's strict
-    # comparisons keep the first one they meet, as argmin / argmax do.
-    darker = np.where(delta < 0, delta, np.inf)
-    brighter = np.where(delta > 0, delta, -np.inf)
-    k_min, k_max = darker.argmin(axis=0), brighter.argmax(axis=0)
-    at = np.arange(rows.size)
-    keep = (zeroes <= 2) & np.isfinite(darker[k_min, at]) & np.isfinite(brighter[k_max, at])
+    # comparisons keep the first one they meet, as argmin / argmax do. fmin and fmax
+    # take 0 for NaN, so a missing neighbour is never picked.
+    darker, brighter = np.fmin(delta, 0.0).reshape(-1), np.fmax(delta, 0.0).reshape(-1)
+    k_min, k_max = darker.reshape(-1, 8).argmin(axis=1), brighter.reshape(-1, 8).argmax(axis=1)
+    row_start = np.arange(0, rows.size * 8, 8)
+    keep = (zeroes <= 2) & (darker[row_start + k_min] < 0) & (brighter[row_start + k_max] > 0)
     centre, k_min, k_max = centre[keep], k_min[keep], k_max[keep]
     # Anti-aliased if the darkest or the brightest neighbour has 3+ equal siblings
     # in both images.
