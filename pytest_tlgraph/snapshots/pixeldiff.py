@@ -7,7 +7,9 @@ against white, and the anti-aliasing detector of Vysniauskas), vectorised with n
 and applied only to pixels whose raw RGBA differs: a pixel that did not change can
 never exceed the threshold, and in a rendered graph almost all of them did not.
 Every float operation runs in the reference's order, in float64, so borderline
-pixels fall on the same side of the threshold.
+pixels fall on the same side of the threshold (for opaque pixels the YIQ terms come
+from tables of those same products). The anti-aliasing detector, where a shifted
+drawing spends its time, is in :mod:`pytest_tlgraph.snapshots.antialias`.
 """
 
 from __future__ import annotations
