@@ -18,12 +18,16 @@ is split by what it costs:
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["antialiased"]
+__all__ = ["BAND_PIXELS", "antialiased"]
+
+#: About how many pixels :func:`antialiased` works on at once (whole rows of them).
+BAND_PIXELS = 1 << 17
 
 _U8 = npt.NDArray[np.uint8]
 _U32 = npt.NDArray[np.uint32]
@@ -101,6 +105,20 @@ def antialiased(
     result = np.zeros(idx.size, dtype=np.bool_)
     if not idx.size:
         return result
+    # Candidates go by bands of about BAND_PIXELS: a band's arrays stay small (in
+    # cache, and a few MB even on the largest drawing) whatever the image's size.
+    band = (idx // width) // max(1, BAND_PIXELS // width)
+    bounds = [0, *(np.flatnonzero(band[1:] != band[:-1]) + 1).tolist(), idx.size]
+    for start, stop in pairwise(bounds):
+        result[start:stop] = _band(flat1, px1, flat2, px2, idx[start:stop], width, height)
+    return result
+
+
+def _band(
+    flat1: _U8, px1: _U32, flat2: _U8, px2: _U32, idx: _INT, width: int, height: int
+) -> _BOOL:
+    """:func:`antialiased` for candidates on nearby rows, on the rows they need."""
+    # Candidates' rows, their neighbours' rows, and those neighbours' neighbours.
     first, last = int(idx[0]) // width, int(idx[-1]) // width
     top, bottom = max(first - 2, 0), min(last + 3, height)
     span = np.s_[top * width : bottom * width]
@@ -111,7 +129,7 @@ def antialiased(
     bonus = ((xs == 0) | (xs == width - 1) | (ys == 0) | (ys == height - 1)).astype(np.uint8)
     counts1, counts2 = one.siblings(), two.siblings()
     near = _near_settled(counts1, counts2, bottom - top, width)
-    result[:] = _detect(one, counts1, counts2, near, local, bonus)
+    result = _detect(one, counts1, counts2, near, local, bonus)
     rest = np.flatnonzero(~result)  # the reference tests the other image only for these
     result[rest] = _detect(two, counts2, counts1, near, local[rest], bonus[rest])
     return result
