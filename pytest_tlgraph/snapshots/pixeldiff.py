@@ -35,6 +35,7 @@ __all__ = ["MAX_IMAGE_PIXELS", "PngComparison", "compare_png"]
 #: instead (about 1.6 GB for the decoded pair) and Pillow's global limit is left alone.
 MAX_IMAGE_PIXELS: Final = 200_000_000
 
+_BLOCK: Final = 1 << 15  # candidate pixels whose colour deltas are computed at once
 _NOT_PNG = "{side} image is not a PNG (no PNG signature and IHDR header)"
 
 _U8 = npt.NDArray[np.uint8]
@@ -104,8 +105,7 @@ def compare_png(
     flat1, flat2 = _rgba(image1), _rgba(image2)
     # Little-endian words: r | g << 8 | b << 16 | a << 24 on every machine.
     px1, px2 = flat1.view("<u4").reshape(-1), flat2.view("<u4").reshape(-1)
-    idx = np.flatnonzero(px1 != px2)
-    idx = idx[_deltas(flat1, px1, flat2, px2, idx) > 35215 * threshold * threshold]
+    idx = _over_threshold(flat1, px1, flat2, px2, 35215 * threshold * threshold)
     aa = antialiased(flat1, px1, flat2, px2, idx, width, height)
     mismatched = int(idx.size - np.count_nonzero(aa))
     diff_png = _diff_png(image1, flat1, idx, aa) if idx.size else None
@@ -153,6 +153,17 @@ def _rgba(image: Image.Image) -> _U8:
     if flat[:, 3].min() == 255:  # a reduction: checks the pad without a temporary
         return flat
     return _rgba(image.convert("RGBA"))
+
+
+def _over_threshold(flat1: _U8, px1: _U32, flat2: _U8, px2: _U32, limit: float) -> _INT:
+    """Flat indices of the pixels whose colour delta exceeds ``limit``."""
+    idx = np.flatnonzero(px1 != px2)
+    over = np.empty(idx.size, dtype=np.bool_)
+    # In blocks, so that the float temporaries stay in cache on a whole-image shift.
+    for start in range(0, idx.size, _BLOCK):
+        block = idx[start : start + _BLOCK]
+        over[start : start + _BLOCK] = _deltas(flat1, px1, flat2, px2, block) > limit
+    return idx[over]
 
 
 def _deltas(flat1: _U8, px1: _U32, flat2: _U8, px2: _U32, idx: _INT) -> _F64:
