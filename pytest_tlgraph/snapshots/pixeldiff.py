@@ -108,7 +108,7 @@ def compare_png(
     idx = _over_threshold(flat1, px1, flat2, px2, 35215 * threshold * threshold)
     aa = antialiased(flat1, px1, flat2, px2, idx, width, height)
     mismatched = int(idx.size - np.count_nonzero(aa))
-    diff_png = _diff_png(image1, flat1, idx, aa) if idx.size else None
+    diff_png = _diff_png(image1, flat1, px1, idx, aa) if idx.size else None
     passed = mismatched <= max_diff_pixels
     return verdict(passed, mismatched, False, diff_png, image1.size, image2.size)
 
@@ -235,19 +235,19 @@ def _colour_delta(rgb1: _F64, rgb2: _F64) -> _F64:
     return delta
 
 
-def _diff_png(expected: Image.Image, flat: _U8, idx: _INT, aa: _BOOL) -> bytes:
+def _diff_png(expected: Image.Image, flat: _U8, px: _U32, idx: _INT, aa: _BOOL) -> bytes:
     """Encode the diff image as a palette PNG (grey levels plus red and yellow)."""
     # Pillow's integer luma stands in for the reference's float brightness: within
-    # one grey level of it, and ten times cheaper on a large image.
-    luma = expected.convert("L")
-    # The opaque fade for every pixel, a Pillow point LUT; then the few pixels that
-    # are not opaque (a rendered graph's transparent margin at most) fade by alpha.
-    index = np.array(luma.point(_FADED_OPAQUE)).reshape(-1)
+    # one grey level of it, and ten times cheaper on a large image. The opaque fade
+    # for every pixel is a Pillow point LUT.
+    index = np.array(expected.convert("L").point(_FADED_OPAQUE)).reshape(-1)
     if expected.mode != "RGB":
-        clear = np.flatnonzero(flat[:, 3] != 255)
+        # The pixels that are not opaque (a rendered graph's margin at most) fade by
+        # alpha; their grey is the reference's brightness, truncated.
+        clear = np.flatnonzero(px < 0xFF000000)
         if clear.size:
-            levels = np.frombuffer(luma.tobytes(), dtype=np.uint8)
-            index[clear] = _FADED[levels[clear], flat[clear, 3]]
+            levels = _brightness(flat[clear, :3].astype(np.float64)).astype(np.uint8)
+            index[clear] = _FADED[levels, flat[clear, 3]]
     index[idx] = np.where(aa, _YELLOW, _RED)
     image = Image.frombuffer("P", expected.size, index, "raw", "P", 0, 1)  # no copy
     image.putpalette(_PALETTE)
