@@ -7,20 +7,24 @@ against white, and the anti-aliasing detector of Vysniauskas), vectorised with n
 and applied only to pixels whose raw RGBA differs: a pixel that did not change can
 never exceed the threshold, and in a rendered graph almost all of them did not.
 Every float operation runs in the reference's order, in float64, so borderline
-pixels fall on the same side of the threshold.
+pixels fall on the same side of the threshold (for opaque pixels the YIQ terms come
+from tables of those same products). The anti-aliasing detector, where a shifted
+drawing spends its time, is in :mod:`pytest_tlgraph.snapshots.antialias`.
 """
 
 from __future__ import annotations
 
 import io
+import zlib
 from dataclasses import dataclass
-from functools import partial
-from typing import Final, NamedTuple
+from functools import cache, partial
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 from PIL import Image, PngImagePlugin
 
+from pytest_tlgraph.snapshots.antialias import antialiased
 from pytest_tlgraph.snapshots.pngmeta import read_png_size
 from pytest_tlgraph.snapshots.unioncanvas import mark_missing, padded_pair
 
@@ -35,6 +39,7 @@ MAX_IMAGE_PIXELS: Final = 200_000_000
 #: reported from the PNG headers alone, without decoding either image.
 UNION_DIFF_MAX_PIXELS: Final = 25_000_000
 
+_BLOCK: Final = 1 << 15  # candidate pixels whose colour deltas are computed at once
 _NOT_PNG = "{side} image is not a PNG (no PNG signature and IHDR header)"
 
 _U8 = npt.NDArray[np.uint8]
@@ -43,10 +48,6 @@ _F64 = npt.NDArray[np.float64]
 _INT = npt.NDArray[np.intp]
 _BOOL = npt.NDArray[np.bool_]
 
-# The 8 neighbours in the reference's visiting order (x outer, y inner): the order
-# decides which of two equally dark (or bright) neighbours is remembered.
-_DX = np.array([-1, -1, -1, 0, 0, 1, 1, 1])
-_DY = np.array([-1, 0, 1, -1, 1, -1, 0, 1])
 # Diff image palette. Greys are the reference's draw_gray_pixel (fade 0.1 towards
 # white by alpha) indexed [luma, alpha]; they never go below 229, so palette slots
 # 0 and 1 are free for the highlight colours.
@@ -112,15 +113,12 @@ def compare_png(
     image1, image2 = _decode(expected, "expected"), _decode(actual, "actual")
     width, height = image1.size
     flat1, flat2 = _rgba(image1), _rgba(image2)
-    px1, px2 = flat1.view(np.uint32).reshape(-1), flat2.view(np.uint32).reshape(-1)
-    idx = np.flatnonzero(px1 != px2)
-    idx = idx[_colour_delta(_rgb(flat1, idx), _rgb(flat2, idx)) > 35215 * threshold * threshold]
-    hood = _Hood.around(idx, width, height)
-    aa = _antialiased(flat1, px1, px2, hood)
-    rest = np.flatnonzero(~aa)  # the reference tests the actual image only for these
-    aa[rest] = _antialiased(flat2, px2, px1, hood.take(rest))
+    # Little-endian words: r | g << 8 | b << 16 | a << 24 on every machine.
+    px1, px2 = flat1.view("<u4").reshape(-1), flat2.view("<u4").reshape(-1)
+    idx = _over_threshold(flat1, px1, flat2, px2, 35215 * threshold * threshold)
+    aa = antialiased(flat1, px1, flat2, px2, idx, width, height)
     mismatched = int(idx.size - np.count_nonzero(aa))
-    diff_png = _diff_png(image1, flat1, idx, aa) if idx.size else None
+    diff_png = _diff_png(image1, flat1, px1, idx, aa) if idx.size else None
     passed = mismatched <= max_diff_pixels
     return verdict(passed, mismatched, False, diff_png, image1.size, image2.size)
 
@@ -182,6 +180,54 @@ def _rgba(image: Image.Image) -> _U8:
     return _rgba(image.convert("RGBA"))
 
 
+def _over_threshold(flat1: _U8, px1: _U32, flat2: _U8, px2: _U32, limit: float) -> _INT:
+    """Flat indices of the pixels whose colour delta exceeds ``limit``."""
+    idx = np.flatnonzero(px1 != px2)
+    over = np.empty(idx.size, dtype=np.bool_)
+    # In blocks, so that the float temporaries stay in cache on a whole-image shift.
+    for start in range(0, idx.size, _BLOCK):
+        block = idx[start : start + _BLOCK]
+        over[start : start + _BLOCK] = _deltas(flat1, px1, flat2, px2, block) > limit
+    return idx[over]
+
+
+def _deltas(flat1: _U8, px1: _U32, flat2: _U8, px2: _U32, idx: _INT) -> _F64:
+    """The reference's ``color_delta`` of the pixels ``idx`` of both images."""
+    word1, word2 = px1[idx], px2[idx]
+    if bool((word1 >= 0xFF000000).all()) and bool((word2 >= 0xFF000000).all()):
+        return _opaque_deltas(word1, word2)
+    return _colour_delta(_rgb(flat1, idx), _rgb(flat2, idx))
+
+
+@cache
+def _yiq_tables() -> tuple[tuple[_F64, _F64], ...]:
+    """Per YIQ component, its red-green part indexed by ``g << 8 | r`` and its blue
+    term indexed by ``b`` (subtracted for I), as the reference computes them."""
+    levels = np.arange(256, dtype=np.float64)
+    red, green = levels[None, :], levels[:, None]  # [g, r]: row g, column r
+    y = red * 0.29889531 + green * 0.58662247
+    i = red * 0.59597799 - green * 0.27417610
+    q = red * 0.21147017 - green * 0.52261711
+    return (
+        (y.reshape(-1), levels * 0.11448223),
+        (i.reshape(-1), levels * 0.32180189),
+        (q.reshape(-1), levels * 0.31114694),
+    )
+
+
+def _opaque_deltas(word1: _U32, word2: _U32) -> _F64:
+    """``color_delta`` of opaque pixel pairs given as RGBA words, by table look-up:
+    the same float64 products and sums, in the same order, as the reference's."""
+    (y_rg, y_b), (i_rg, i_b), (q_rg, q_b) = _yiq_tables()
+    rg1, rg2 = (word1 & 0xFFFF).astype(np.intp), (word2 & 0xFFFF).astype(np.intp)
+    b1, b2 = ((word1 >> 16) & 0xFF).astype(np.intp), ((word2 >> 16) & 0xFF).astype(np.intp)
+    y = (y_rg[rg1] + y_b[b1]) - (y_rg[rg2] + y_b[b2])
+    i = (i_rg[rg1] - i_b[b1]) - (i_rg[rg2] - i_b[b2])
+    q = (q_rg[rg1] + q_b[b1]) - (q_rg[rg2] + q_b[b2])
+    delta: _F64 = 0.5053 * y * y + 0.299 * i * i + 0.1957 * q * q
+    return delta
+
+
 def _rgb(flat: _U8, idx: _INT) -> _F64:
     """Channels of the given pixels as floats, blended against white by alpha."""
     px = flat[idx]
@@ -214,80 +260,24 @@ def _colour_delta(rgb1: _F64, rgb2: _F64) -> _F64:
     return delta
 
 
-class _Hood(NamedTuple):
-    """Pixels (flat indices) with their 8 neighbours, in the reference's order."""
-
-    idx: _INT
-    nb: _INT  # (n, 8); a missing neighbour holds the centre's index, to stay in bounds
-    valid: _BOOL  # (n, 8): which neighbours exist
-    border: _INT  # 1 on the image border: the reference's head start on equal siblings
-    width: int
-    height: int
-
-    @classmethod
-    def around(cls, idx: _INT, width: int, height: int) -> _Hood:
-        xs, ys = idx % width, idx // width
-        left, right, up, down = xs > 0, xs < width - 1, ys > 0, ys < height - 1
-        valid = np.stack(
-            [left & up, left, left & down, up, down, right & up, right, right & down], axis=1
-        )
-        nb = np.where(valid, idx[:, None] + (_DY * width + _DX), idx[:, None])
-        border = (~(left & right & up & down)).astype(np.intp)
-        return cls(idx, nb, valid, border, width, height)
-
-    def take(self, rows: _INT) -> _Hood:
-        """The same pixels' neighbourhoods, for the given rows only."""
-        return self._replace(
-            idx=self.idx[rows], nb=self.nb[rows], valid=self.valid[rows], border=self.border[rows]
-        )
-
-    def equal_siblings(self, px: _U32) -> _INT:
-        """Border bonus plus the neighbours whose raw pixel equals the centre's."""
-        same = self.valid & (px[self.nb] == px[self.idx][:, None])
-        count: _INT = self.border + np.count_nonzero(same, axis=1)
-        return count
-
-
-def _antialiased(flat: _U8, px: _U32, other: _U32, hood: _Hood) -> _BOOL:
-    """The reference's ``antialiased(img, x, y, ..., img2)`` for many pixels at once."""
-    result = np.zeros(hood.idx.size, dtype=np.bool_)
-    # A raw-equal neighbour has brightness delta 0, so 3+ of them settle "not
-    # anti-aliased" with integer work alone; most candidates of a shift stop here.
-    rows = np.flatnonzero(hood.equal_siblings(px) <= 2)
-    hood = hood.take(rows)
-    nb, valid = hood.nb, hood.valid
-    delta = _brightness(_rgb(flat, hood.idx))[:, None] - _brightness(_rgb(flat, nb))
-    zeroes = hood.border + np.count_nonzero(valid & (delta == 0), axis=1)
-    # First darkest / brightest neighbour in visiting order: the reference's strict
-    # comparisons keep the first one they meet, as argmin / argmax do.
-    darker = np.where(valid & (delta < 0), delta, np.inf)
-    brighter = np.where(valid & (delta > 0), delta, -np.inf)
-    at = np.arange(rows.size)
-    k_min, k_max = darker.argmin(axis=1), brighter.argmax(axis=1)
-    keep = (zeroes <= 2) & np.isfinite(darker[at, k_min]) & np.isfinite(brighter[at, k_max])
-    # Anti-aliased if the darkest or the brightest neighbour has 3+ equal siblings
-    # in both images; both kinds are checked in one batch.
-    extremes = np.concatenate([nb[at, k_min][keep], nb[at, k_max][keep]])
-    around = _Hood.around(extremes, hood.width, hood.height)
-    many = (around.equal_siblings(px) > 2) & (around.equal_siblings(other) > 2)
-    half = extremes.size // 2
-    result[rows[keep]] = many[:half] | many[half:]
-    return result
-
-
-def _diff_png(expected: Image.Image, flat: _U8, idx: _INT, aa: _BOOL) -> bytes:
+def _diff_png(expected: Image.Image, flat: _U8, px: _U32, idx: _INT, aa: _BOOL) -> bytes:
     """Encode the diff image as a palette PNG (grey levels plus red and yellow)."""
     # Pillow's integer luma stands in for the reference's float brightness: within
-    # one grey level of it, and ten times cheaper on a large image.
-    luma = expected.convert("L")
-    if expected.mode == "RGB":  # opaque: one fade for every pixel, a Pillow point LUT
-        index = np.array(luma.point(_FADED_OPAQUE)).reshape(-1)
-    else:
-        index = _FADED[np.frombuffer(luma.tobytes(), dtype=np.uint8), flat[:, 3]]
+    # one grey level of it, and ten times cheaper on a large image. The opaque fade
+    # for every pixel is a Pillow point LUT.
+    index = np.array(expected.convert("L").point(_FADED_OPAQUE)).reshape(-1)
+    if expected.mode != "RGB":
+        # The pixels that are not opaque (a rendered graph's margin at most) fade by
+        # alpha; their grey is the reference's brightness, truncated.
+        clear = np.flatnonzero(px < 0xFF000000)
+        if clear.size:
+            levels = _brightness(flat[clear, :3].astype(np.float64)).astype(np.uint8)
+            index[clear] = _FADED[levels, flat[clear, 3]]
     index[idx] = np.where(aa, _YELLOW, _RED)
     image = Image.frombuffer("P", expected.size, index, "raw", "P", 0, 1)  # no copy
     image.putpalette(_PALETTE)
     out = io.BytesIO()
     # Speed over size: the diff is a throwaway artifact, written only on failure.
-    image.save(out, format="PNG", compress_level=1)
+    # Run-length deflate suits it (flat grey areas): faster than level 1 and smaller.
+    image.save(out, format="PNG", compress_level=1, compress_type=zlib.Z_RLE)
     return out.getvalue()

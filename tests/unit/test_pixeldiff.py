@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 import struct
 import zlib
+from typing import NamedTuple
+from unittest import mock
 
 import numpy as np
 import pixelmatch
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from PIL import Image, ImageDraw
+from PIL import Image, ImageDraw, ImageFont
 
-from pytest_tlgraph.snapshots import pixeldiff
+from pytest_tlgraph.snapshots import antialias, pixeldiff
 from pytest_tlgraph.snapshots.pixeldiff import MAX_IMAGE_PIXELS, PngComparison, compare_png
 from pytest_tlgraph.snapshots.pngmeta import add_text_chunks
 
@@ -31,7 +34,7 @@ def reference(expected: bytes, actual: bytes, threshold: float = 0.1) -> tuple[i
     """pixelmatch's count and its diff image (as an (h, w, 4) array)."""
     img1 = Image.open(io.BytesIO(expected)).convert("RGBA")
     img2 = Image.open(io.BytesIO(actual)).convert("RGBA")
-    output = [0] * (img1.width * img1.height * 4)
+    output: list[int | float] = [0] * (img1.width * img1.height * 4)
     count = pixelmatch.pixelmatch(
         list(img1.tobytes()), list(img2.tobytes()), img1.width, img1.height, output, threshold
     )
@@ -123,7 +126,8 @@ def image_pairs(draw: st.DrawFn) -> tuple[bytes, bytes]:
         return encode(base.convert("RGB").quantize(16)), encode(edited.convert("RGB").quantize(16))
     if mode == "tRNS":  # RGB with one colour keyed transparent
         key = base.convert("RGB").getpixel((0, 0))
-        return tuple(encode(im.convert("RGB"), transparency=key) for im in (base, edited))
+        keyed = [encode(im.convert("RGB"), transparency=key) for im in (base, edited)]
+        return keyed[0], keyed[1]
     return encode(base.convert(mode)), encode(edited.convert(mode))
 
 
@@ -158,6 +162,188 @@ def test_anti_aliased_edges_are_ignored_as_the_reference_does() -> None:
     # The case really exercises the detector: some differing pixels were ruled AA.
     assert count_colour(ref_diff, YELLOW) > 0
     assert count_colour(ours, YELLOW) == count_colour(ref_diff, YELLOW)
+
+
+# --- text-heavy drawings -------------------------------------------------------------
+
+LABEL_CHARS = "abcdefgilmnorstuxyz_0123456789=(),."
+BOX_FILLS = [(242, 243, 245, 255), (200, 230, 240, 255), (255, 236, 200, 255), (255, 255, 255, 255)]
+INKS = [(20, 20, 20, 255), (90, 90, 90, 255), (0, 0, 170, 255), (0, 0, 0, 160)]
+
+
+@functools.cache
+def font(size: int) -> ImageFont.FreeTypeFont:
+    """Pillow's bundled FreeType font: anti-aliased glyphs, as in a rendered drawing."""
+    loaded = ImageFont.load_default(size=size)
+    assert isinstance(loaded, ImageFont.FreeTypeFont)
+    return loaded
+
+
+class Label(NamedTuple):
+    left: int
+    top: int
+    text: str
+    size: int
+    fill: tuple[int, int, int, int]
+    ink: tuple[int, int, int, int]
+
+    def draw(self, pen: ImageDraw.ImageDraw, *, nudge: int = 0) -> None:
+        """An outlined rounded box with the anti-aliased label inside."""
+        right, bottom = self.left + 8 + 6 * len(self.text), self.top + self.size + 8
+        pen.rounded_rectangle(
+            (self.left, self.top, right, bottom), 4, fill=self.fill, outline=(70, 80, 90, 255)
+        )
+        pen.text(
+            (self.left + 4 + nudge, self.top + 3), self.text, fill=self.ink, font=font(self.size)
+        )
+
+
+def text_scene(
+    width: int, height: int, labels: list[Label], background: tuple[int, ...]
+) -> Image.Image:
+    image = Image.new("RGBA", (width, height), background)
+    pen = ImageDraw.Draw(image)
+    for label in labels:
+        label.draw(pen)
+    return image
+
+
+@st.composite
+def text_scene_pairs(draw: st.DrawFn) -> tuple[bytes, bytes]:
+    """Labels in boxes (on white or on a transparent page) and an edited copy: shifted,
+    one label rewritten, recoloured or nudged by a pixel, one box moved."""
+    width, height = draw(st.integers(30, 150)), draw(st.integers(20, 110))
+    labels = [
+        Label(
+            draw(st.integers(-12, width - 8)),
+            draw(st.integers(-8, height - 6)),
+            draw(st.text(LABEL_CHARS, min_size=1, max_size=12)),
+            draw(st.sampled_from([9, 11, 13])),
+            draw(st.sampled_from(BOX_FILLS)),
+            draw(st.sampled_from(INKS)),
+        )
+        for _ in range(draw(st.integers(1, 7)))
+    ]
+    background = draw(st.sampled_from([(255, 255, 255, 255), (255, 255, 255, 0)]))
+    base = text_scene(width, height, labels, background)
+    edit = draw(st.sampled_from(["shift", "rewrite", "recolour", "nudge", "move"]))
+    which = draw(st.integers(0, len(labels) - 1))
+    if edit == "shift":
+        edited = Image.new("RGBA", base.size, background)
+        dx, dy = draw(st.integers(-2, 2)), draw(st.integers(-2, 2))
+        edited.paste(base, (dx, dy))
+    else:
+        label = labels[which]
+        if edit == "rewrite":
+            label = label._replace(text=draw(st.text(LABEL_CHARS, min_size=1, max_size=12)))
+        elif edit == "recolour":
+            label = label._replace(ink=draw(st.sampled_from(INKS)))
+        elif edit == "move":
+            label = label._replace(left=label.left + draw(st.integers(-3, 3)), top=label.top + 1)
+        edited = base.copy()
+        label.draw(ImageDraw.Draw(edited), nudge=int(edit == "nudge"))
+    mode = draw(st.sampled_from(["RGB", "RGBA"])) if background[3] == 255 else "RGBA"
+    return encode(base.convert(mode)), encode(edited.convert(mode))
+
+
+def assert_same_as_reference(
+    expected: bytes, actual: bytes, threshold: float = 0.1
+) -> tuple[int, np.ndarray]:
+    """Our count and diff image's red and yellow pixels equal the reference's (and
+    its greys are within a level of the reference's), whether
+    the anti-aliasing test takes the rows in one band, one by one or a few at a time;
+    returns the reference's count and diff image."""
+    count, ref_diff = reference(expected, actual, threshold)
+    for band_pixels in (antialias.BAND_PIXELS, 1, 200):
+        with mock.patch.object(antialias, "BAND_PIXELS", band_pixels):
+            result = compare_png(expected, actual, threshold=threshold)
+        assert result.mismatched == count
+        if result.diff_png is None:  # nothing over the threshold: the reference marks nothing
+            assert count_colour(ref_diff, RED) == count_colour(ref_diff, YELLOW) == 0
+            continue
+        ours = decoded(result.diff_png)
+        for colour in (RED, YELLOW):
+            marked = np.all(ours == colour, axis=-1)
+            assert np.array_equal(marked, np.all(ref_diff == colour, axis=-1))
+        # Elsewhere the faded grey, within one level of the reference's.
+        rest = ~(np.all(ours == RED, axis=-1) | np.all(ours == YELLOW, axis=-1))
+        assert np.abs(ours[rest].astype(int) - ref_diff[rest].astype(int)).max(initial=0) <= 1
+    return count, ref_diff
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text_scene_pairs(), st.sampled_from([0.0, 0.05, 0.1, 0.1, 0.3]))
+def test_text_scenes_match_the_reference(pair: tuple[bytes, bytes], threshold: float) -> None:
+    assert_same_as_reference(*pair, threshold)
+
+
+def dense_labels(width: int, height: int) -> list[Label]:
+    """A page of labels, five to a row, as in a drawing of a deep model."""
+    return [
+        Label(
+            4 + col * 58,
+            3 + row * 22,
+            f"op{row * 5 + col}(x)",
+            11,
+            BOX_FILLS[row % 3],
+            INKS[col % 3],
+        )
+        for row in range((height - 6) // 22)
+        for col in range(min(5, (width - 4) // 58))
+    ]
+
+
+@pytest.mark.parametrize(
+    "mode, dx, dy", [("RGB", 2, 2), ("RGBA", 0, 1), ("RGB", -2, 0), ("RGBA", 1, -2)]
+)
+def test_shifted_text_page_matches_reference(mode: str, dx: int, dy: int) -> None:
+    background = (255, 255, 255, 255) if mode == "RGB" else (255, 255, 255, 0)
+    base = text_scene(180, 140, dense_labels(180, 140), background)
+    moved = Image.new("RGBA", base.size, background)
+    moved.paste(base, (dx, dy))
+    expected, actual = encode(base.convert(mode)), encode(moved.convert(mode))
+    count, ref_diff = assert_same_as_reference(expected, actual)
+    assert count > 500
+    assert count_colour(ref_diff, YELLOW) > 50  # the detector really decides here
+
+
+def test_local_change_in_the_middle_of_a_tall_page_matches_reference() -> None:
+    # The changed rows sit far from the top and bottom, so the anti-aliasing test
+    # works on an inner band of rows: its edges must not be taken for the image's.
+    labels = dense_labels(300, 600)
+    base = text_scene(300, 600, labels, (255, 255, 255, 255))
+    edited = base.copy()
+    labels[67]._replace(text="op33(y)").draw(ImageDraw.Draw(edited))
+    labels[68].draw(ImageDraw.Draw(edited), nudge=1)
+    expected, actual = encode(base.convert("RGB")), encode(edited.convert("RGB"))
+    assert 0 < assert_same_as_reference(expected, actual)[0] < 500
+
+
+def test_opaque_colour_deltas_equal_the_reference_function() -> None:
+    rng = np.random.default_rng(0)
+    words = rng.integers(0, 2**24, size=(2, 4000), dtype=np.uint32) | np.uint32(0xFF000000)
+    words[1, :1000] = words[0, :1000] ^ rng.integers(1, 8, size=1000, dtype=np.uint32)  # near twins
+    ours = pixeldiff._opaque_deltas(words[0], words[1])
+    channels = words.view(np.uint8).reshape(2, -1, 4).tolist()
+    for n in range(words.shape[1]):
+        rgba = channels[0][n] + channels[1][n]
+        assert ours[n] == pixelmatch.color_delta(rgba, rgba, 0, 4)
+
+
+def test_band_brightness_equals_the_reference_function() -> None:
+    rng = np.random.default_rng(1)
+    flat = rng.integers(0, 256, size=(6 * 7, 4), dtype=np.uint8)
+    flat[::3, 3] = 255
+    band = antialias._Image(flat, flat.view("<u4").reshape(-1), 6, 7, True, True)
+    framed = band.brightness().reshape(8, 9)
+    assert np.isnan(framed[[0, -1]]).all() and np.isnan(framed[:, [0, -1]]).all()
+    black = [0, 0, 0, 255]
+    for n, (row, col) in enumerate(np.ndindex(6, 7)):
+        pixel = [int(v) for v in flat[n]]
+        if pixel == black:
+            continue
+        # color_delta(..., y_only=True) against black is the pixel's own brightness.
+        assert framed[row + 1, col + 1] == pixelmatch.color_delta(pixel, black, 0, 0, True)
 
 
 def test_neighbours_that_look_the_same_on_white_count_as_equal() -> None:
