@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import MISSING, dataclass, fields
 from typing import Any, Final
 
-from pytest_tlgraph.options import _CHOICES, DrawOptions
+from pytest_tlgraph.options import _CHOICES, LAYOUTS, DrawOptions
 
 __all__ = ["HELP", "OptionSpec", "markdown_table", "option_specs", "parse_callable"]
 
@@ -26,7 +26,7 @@ __all__ = ["HELP", "OptionSpec", "markdown_table", "option_specs", "parse_callab
 HELP: Final = {
     "view": "unrolled draws one node per op call; rolled draws one node per layer",
     "direction": "which way the graph flows",
-    "layout": "the layout engine (auto chooses)",
+    "layout": "the layout engine: both values draw with dot (0.1's rank layout is gone)",
     "depth": "draw every module call nested deeper than N as one box (0 boxes every "
     "top-level call)",
     "collapse": "auto picks the deepest depth that fits the node budget and folds "
@@ -50,7 +50,7 @@ HELP: Final = {
 
 
 #: Values of options that ``DrawOptions`` leaves to a later stage to check.
-_MORE_CHOICES: Final = {"size_scale": ("sqrt", "linear")}
+_MORE_CHOICES: Final = {"size_scale": ("sqrt", "linear"), "layout": LAYOUTS}
 
 
 @dataclass(frozen=True, slots=True)
