@@ -31,8 +31,10 @@ HELP: Final = {
     "top-level call)",
     "collapse": "auto picks the deepest depth that fits the node budget and folds "
     "repeated blocks; max boxes every top-level call",
-    "color_by": "fill colour channel: a builtin source (time, bytes, flops, magnitude, "
-    "grad_norm, device_time) or an op field name",
+    "collapse_budget": "with collapse='auto': the most visible nodes the drawing may have "
+    "after folding (default 60)",
+    "color_by": "fill colour channel: a builtin source (time, bytes, flops, params, "
+    "magnitude, grad_norm, device_time) or an op field name",
     "size_by": "node area channel: a builtin source (as color_by, plus dims) or a field name",
     "stack_by": "rank columns: true (or auto) pins multi-pass ops of one pass together; "
     "or a field name",
@@ -42,8 +44,8 @@ HELP: Final = {
     "node_label_fields": "the label rows, in order, from: name, op, shape, dtype, "
     "shape_summary, bytes, args, params, module, pass, flops",
     "show_saved_for_backward": "add a row with the memory saved for backward",
-    "show_redundant_args": "show constructor args even where the checked suppression "
-    "would hide them",
+    "show_redundant_args": "show every captured constructor arg: those at their default and "
+    "those the checked suppression would hide",
     "node_spec_fn": "a node style applied last: a name from pytest_tlgraph.node_styles "
     "(attention_node_mode) or MODULE:FUNCTION",
 }
