@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_tlgraph.cli_model import CommandError
+from pytest_tlgraph.cli.model import CommandError
 from pytest_tlgraph.option_table import option_specs
 
 __all__ = ["draw_options", "run_diff", "run_draw", "run_report"]
@@ -66,7 +66,7 @@ def run_draw(args: argparse.Namespace) -> None:
     import torch
 
     from pytest_tlgraph import capture
-    from pytest_tlgraph.cli_model import load_inputs, load_model, parse_shape, random_inputs
+    from pytest_tlgraph.cli.model import load_inputs, load_model, parse_shape, random_inputs
 
     options = draw_options(args)
     if args.dtype and not args.input_shape:

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from pytest_tlgraph.cli_model import CommandError
+from pytest_tlgraph.cli.model import CommandError
 from pytest_tlgraph.option_table import option_specs
 
 __all__ = ["build_parser", "main"]
@@ -158,7 +158,7 @@ def _add_output(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; 0 on success, 2 (with one line on stderr) on an error."""
-    from pytest_tlgraph.cli_commands import run_diff, run_draw, run_report
+    from pytest_tlgraph.cli.commands import run_diff, run_draw, run_report
     from pytest_tlgraph.errors import TlgraphError
 
     args = build_parser().parse_args(argv)
