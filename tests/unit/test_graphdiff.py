@@ -253,3 +253,34 @@ def test_the_diff_renders_with_a_legend(bert: Drawing) -> None:
     assert png.startswith(b"\x89PNG")
     # The diff's own DOT is canonical too: it reads back.
     assert emit(parse_gv(diff.dot).graph) == diff.dot
+
+
+class TwoActs(nn.Module):
+    """Two ReLUs in their own modules: swapping the first renumbers the second."""
+
+    def __init__(self, first: type[nn.Module] = nn.ReLU, width: int = 8) -> None:
+        super().__init__()
+        self.fc1, self.act1 = nn.Linear(4, 8), first()
+        self.fc2, self.act2 = nn.Linear(8, width), nn.ReLU()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.act2(self.fc2(self.act1(self.fc1(x))))
+
+
+def test_a_renumbered_op_pairs_by_its_module() -> None:
+    # relu_1 at @act1 becomes gelu_1, so the ReLU at @act2 is renamed relu_2 -> relu_1:
+    # the picture shows the swap at @act1 and the width change at @act2, not a ReLU that
+    # moved from @act1 to @act2.
+    torch.manual_seed(0)
+    old = capture(TwoActs(), torch.randn(2, 4)).draw()
+    new = capture(TwoActs(nn.GELU, width=6), torch.randn(2, 4)).draw()
+    diff = graph_diff(old.dot, new.dot)
+    assert diff.nodes["gelu_1"].kind == "added"
+    removed = diff.nodes["relu_1 (old)"]
+    assert removed.kind == "removed" and removed.rows[0] == "relu_1" and "@act1" in removed.rows
+    second = diff.nodes["relu_1"]
+    assert second.kind == "changed" and "@act2" in second.rows
+    assert not any("act1" in row for row in second.rows)
+    assert "relu_2" not in diff.nodes
+    assert ("linear_1", "relu_1 (old)") in diff.edges and ("linear_1", "gelu_1") in diff.edges
+    assert ("linear_2", "relu_1") in diff.edges
