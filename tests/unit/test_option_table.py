@@ -12,8 +12,9 @@ import pytest
 import torch
 from torch import nn
 
-from pytest_tlgraph import capture, cli_commands
+from pytest_tlgraph import capture
 from pytest_tlgraph.cli import build_parser
+from pytest_tlgraph.cli import commands as cli_commands
 from pytest_tlgraph.node_styles import attention_node_mode
 from pytest_tlgraph.option_table import HELP, OptionSpec, markdown_table, option_specs
 from pytest_tlgraph.options import DrawOptions
