@@ -246,6 +246,33 @@ class Attention(nn.Module):
         return F.scaled_dot_product_attention(self.q(x), self.k(x), self.v(x))
 
 
+class TwoBranches(nn.Module):
+    """Two convolutions side by side: a larger ``kernel`` in branch ``a`` costs more
+    FLOPs, which moves a FLOPs colour domain while branch ``b`` keeps its rows."""
+
+    def __init__(self, kernel: int) -> None:
+        super().__init__()
+        self.a = nn.Conv2d(3, 8, kernel, padding=kernel // 2)
+        self.b = nn.Conv2d(3, 8, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.a(x) + self.b(x)
+
+
+class NamedBlocks(nn.Module):
+    """A two-op block for every name, so each name titles a cluster and labels nodes."""
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__()
+        for name in names:
+            self.add_module(name, nn.Sequential(nn.Linear(2, 2), nn.ReLU()))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for block in self.children():
+            x = block(x)
+        return x
+
+
 class HostileNames(nn.Module):
     """Module names full of DOT and HTML metacharacters."""
 

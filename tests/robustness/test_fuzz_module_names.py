@@ -8,25 +8,13 @@ import unicodedata
 import torch
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from torch import nn
 
 from pytest_tlgraph.capture import capture
 from pytest_tlgraph.render import render_png
 from pytest_tlgraph.snapshots.graphdata import graph_from_drawing, parse_dot
 from pytest_tlgraph.snapshots.structure import summarize
+from tests.models import NamedBlocks as Blocks
 from tests.robustness.strategies import module_names
-
-
-class Blocks(nn.Module):
-    def __init__(self, names: list[str]) -> None:
-        super().__init__()
-        for name in names:
-            self.add_module(name, nn.Sequential(nn.Linear(2, 2), nn.ReLU()))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for block in self.children():
-            x = block(x)
-        return x
 
 
 @settings(

@@ -8,31 +8,17 @@ import subprocess
 
 import pytest
 import torch
-from torch import nn
 
 from pytest_tlgraph import capture
 from pytest_tlgraph.render import render_png
 from pytest_tlgraph.snapshots.graphdata import graph_from_drawing, parse_dot
 from pytest_tlgraph.snapshots.structure import summarize
 from tests.integration.project import snapshot_dir
+from tests.models import NamedBlocks as Named
 
 pytest_plugins = ["pytester"]
 
 HOSTILE = ["nul\x00x", "soh\x01x", "vt\x0bx", "esc\x1b[2Jx", "lone\ud800x", "new\nline", "del\x7f"]
-
-
-class Named(nn.Module):
-    """A two-op block for every name, so each name titles a cluster and labels nodes."""
-
-    def __init__(self, names: list[str]) -> None:
-        super().__init__()
-        for name in names:
-            self.add_module(name, nn.Sequential(nn.Linear(2, 2), nn.ReLU()))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for block in self.children():
-            x = block(x)
-        return x
 
 
 def hostile_drawing(names: list[str]) -> str:

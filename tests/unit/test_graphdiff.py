@@ -18,6 +18,7 @@ from pytest_tlgraph.draw.dot import emit
 from pytest_tlgraph.snapshots import graph_diff
 from pytest_tlgraph.snapshots.graphdata import DotParseError
 from pytest_tlgraph.snapshots.gvparse import parse_attrs, parse_gv
+from tests.models import TwoBranches
 
 transformers = pytest.importorskip("transformers")
 
@@ -209,16 +210,6 @@ def test_suppression_row_change() -> None:
     assert diff.nodes["conv2d_1"].kind == "changed"
     assert any(r.startswith("+ ") and "in_channels=3" in r for r in rows)
     assert any(r.startswith("- ") and "in_channels" not in r and "=" in r for r in rows)
-
-
-class TwoBranches(nn.Module):
-    def __init__(self, kernel: int) -> None:
-        super().__init__()
-        self.a = nn.Conv2d(3, 8, kernel, padding=kernel // 2)
-        self.b = nn.Conv2d(3, 8, 3, padding=1)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.a(x) + self.b(x)
 
 
 def test_recolouring_alone_is_not_marked() -> None:

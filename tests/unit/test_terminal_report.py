@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import torch
-from torch import nn
 
 from pytest_tlgraph.capture import capture
 from pytest_tlgraph.snapshots.recolour import recolour_line
@@ -14,6 +13,7 @@ from pytest_tlgraph.snapshots.terminal import (
     cut_line,
     terminal_report,
 )
+from tests.models import TwoBranches
 
 
 def test_cut_line_keeps_short_lines_and_counts_what_it_cuts() -> None:
@@ -66,16 +66,6 @@ def test_state_only_where_it_changed() -> None:
                "  key line now drawn: x"]  # fmt: skip
     loud = terminal_report(_report([], changed))
     assert dict(loud.sections)["encoding state (received):"] == tuple(changed[4:])
-
-
-class TwoBranches(nn.Module):
-    def __init__(self, kernel: int) -> None:
-        super().__init__()
-        self.a = nn.Conv2d(3, 8, kernel, padding=kernel // 2)
-        self.b = nn.Conv2d(3, 8, 3, padding=1)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.a(x) + self.b(x)
 
 
 def test_rescale_is_named_with_the_nodes_it_recoloured() -> None:
