@@ -173,24 +173,27 @@ def _kind(code: CodeType) -> int:
     return kind
 
 
-def source_chain(frame: FrameType | None) -> tuple[tuple[CodeType, int], ...]:
+def source_chain(frame: FrameType | None) -> tuple[tuple[int, int], ...]:
     """The user source locations from ``frame`` outwards, up to the innermost module
-    call: every frame outside torch and this package, as ``(code, instruction)``.
+    call: every frame outside torch and this package, as ``(id(code), instruction)``.
 
     The instruction offset (not just the line) tells apart two calls of one function on
     one line, such as the two adds of ``a + b + c``, while every pass of a loop still
-    issues its call from the same instruction.
+    issues its call from the same instruction. A code object is named by its ``id``
+    (held alive, so never reused): chains are hashed once per op, and a code object's
+    own hash reads all its bytecode.
     """
-    chain: list[tuple[CodeType, int]] = []
+    chain: list[tuple[int, int]] = []
     kinds = _kinds
     while frame is not None:
         code = frame.f_code
-        kind = kinds.get(id(code))
+        key = id(code)
+        kind = kinds.get(key)
         if kind is None:
             kind = _kind(code)
         if kind == _STOP:
             break
         if kind == _USER:
-            chain.append((code, frame.f_lasti))
+            chain.append((key, frame.f_lasti))
         frame = frame.f_back
     return tuple(chain)
