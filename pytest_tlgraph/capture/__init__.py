@@ -22,6 +22,7 @@ from pytest_tlgraph.capture.io_names import input_names, output_names
 from pytest_tlgraph.capture.measure import add_boundary, iter_tensors
 from pytest_tlgraph.capture.modules import ModelIndex, index_model, watch_modules
 from pytest_tlgraph.capture.recorder import Recorder
+from pytest_tlgraph.collector import collector_paused
 from pytest_tlgraph.errors import TraceError
 from pytest_tlgraph.trace import Trace
 
@@ -130,9 +131,10 @@ def capture(
     refuse_compiled(model)
     args = _positional(inputs)
     kw = dict(kwargs or {})
-    index = index_model(model)
-    with exclusive(index.modules, type(model).__name__):
-        return _capture(model, index, args, kw, backward=backward, profile=profile)
+    with collector_paused():
+        index = index_model(model)
+        with exclusive(index.modules, type(model).__name__):
+            return _capture(model, index, args, kw, backward=backward, profile=profile)
 
 
 def _capture(

@@ -252,6 +252,13 @@ def _cuda_devices(value: Any) -> list[int]:
     return []
 
 
+def _math_attention() -> Any:
+    """``scaled_dot_product_attention`` restricted to its math backend."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    return sdpa_kernel([SDPBackend.MATH])
+
+
 def _replay(
     func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *, meta: bool
 ) -> tuple[int | None, bool]:
@@ -270,6 +277,10 @@ def _replay(
         with (
             torch.no_grad(),
             torch.random.fork_rng(devices=_cuda_devices((args, kwargs))),
+            # On real tensors too, attention runs its math decomposition, the path it
+            # takes on meta tensors: the fused CPU kernel has no formula, and a meta
+            # replay's first run imports torch._dynamo and sympy (seconds).
+            _math_attention(),
             counter,
         ):
             func(*args, **kwargs)

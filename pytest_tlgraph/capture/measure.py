@@ -143,42 +143,57 @@ def magnitude(t: torch.Tensor) -> float | None:
 _TORCH_DIR: Final = os.path.dirname(torch.__file__) + os.sep
 _OWN_DIR: Final = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _STOP, _SKIP, _USER = 0, 1, 2
-_kinds: dict[CodeType, int] = {
-    nn.Module._call_impl.__code__: _STOP,
-    nn.Module._wrapped_call_impl.__code__: _STOP,
-}
+# Kind of each code object seen, by ``id()``: hashing a code object hashes its bytecode
+# and constants on every lookup (microseconds for a large function such as
+# ``Module._call_impl``), an ``id`` is one machine word. ``_held`` keeps every code object
+# counted here alive, so no ``id`` in the table is ever reused by another one.
+_kinds: dict[int, int] = {}
+_held: list[CodeType] = []
+
+
+def _set_kind(code: CodeType, kind: int) -> None:
+    if id(code) not in _kinds:
+        _held.append(code)
+    _kinds[id(code)] = kind
+
+
+_set_kind(nn.Module._call_impl.__code__, _STOP)
+_set_kind(nn.Module._wrapped_call_impl.__code__, _STOP)
 
 
 def add_boundary(code: CodeType) -> None:
     """Make frames of ``code`` end every source chain (like a module's ``__call__``)."""
-    _kinds[code] = _STOP
+    _set_kind(code, _STOP)
 
 
 def _kind(code: CodeType) -> int:
     filename = code.co_filename
     kind = _SKIP if filename.startswith((_TORCH_DIR, _OWN_DIR)) else _USER
-    _kinds[code] = kind
+    _set_kind(code, kind)
     return kind
 
 
-def source_chain(frame: FrameType | None) -> tuple[tuple[CodeType, int], ...]:
+def source_chain(frame: FrameType | None) -> tuple[tuple[int, int], ...]:
     """The user source locations from ``frame`` outwards, up to the innermost module
-    call: every frame outside torch and this package, as ``(code, instruction)``.
+    call: every frame outside torch and this package, as ``(id(code), instruction)``.
 
     The instruction offset (not just the line) tells apart two calls of one function on
     one line, such as the two adds of ``a + b + c``, while every pass of a loop still
-    issues its call from the same instruction.
+    issues its call from the same instruction. A code object is named by its ``id``
+    (held alive, so never reused): chains are hashed once per op, and a code object's
+    own hash reads all its bytecode.
     """
-    chain: list[tuple[CodeType, int]] = []
+    chain: list[tuple[int, int]] = []
     kinds = _kinds
     while frame is not None:
         code = frame.f_code
-        kind = kinds.get(code)
+        key = id(code)
+        kind = kinds.get(key)
         if kind is None:
             kind = _kind(code)
         if kind == _STOP:
             break
         if kind == _USER:
-            chain.append((code, frame.f_lasti))
+            chain.append((key, frame.f_lasti))
         frame = frame.f_back
     return tuple(chain)

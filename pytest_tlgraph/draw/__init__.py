@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, final
 
+from pytest_tlgraph.collector import collector_paused
 from pytest_tlgraph.draw import labels, style
 from pytest_tlgraph.draw import plan as plain_plan
 from pytest_tlgraph.draw.collapse import COLLAPSED_KINDS, build_collapsed_plan
@@ -143,6 +144,11 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
     run-to-run noise (``time``, ``device_time``) with stable placeholders, and notes it
     on the encoding state.
     """
+    with collector_paused():
+        return _draw(trace, mask_volatile=mask_volatile, options=options)
+
+
+def _draw(trace: Trace, *, mask_volatile: bool, options: dict[str, Any]) -> Drawing:
     opts = DrawOptions.from_kwargs(**options) if options else _DEFAULT_OPTIONS
     plan: Plan = build_plan(
         trace,
