@@ -173,10 +173,15 @@ class ResultsDir:
             "images": {kind: self.relative(p) for kind, p in artifacts.images().items()},
             "files": [self.relative(p) for p in artifacts.files()],
         }
-        name = fitted_name(stem.relative_to(self.root).as_posix().replace("/", "__"))
         # Atomic, so the controller never reads a half-written record.
         text = json.dumps(record, indent=1, sort_keys=True)
-        self.write(self.root / RECORDS / (name + ".json"), text.encode("utf-8"))
+        self.write(self.record_path(stem, ".json"), text.encode("utf-8"))
+
+    def record_path(self, stem: Path, suffix: str) -> Path:
+        """Where one snapshot's record of kind ``suffix`` goes: a file per snapshot in
+        ``.records`` (xdist safe), its name fitted to the file-name limit."""
+        name = fitted_name(stem.relative_to(self.root).as_posix().replace("/", "__"))
+        return self.root / RECORDS / (name + suffix)
 
     def read_records(self) -> list[dict[str, Any]]:
         """Every failure recorded in this session, in a stable order."""

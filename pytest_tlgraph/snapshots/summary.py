@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_tlgraph.snapshots.artifacts import RECORDS
-from pytest_tlgraph.snapshots.files import fitted_name
 from pytest_tlgraph.suggest import did_you_mean
 
 if TYPE_CHECKING:
@@ -85,9 +84,8 @@ def structure_data(expected_dot: str | None, drawing: Drawing) -> dict[str, Any]
 def write_call(results: ResultsDir, stem: Path, record: Mapping[str, Any]) -> None:
     """Keep one call's record for the summaries (written atomically and listed in the
     results folder's manifest, like every file the plugin writes)."""
-    name = fitted_name(stem.relative_to(results.root).as_posix().replace("/", "__")) + _CALL
     text = json.dumps(record, sort_keys=True)
-    results.write(results.root / RECORDS / name, text.encode("utf-8"))
+    results.write(results.record_path(stem, _CALL), text.encode("utf-8"))
 
 
 def read_calls(root: Path) -> list[dict[str, Any]]:
