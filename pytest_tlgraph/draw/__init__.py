@@ -124,8 +124,7 @@ def node_texts(
 ) -> tuple[tuple[str, ...], tuple[int, ...]]:
     """:func:`node_rows` as plain data: the row texts and the indices of the bold rows."""
     if node.kind in COLLAPSED_KINDS:
-        rows = collapsed_rows(node, trace=trace, options=options)
-        return tuple(r.text for r in rows), tuple(i for i, r in enumerate(rows) if r.bold)
+        return labels.row_texts(collapsed_rows(node, trace=trace, options=options))
     return labels.node_texts(node, trace=trace, options=options)
 
 

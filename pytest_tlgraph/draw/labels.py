@@ -35,6 +35,7 @@ __all__ = [
     "format_shape",
     "node_rows",
     "node_texts",
+    "row_texts",
     "saved_for_backward_row",
 ]
 
@@ -417,7 +418,11 @@ def node_texts(
     record = node.record
     if options.node_label_fields is None and isinstance(record, (Op, Layer)):
         return _default_texts(node, record, trace, options), _TITLE_BOLD
-    rows = node_rows(node, trace=trace, options=options)
+    return row_texts(node_rows(node, trace=trace, options=options))
+
+
+def row_texts(rows: Sequence[Row]) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """Rows as plain data: their texts and the indices of the bold ones."""
     return tuple(r.text for r in rows), tuple(i for i, r in enumerate(rows) if r.bold)
 
 
