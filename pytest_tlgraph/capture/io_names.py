@@ -46,20 +46,43 @@ def _checked(names: list[str], value: Any) -> list[str] | None:
     return names if len(names) == len(iter_tensors(value)) else None
 
 
+#: ``(positional parameter names, *args name)`` of each forward function seen, by the
+#: function itself: reading a signature costs more than a small model's capture.
+_params_of: dict[Any, tuple[tuple[str, ...], str | None] | None] = {}
+_PARAMS_CACHE_LIMIT: Final = 1024
+
+
+def _forward_params(forward: Any) -> tuple[tuple[str, ...], str | None] | None:
+    """The names of ``forward``'s positional parameters and of its ``*args``, or
+    ``None`` when it has no signature to read."""
+    try:
+        params = inspect.signature(forward).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    named = tuple(p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+    star = next((p.name for p in params if p.kind is p.VAR_POSITIONAL), None)
+    return named, star
+
+
 def _positional_names(model: nn.Module, count: int) -> list[str]:
     """The parameter name each positional argument of ``model.forward`` fills."""
-    try:
-        params = list(inspect.signature(model.forward).parameters.values())
-    except (TypeError, ValueError):
+    forward = model.forward
+    # A method of the model's class is read once per function; anything else (a
+    # forward set on the instance, a partial, a callable object) every time.
+    function = getattr(forward, "__func__", None)
+    if function is not None and getattr(forward, "__self__", None) is model:
+        try:
+            found = _params_of[function]
+        except KeyError:
+            if len(_params_of) >= _PARAMS_CACHE_LIMIT:
+                _params_of.clear()
+            found = _params_of[function] = _forward_params(forward)
+    else:
+        found = _forward_params(forward)
+    if found is None:
         return [f"args[{i}]" for i in range(count)]
-    named: list[str] = []
-    star: str | None = None
-    for p in params:
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            named.append(p.name)
-        elif p.kind is p.VAR_POSITIONAL:
-            star = p.name
-    names = named[:count]
+    named, star = found
+    names = list(named[:count])
     extra = count - len(names)
     names += [f"{star or 'args'}[{i}]" for i in range(extra)]
     return names

@@ -88,11 +88,31 @@ class ModelIndex:
     param_count: int
 
 
+def _named_modules(model: nn.Module) -> tuple[tuple[str, nn.Module], ...]:
+    """``tuple(model.named_modules())`` without its recursive generators (one frame per
+    level for every module): the same pairs, in the same order, each module once."""
+    found: list[tuple[str, nn.Module]] = []
+    seen: set[nn.Module] = set()
+    todo: list[tuple[str, nn.Module]] = [("", model)]
+    while todo:
+        prefix, module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        found.append((prefix, module))
+        dot = prefix + "." if prefix else ""
+        children = [
+            (dot + name, child) for name, child in module._modules.items() if child is not None
+        ]
+        todo.extend(reversed(children))
+    return tuple(found)
+
+
 def index_model(model: nn.Module) -> ModelIndex:
     """Walk ``model`` once (what ``named_modules``, ``named_parameters``,
     ``named_buffers`` and ``parameters`` would each walk again); the modules are
     ``named_modules()``'s, with its order and its notion of a module seen twice."""
-    modules = tuple(model.named_modules())
+    modules = _named_modules(model)
     params: dict[int, ParamInfo] = {}
     count = 0
     for prefix, module in modules:

@@ -84,6 +84,10 @@ def _unpack(t: torch.Tensor) -> torch.Tensor:
     return t
 
 
+def _released(t: torch.Tensor) -> torch.Tensor:
+    raise RuntimeError("a released recorder measures nothing")
+
+
 class Recorder(TorchFunctionMode):
     """Records every torch call that returns a tensor as a ``RawOp``.
 
@@ -365,6 +369,9 @@ class Recorder(TorchFunctionMode):
         self._producers.clear()
         self._magnitudes.clear()
         self._saving = None
+        # The bound method refers back to the recorder: a cycle only the cyclic
+        # collector would free, with every record the recorder still holds.
+        self._pack = _released
 
 
 def _grad_hook(norms: dict[int, float], index: int) -> Callable[[torch.Tensor], None]:

@@ -170,6 +170,29 @@ def _written(attrs: Mapping[str, Any] | str) -> str:
     return attrs if isinstance(attrs, str) else attr_list(attrs)
 
 
+def _write_cluster(
+    lines: list[str],
+    cluster: Cluster,
+    indent: str,
+    cluster_attrs: Mapping[str, Mapping[str, Any]],
+    members: Mapping[str | None, list[str]],
+    children: Mapping[str | None, list[Cluster]],
+    quoted: Mapping[str, str],
+) -> None:
+    """Append ``cluster``'s subgraph, its member nodes and its child clusters.
+
+    A module-level function, not a closure calling itself: such a closure is a
+    reference cycle that keeps the whole graph alive until the cyclic collector runs.
+    """
+    lines.append(f"{indent}subgraph {quote(cluster.id)} {{")
+    lines.append(f"{indent}  graph {attr_list(cluster_attrs[cluster.id])};")
+    for node_id in members.get(cluster.id, ()):
+        lines.append(f"{indent}  {quoted[node_id]};")
+    for child in children.get(cluster.id, ()):
+        _write_cluster(lines, child, indent + "  ", cluster_attrs, members, children, quoted)
+    lines.append(f"{indent}}}")
+
+
 def emit(graph: DotGraph) -> str:
     """The canonical DOT text of ``graph``."""
     lines = ["digraph tlgraph {"]
@@ -196,17 +219,8 @@ def emit(graph: DotGraph) -> str:
     for cluster in graph.clusters:
         children.setdefault(cluster.parent, []).append(cluster)
 
-    def write_cluster(cluster: Cluster, indent: str) -> None:
-        lines.append(f"{indent}subgraph {quote(cluster.id)} {{")
-        lines.append(f"{indent}  graph {attr_list(graph.cluster_attrs[cluster.id])};")
-        for node_id in members.get(cluster.id, ()):
-            lines.append(f"{indent}  {quoted[node_id]};")
-        for child in children.get(cluster.id, ()):
-            write_cluster(child, indent + "  ")
-        lines.append(f"{indent}}}")
-
     for cluster in children.get(None, ()):
-        write_cluster(cluster, "  ")
+        _write_cluster(lines, cluster, "  ", graph.cluster_attrs, members, children, quoted)
     for group in graph.rank_groups:
         lines.append("  { rank=same; " + " ".join(f"{quote(n)};" for n in group) + " }")
     for node in graph.extra_nodes:

@@ -64,3 +64,30 @@ def test_picked_rows_use_the_name_too() -> None:
     trace = corpus_trace("gpt2")
     drawing = trace.draw(node_label_fields=["name", "shape"])
     assert drawing.nodes["input_1"].rows == ("input_ids", "1x8")
+
+
+class _Pair(nn.Module):
+    def forward(self, left: torch.Tensor, right: torch.Tensor) -> torch.Tensor:
+        return left - right
+
+
+def test_input_names_follow_the_forward_each_capture_calls() -> None:
+    # The signature of a class's forward is read once; a forward set on one instance,
+    # or a class whose forward was replaced, is read afresh.
+    x = torch.randn(2)
+    first = [titles(capture(_Pair(), (x, x)))[k] for k in ("input_1", "input_2")]
+    assert first == ["left", "right"]
+    patched = _Pair()
+    patched.forward = lambda query, key: query * key  # type: ignore[method-assign]
+    assert titles(capture(patched, (x, x)))["input_1"] == "query"
+    assert titles(capture(_Pair(), (x, x)))["input_1"] == "left"
+
+    class _Later(_Pair):
+        pass
+
+    def swapped(self: nn.Module, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return a + b
+
+    assert titles(capture(_Later(), (x, x)))["input_2"] == "right"
+    _Later.forward = swapped  # type: ignore[method-assign,assignment]
+    assert titles(capture(_Later(), (x, x)))["input_2"] == "b"
