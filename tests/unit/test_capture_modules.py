@@ -10,8 +10,8 @@ from tests.models import CNN, Attention, HostileNames, ResidualMLP, SharedModule
 
 
 class _Reused(nn.Module):
-    """One module registered under two names and inside a container, a None child,
-    a tied parameter and a frozen one."""
+    """One module registered under two names and inside a container, a None child, an
+    empty container, a tied parameter and a frozen one."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -24,6 +24,7 @@ class _Reused(nn.Module):
         self.head.weight = shared.weight  # tied: counted and named once
         self.frozen = nn.Linear(3, 2)
         self.frozen.requires_grad_(False)
+        self.empty = nn.Sequential()  # a container without children is falsy, yet walked
 
 
 class _Block(nn.Module):
