@@ -106,6 +106,28 @@ def _layer(
     )
 
 
+def _layers(ops: Sequence[Op]) -> dict[str, Layer]:
+    """The rolled view: one record per layer, its edges from its ops' edges.
+
+    Built from the frozen ops alone, so a trace keeps nothing of the assembly alive
+    until (or unless) its layers are read.
+    """
+    layer_of = {op.label: op.layer for op in ops}
+    members: dict[str, list[Op]] = {}
+    for op in ops:
+        found = members.get(op.layer)
+        if found is None:
+            members[op.layer] = [op]
+        else:
+            found.append(op)
+    layers = {}
+    for layer, passes in members.items():
+        parents = dict.fromkeys(layer_of[p] for op in passes for p in op.parents)
+        kids = dict.fromkeys(layer_of[c] for op in passes for c in op.children)
+        layers[layer] = _layer(layer, passes, (*parents,), (*kids,))
+    return layers
+
+
 def assemble(
     raw_ops: Sequence[RawOp],
     layer_keys: Sequence[tuple[Any, ...]],
@@ -161,20 +183,11 @@ def assemble(
         ops_list.append(freeze(raw, Op))
     ops = tuple(ops_list)
 
-    def build_layers() -> dict[str, Layer]:
-        layers = {}
-        for layer, indices in members.items():
-            # Layer edges come from op indices, never from parsing labels.
-            parents = dict.fromkeys(layer_of[p] for i in indices for p in op_parents[i])
-            kids = dict.fromkeys(layer_of[c] for i in indices for c in children[i])
-            layers[layer] = _layer(layer, [ops[i] for i in indices], (*parents,), (*kids,))
-        return layers
-
     for frame in frames:
         frame.ops = tuple(ops_of_call.get((frame.address, frame.call_number), ()))
     return Trace(
         ops=ops,
-        layers=LazyMapping(build_layers),
+        layers=LazyMapping(lambda: _layers(ops)),
         modules=tuple([freeze(frame, ModuleCall) for frame in frames]),
         model_name=model_name,
         param_count=param_count,
