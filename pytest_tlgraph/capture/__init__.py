@@ -132,9 +132,22 @@ def capture(
     args = _positional(inputs)
     kw = dict(kwargs or {})
     with collector_paused():
-        index = index_model(model)
-        with exclusive(index.modules, type(model).__name__):
-            return _capture(model, index, args, kw, backward=backward, profile=profile)
+        return _indexed_capture(model, args, kw, backward=backward, profile=profile)
+
+
+def _indexed_capture(
+    model: nn.Module,
+    args: tuple[Any, ...],
+    kw: dict[str, Any],
+    *,
+    backward: BackwardSpec,
+    profile: bool,
+) -> Trace:
+    """Index ``model``, hold it and capture it. The index (every module and parameter
+    of the model) is let go when this returns, before the collector runs again."""
+    index = index_model(model)
+    with exclusive(index.modules, type(model).__name__):
+        return _capture(model, index, args, kw, backward=backward, profile=profile)
 
 
 def _capture(
