@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import CodeType
-from typing import Any
+from typing import Any, Final
 
 import torch
 from torch import nn
@@ -88,6 +88,22 @@ class ModelIndex:
     param_count: int
 
 
+#: Every ``ParamInfo`` handed out, by value: a model captured again gets the very same
+#: tuples, and a capture leaves none of its own for the collector to walk.
+_infos: dict[ParamInfo, ParamInfo] = {}
+_INFOS_LIMIT: Final = 65536
+
+
+def _shared(info: ParamInfo) -> ParamInfo:
+    """``info``, or the equal ``ParamInfo`` handed out before."""
+    found = _infos.get(info)
+    if found is None:
+        if len(_infos) >= _INFOS_LIMIT:
+            _infos.clear()
+        found = _infos[info] = info
+    return found
+
+
 def _named_modules(model: nn.Module) -> tuple[tuple[str, nn.Module], ...]:
     """``tuple(model.named_modules())`` without its recursive generators (one frame per
     level for every module): the same pairs, in the same order, each module once."""
@@ -119,12 +135,12 @@ def index_model(model: nn.Module) -> ModelIndex:
         dot = prefix + "." if prefix else ""
         for name, p in module._parameters.items():
             if p is not None and id(p) not in params:
-                params[id(p)] = (dot + name, tuple(p.shape), p.requires_grad)
+                params[id(p)] = _shared((dot + name, tuple(p.shape), p.requires_grad))
                 count += p.numel()
         # Buffers are read by ops like parameters are: listed on the op, never trained.
         for name, b in module._buffers.items():
             if b is not None and id(b) not in params:
-                params[id(b)] = (dot + name, tuple(b.shape), False)
+                params[id(b)] = _shared((dot + name, tuple(b.shape), False))
     return ModelIndex(modules, params, count)
 
 
