@@ -143,7 +143,7 @@ def clusters_for(
                 kept[drawn_as] = cluster
             parent = cluster.id
         innermost_of[chain] = parent
-    innermost = dict(zip(chains, map(innermost_of.__getitem__, listed)))
+    innermost = dict(zip(chains, map(innermost_of.__getitem__, listed), strict=True))
     return tuple(kept.values()), innermost
 
 
