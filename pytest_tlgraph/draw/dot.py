@@ -228,7 +228,7 @@ def emit(graph: DotGraph) -> str:
     for node in graph.nodes:
         node_id, attrs = node.id, node.attrs
         quoted[node_id] = name = quote(node_id)
-        lines.append(f"  {name} {attrs if type(attrs) is str else attr_list(attrs)};")
+        lines.append(f"  {name} {attrs if isinstance(attrs, str) else attr_list(attrs)};")
         members.setdefault(node.cluster, []).append(node_id)
     for source, target in graph.edges:
         lines.append(
@@ -236,9 +236,9 @@ def emit(graph: DotGraph) -> str:
         )
     if graph.edge_attrs:
         for number, edge in enumerate(graph.edges, start=len(lines) - len(graph.edges)):
-            attrs = graph.edge_attrs.get(edge)
-            if attrs:
-                lines[number] = f"{lines[number][:-1]} {attr_list(attrs)};"
+            edge_attrs = graph.edge_attrs.get(edge)
+            if edge_attrs:
+                lines[number] = f"{lines[number][:-1]} {attr_list(edge_attrs)};"
     children: dict[str | None, list[Cluster]] = {}
     for cluster in graph.clusters:
         children.setdefault(cluster.parent, []).append(cluster)

@@ -116,7 +116,7 @@ def clusters_for(
     population: Counter[Any] = Counter(map(itemgetter(0), calls) if rolled else calls)
     types: dict[tuple[str, int], str] | None = None
     kept: dict[Any, Cluster] = {}
-    innermost_of: dict[Chain, str | None] = {}
+    innermost_of: dict[Sequence[tuple[str, int]], str | None] = {}
     for chain in dict.fromkeys(listed):
         parent: str | None = None
         for call in chain:
