@@ -34,7 +34,7 @@ from pytest_tlgraph.draw.plan import Plan, PlanNode
 from pytest_tlgraph.encoding.units import format_bytes
 from pytest_tlgraph.lazy import LazyMapping
 from pytest_tlgraph.options import DrawOptions, NodeSpecFn
-from pytest_tlgraph.trace import frozen_builder
+from pytest_tlgraph.trace import Layer, Op, frozen_builder
 
 if TYPE_CHECKING:
     from pytest_tlgraph.encoding.state import EncodingState
@@ -128,6 +128,22 @@ def node_texts(
     return labels.node_texts(node, trace=trace, options=options)
 
 
+def _all_texts(
+    plan: Plan, trace: Trace, options: DrawOptions
+) -> list[tuple[tuple[str, ...], tuple[int, ...]]]:
+    """:func:`node_texts` of every node of ``plan``: the default rows of full-detail nodes
+    (the usual case) straight from :func:`.labels.default_texts`."""
+    if options.node_label_fields is not None:
+        return [node_texts(node, trace=trace, options=options) for node in plan.nodes]
+    default, bold = labels.default_texts, labels.TITLE_BOLD
+    return [
+        (default(node, node.record, trace, options), bold)
+        if node.kind not in COLLAPSED_KINDS and isinstance(node.record, (Op, Layer))
+        else node_texts(node, trace=trace, options=options)
+        for node in plan.nodes
+    ]
+
+
 # A plain draw validates nothing: its options are the (frozen) defaults.
 _DEFAULT_OPTIONS: Final = DrawOptions()
 # A drawing builds a node record and a DOT statement per node: the fast constructors.
@@ -157,7 +173,7 @@ def _draw(trace: Trace, *, mask_volatile: bool, options: dict[str, Any]) -> Draw
         collapse_budget=opts.collapse_budget,
     )
     fill = style.PAGES[opts.page].fill
-    rows = [node_texts(node, trace=trace, options=opts) for node in plan.nodes]
+    rows = _all_texts(plan, trace, opts)
     captions = [caption(trace)]
     state = None
     encoded = None

@@ -28,9 +28,11 @@ from pytest_tlgraph.trace import Layer, Op, Shape, Trace
 
 __all__ = [
     "LABEL_FIELDS",
+    "TITLE_BOLD",
     "Row",
     "args_row",
     "check_label_fields",
+    "default_texts",
     "dtype_name",
     "format_shape",
     "node_rows",
@@ -386,9 +388,10 @@ def _picked_rows(node: PlanNode, record: Record, trace: Trace | None,
     return rows or [Row(_title(node, trace), bold=True)]
 
 
-def _default_texts(node: PlanNode, record: Record, trace: Trace | None,
-                   options: DrawOptions) -> tuple[str, ...]:  # fmt: skip
-    """The default rows' texts, title first (the only bold row).
+def default_texts(node: PlanNode, record: Record, trace: Trace | None,
+                  options: DrawOptions) -> tuple[str, ...]:  # fmt: skip
+    """The default rows' texts of a full-detail node whose record is ``record`` (an op or
+    a layer), title first (the only bold row: :data:`TITLE_BOLD`).
 
     Written out row by row (the title as :func:`_title` writes it, the module row as
     :func:`_module_row`): every node of every draw comes here.
@@ -440,7 +443,8 @@ def _default_texts(node: PlanNode, record: Record, trace: Trace | None,
     return tuple(texts)
 
 
-_TITLE_BOLD: Final = (0,)
+#: The bold rows of default rows: the title alone.
+TITLE_BOLD: Final = (0,)
 
 
 def node_texts(
@@ -450,7 +454,7 @@ def node_texts(
     (what a drawing needs, without a ``Row`` per line)."""
     record = node.record
     if options.node_label_fields is None and isinstance(record, (Op, Layer)):
-        return _default_texts(node, record, trace, options), _TITLE_BOLD
+        return default_texts(node, record, trace, options), TITLE_BOLD
     return row_texts(node_rows(node, trace=trace, options=options))
 
 
@@ -474,5 +478,5 @@ def node_rows(node: PlanNode, *, trace: Trace | None, options: DrawOptions) -> t
         return (Row(_title(node, trace), bold=True),)
     if tokens is not None:
         return tuple(_picked_rows(node, record, trace, options, tokens))
-    title, *texts = _default_texts(node, record, trace, options)
+    title, *texts = default_texts(node, record, trace, options)
     return (Row(title, bold=True), *(Row(t) for t in texts))

@@ -147,10 +147,6 @@ def clusters_for(
     return tuple(kept.values()), innermost
 
 
-def _scope_of(scope: Mapping[str, str], cluster: str | None) -> str | None:
-    return None if cluster is None else scope[cluster]
-
-
 def scopes(clusters: Sequence[Cluster]) -> dict[str, str]:
     """Cluster id -> the module address its nodes are written relative to."""
     return {c.id: c.scope for c in clusters}
@@ -169,6 +165,7 @@ def build_plan(trace: Trace, *, view: str = "unrolled") -> Plan:
     for r in records:
         func, label = r.func, r.label
         record_kind = func == "input" or func == "output"
+        cluster = innermost[label]
         nodes.append(
             _new_node(
                 label,
@@ -176,8 +173,8 @@ def build_plan(trace: Trace, *, view: str = "unrolled") -> Plan:
                 r,
                 r.ops if isinstance(r, Layer) else (label,),
                 None if record_kind else r.module,
-                innermost[label],
-                _scope_of(scope, innermost[label]),
+                cluster,
+                None if cluster is None else scope[cluster],
             )
         )
     edges = tuple(dict.fromkeys([(parent, r.label) for r in records for parent in r.parents]))
