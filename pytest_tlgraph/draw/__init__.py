@@ -27,14 +27,14 @@ from pytest_tlgraph.draw.dot import (
     emit,
     html_escape,
     html_label,
-    plain_node_attrs,
+    plain_node_list,
 )
 from pytest_tlgraph.draw.labels import Row
 from pytest_tlgraph.draw.plan import Plan, PlanNode
 from pytest_tlgraph.encoding.units import format_bytes
 from pytest_tlgraph.lazy import LazyMapping
 from pytest_tlgraph.options import DrawOptions, NodeSpecFn
-from pytest_tlgraph.trace import frozen_builder
+from pytest_tlgraph.trace import Layer, Op, frozen_builder
 
 if TYPE_CHECKING:
     from pytest_tlgraph.encoding.state import EncodingState
@@ -128,6 +128,22 @@ def node_texts(
     return labels.node_texts(node, trace=trace, options=options)
 
 
+def _all_texts(
+    plan: Plan, trace: Trace, options: DrawOptions
+) -> list[tuple[tuple[str, ...], tuple[int, ...]]]:
+    """:func:`node_texts` of every node of ``plan``: the default rows of full-detail nodes
+    (the usual case) straight from :func:`.labels.default_texts`."""
+    if options.node_label_fields is not None:
+        return [node_texts(node, trace=trace, options=options) for node in plan.nodes]
+    default, bold = labels.default_texts, labels.TITLE_BOLD
+    return [
+        (default(node, node.record, trace, options), bold)
+        if node.kind not in COLLAPSED_KINDS and isinstance(node.record, (Op, Layer))
+        else node_texts(node, trace=trace, options=options)
+        for node in plan.nodes
+    ]
+
+
 # A plain draw validates nothing: its options are the (frozen) defaults.
 _DEFAULT_OPTIONS: Final = DrawOptions()
 # A drawing builds a node record and a DOT statement per node: the fast constructors.
@@ -157,7 +173,7 @@ def _draw(trace: Trace, *, mask_volatile: bool, options: dict[str, Any]) -> Draw
         collapse_budget=opts.collapse_budget,
     )
     fill = style.PAGES[opts.page].fill
-    rows = [node_texts(node, trace=trace, options=opts) for node in plan.nodes]
+    rows = _all_texts(plan, trace, opts)
     captions = [caption(trace)]
     state = None
     encoded = None
@@ -192,10 +208,7 @@ def _draw(trace: Trace, *, mask_volatile: bool, options: dict[str, Any]) -> Draw
         nodes=statements,
         edges=plan.edges,
         clusters=plan.clusters,
-        cluster_attrs={
-            c.id: style.cluster_attrs(opts.page, "<" + html_escape(c.title) + ">")
-            for c in plan.clusters
-        },
+        cluster_attrs=_cluster_lists(plan, opts.page),
         rank_groups=encoded.rank_groups if encoded else (),
         extra_nodes=encoded.extra_nodes if encoded else (),
     )
@@ -250,9 +263,14 @@ def _plain_statements(
     """What the spec path makes of unedited base specs, without building them: each
     statement's attribute list written straight from its rows and role fill, and the
     public node records built when first read (``draw().dot`` never reads them)."""
+    fills: dict[str, str] = {}  # a handful of kinds: each one's fill looked up once
     statements = [
         _new_statement(
-            node.id, node.cluster, plain_node_attrs(html_label(texts, bold), fill(node.kind))
+            node.id,
+            node.cluster,
+            plain_node_list(
+                texts, bold, fills.get(node.kind) or fills.setdefault(node.kind, fill(node.kind))
+            ),
         )
         for node, (texts, bold) in zip(plan.nodes, rows, strict=True)
     ]
@@ -271,6 +289,23 @@ def _written_defaults(page: str) -> tuple[str, str]:
     """The node and edge default attribute lists of a page, written once: they never
     change."""
     return attr_list(style.node_defaults(page)), attr_list(style.edge_defaults(page))
+
+
+@functools.cache
+def _cluster_tail(page: str) -> str:
+    """A page's cluster attribute list after its label (the first attribute), written
+    once: only the label differs between clusters."""
+    written = attr_list(style.cluster_attrs(page, "<>"))
+    prefix = "[label=<>, "
+    assert written.startswith(prefix)
+    return written[len(prefix) :]
+
+
+def _cluster_lists(plan: Plan, page: str) -> dict[str, str]:
+    """Each cluster's attribute list, written: ``attr_list(style.cluster_attrs(page,
+    label))`` with the label, an HTML-like one, put in front of the page's tail."""
+    tail = _cluster_tail(page)
+    return {c.id: f"[label=<{html_escape(c.title)}>, {tail}" for c in plan.clusters}
 
 
 def _attrs(spec: Mapping[str, Any]) -> dict[str, Any]:

@@ -21,6 +21,7 @@ __all__ = [
     "html_escape",
     "html_label",
     "plain_node_attrs",
+    "plain_node_list",
     "quote",
 ]
 
@@ -43,6 +44,8 @@ def quote(identifier: str) -> str:
     """
     if "\\" in identifier or '"' in identifier:
         identifier = identifier.replace("\\", "\\\\").replace('"', '\\"')
+    elif identifier.isprintable():  # the usual identifier: nothing to escape
+        return f'"{identifier}"'
     return f'"{visible(identifier)}"'
 
 
@@ -137,6 +140,25 @@ def plain_node_attrs(label: str, fillcolor: str) -> str:
     return attr_list({"label": label, "fillcolor": fillcolor})
 
 
+def plain_node_list(rows: Sequence[str], bold_rows: Sequence[int], fillcolor: str) -> str:
+    """``plain_node_attrs(html_label(rows, bold_rows), fillcolor)``: the attribute list
+    of a node of a plain draw, written at once when, as usual, only the title is bold
+    and nothing needs escaping."""
+    if (
+        len(bold_rows) == 1
+        and bold_rows[0] == 0
+        and rows
+        and not _special("".join(rows))
+        and "\\" not in fillcolor
+        and '"' not in fillcolor
+        and fillcolor.isprintable()
+    ):
+        title = rows[0]
+        body = "<BR/>".join(rows)  # starts with the title
+        return f'[label=<<B>{title}</B>{body[len(title) :]}>, fillcolor="{fillcolor}"]'
+    return plain_node_attrs(html_label(rows, bold_rows), fillcolor)
+
+
 @dataclass(frozen=True, slots=True)
 class NodeStatement:
     """One node: its id, its cluster (or ``None``) and its DOT attributes, as a mapping
@@ -158,7 +180,8 @@ class DotGraph:
     nodes: Sequence[NodeStatement]
     edges: Sequence[tuple[str, str]]
     clusters: Sequence[Cluster]
-    cluster_attrs: Mapping[str, Mapping[str, Any]]
+    #: Each cluster's attributes: a mapping, or an attribute list already written.
+    cluster_attrs: Mapping[str, Mapping[str, Any] | str]
     rank_groups: Sequence[Sequence[str]] = field(default=())
     extra_nodes: Sequence[NodeStatement] = field(default=())
     #: Attributes of single edges (the structural diff colours them); drawings have none.
@@ -174,7 +197,7 @@ def _write_cluster(
     lines: list[str],
     cluster: Cluster,
     indent: str,
-    cluster_attrs: Mapping[str, Mapping[str, Any]],
+    cluster_attrs: Mapping[str, Mapping[str, Any] | str],
     members: Mapping[str | None, list[str]],
     children: Mapping[str | None, list[Cluster]],
     quoted: Mapping[str, str],
@@ -185,7 +208,7 @@ def _write_cluster(
     reference cycle that keeps the whole graph alive until the cyclic collector runs.
     """
     lines.append(f"{indent}subgraph {quote(cluster.id)} {{")
-    lines.append(f"{indent}  graph {attr_list(cluster_attrs[cluster.id])};")
+    lines.append(f"{indent}  graph {_written(cluster_attrs[cluster.id])};")
     for node_id in members.get(cluster.id, ()):
         lines.append(f"{indent}  {quoted[node_id]};")
     for child in children.get(cluster.id, ()):
@@ -200,21 +223,22 @@ def emit(graph: DotGraph) -> str:
     lines.append(f"  node {_written(graph.node_defaults)};")
     lines.append(f"  edge {_written(graph.edge_defaults)};")
     # Every node id is written again in edges and clusters: quote each one once.
-    quoted = {node.id: quote(node.id) for node in graph.nodes}
+    quoted: dict[str, str] = {}
+    members: dict[str | None, list[str]] = {}
     for node in graph.nodes:
-        lines.append(f"  {quoted[node.id]} {_written(node.attrs)};")
+        node_id, attrs = node.id, node.attrs
+        quoted[node_id] = name = quote(node_id)
+        lines.append(f"  {name} {attrs if isinstance(attrs, str) else attr_list(attrs)};")
+        members.setdefault(node.cluster, []).append(node_id)
     for source, target in graph.edges:
         lines.append(
             f"  {quoted.get(source) or quote(source)} -> {quoted.get(target) or quote(target)};"
         )
     if graph.edge_attrs:
         for number, edge in enumerate(graph.edges, start=len(lines) - len(graph.edges)):
-            attrs = graph.edge_attrs.get(edge)
-            if attrs:
-                lines[number] = f"{lines[number][:-1]} {attr_list(attrs)};"
-    members: dict[str | None, list[str]] = {}
-    for node in graph.nodes:
-        members.setdefault(node.cluster, []).append(node.id)
+            edge_attrs = graph.edge_attrs.get(edge)
+            if edge_attrs:
+                lines[number] = f"{lines[number][:-1]} {attr_list(edge_attrs)};"
     children: dict[str | None, list[Cluster]] = {}
     for cluster in graph.clusters:
         children.setdefault(cluster.parent, []).append(cluster)

@@ -12,7 +12,7 @@ saved-for-backward row (only with ``show_saved_for_backward=True``), the args ro
 
 from __future__ import annotations
 
-import math
+import marshal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -28,9 +28,11 @@ from pytest_tlgraph.trace import Layer, Op, Shape, Trace
 
 __all__ = [
     "LABEL_FIELDS",
+    "TITLE_BOLD",
     "Row",
     "args_row",
     "check_label_fields",
+    "default_texts",
     "dtype_name",
     "format_shape",
     "node_rows",
@@ -50,8 +52,10 @@ class Row:
     bold: bool = False
 
 
-# Shapes repeat across a graph's nodes: each distinct one is formatted once.
+# Shapes repeat across a graph's nodes: each distinct one is formatted once (and each
+# distinct shape row, ``shape, bytes``, written once).
 _shape_texts: dict[tuple[int, ...], str] = {}
+_shape_rows: dict[tuple[Any, ...], str] = {}
 _SHAPE_MEMO_LIMIT: Final = 4096
 
 
@@ -188,7 +192,9 @@ def _module_args(record: Record) -> Mapping[str, Any] | None:
 
 
 def _record_args_row(record: Record, trace: Trace | None, show_redundant: bool) -> str | None:
-    args = _module_args(record)
+    args = record.module_args
+    if args is None and isinstance(record, Layer):
+        args = _module_args(record)
     if not args:
         return None  # most ops: no module args, so no shape to look up either
     source: Shape | None = None
@@ -200,26 +206,20 @@ def _record_args_row(record: Record, trace: Trace | None, show_redundant: bool) 
             source = input_shape(record, trace)
         except KeyError:
             show_redundant = True
-    family = record.module_family
+    family, module_type = record.module_family, record.module_type
     target = None if show_redundant else output_shape(record)
-    key = _row_key(args, family, source, target, show_redundant)
+    key = _row_key(args, family, module_type, source, target, show_redundant)
     if key is not None:
-        key = (*key, record.module_type)
-    if key is not None:
-        try:
-            row = _args_rows.get(key, _UNSET)
-        except TypeError:  # a shape of a record built by hand may not hash
-            key = None
-        else:
-            if row is not _UNSET:
-                return row  # type: ignore[return-value]
+        row = _args_rows.get(key, _UNSET)
+        if row is not _UNSET:
+            return row  # type: ignore[return-value]
     row = args_row(
         args,
         family=family,
         input_shape=source,
         output_shape=target,
         show_redundant=show_redundant,
-        module_type=record.module_type,
+        module_type=module_type,
     )
     if key is not None:
         if len(_args_rows) >= _ARGS_MEMO_LIMIT:
@@ -229,46 +229,42 @@ def _record_args_row(record: Record, trace: Trace | None, show_redundant: bool) 
 
 
 # Args rows repeat wherever a module does (a block repeated in a model, a model drawn
-# again): each distinct row is checked and written once. Only rows of plain values are
-# memoised, keyed with each value's type beside it: ``1``, ``1.0`` and ``True`` are equal
-# keys yet read differently, and so are ``0.0`` and ``-0.0``.
-_args_rows: dict[tuple[Any, ...], str | None] = {}
+# again): each distinct row is checked and written once. Only rows of plain values (atoms
+# and flat tuples of atoms) are memoised.
+_args_rows: dict[bytes, str | None] = {}
 _ARGS_MEMO_LIMIT: Final = 4096
 _UNSET: Final = object()
-_NEGATIVE_ZERO: Final = "-0.0"
-
-
-def _kind(value: Any) -> Any:
-    """The key part that tells ``value`` from equal values written differently."""
-    kind = type(value)
-    if kind is float and value == 0.0 and math.copysign(1.0, value) < 0:
-        return _NEGATIVE_ZERO
-    return kind
+_ATOMS_AND_TUPLES: Final = _ATOMS | {tuple}
 
 
 def _row_key(
     args: Mapping[str, Any],
     family: str | None,
+    module_type: str | None,
     source: Shape | None,
     target: Shape | None,
     show_redundant: bool,
-) -> tuple[Any, ...] | None:
-    """The memo key of an args row, or ``None`` when a value is not a plain atom or a
-    flat tuple of atoms (those rows are written every time)."""
+) -> bytes | None:
+    """The memo key of an args row: everything the row reads, written by :mod:`marshal`
+    in one call in C. Marshal writes each value with its exact type, so ``1``, ``1.0``
+    and ``True`` (equal, yet read differently) get different keys, and so do ``0.0``
+    and ``-0.0``. ``None`` when a value is not a plain atom or a flat tuple of atoms, or
+    a part cannot be marshalled (a subclass of an atom): such rows are written every
+    time."""
     values = tuple(args.values())
-    kinds: list[Any] = []
-    for value in values:
-        kind = type(value)
-        if kind is tuple:
-            inner = tuple(map(type, value))
-            if not _ATOMS.issuperset(inner):
-                return None
-            kinds.append(tuple(map(_kind, value)) if float in inner else inner)
-        elif kind in _ATOMS:
-            kinds.append(_kind(value) if kind is float else kind)
-        else:
+    kinds = set(map(type, values))
+    if not _ATOMS.issuperset(kinds):
+        if not _ATOMS_AND_TUPLES.issuperset(kinds):
             return None
-    return (family, source, target, show_redundant, tuple(args), values, tuple(kinds))
+        for value in values:
+            if type(value) is tuple and not _ATOMS.issuperset(map(type, value)):
+                return None
+    try:
+        return marshal.dumps(
+            (family, module_type, source, target, show_redundant, tuple(args), values), 2
+        )
+    except ValueError:
+        return None
 
 
 def _params_row(record: Record) -> str | None:
@@ -280,6 +276,29 @@ def _params_row(record: Record) -> str | None:
         short = name.removeprefix(prefix)
         parts.append(f"{short} {format_shape(shape)}" + ("" if trainable else " (frozen)"))
     return "params: " + ", ".join(parts)
+
+
+# A module's params row is the same whenever it is drawn (a module called again, a
+# model drawn again): each distinct one is written and wrapped once.
+_params_lines: dict[tuple[Any, ...] | None, tuple[str, ...]] = {}
+
+
+def _params_row_lines(record: Record) -> tuple[str, ...]:
+    """The wrapped lines of the params row of ``record`` (which has params)."""
+    key: tuple[Any, ...] | None = (record.module, record.params)
+    try:
+        lines = _params_lines.get(key)
+    except TypeError:  # the params of a record built by hand may not hash
+        key, lines = None, None
+    if lines is None:
+        row = _params_row(record)
+        lines = () if row is None else wrap_row(row)
+        if key is None:
+            return lines
+        if len(_params_lines) >= 1024:
+            _params_lines.clear()
+        _params_lines[key] = lines
+    return lines
 
 
 def _module_row(node: PlanNode, record: Record) -> str | None:
@@ -369,25 +388,39 @@ def _picked_rows(node: PlanNode, record: Record, trace: Trace | None,
     return rows or [Row(_title(node, trace), bold=True)]
 
 
-def _default_texts(node: PlanNode, record: Record, trace: Trace | None,
-                   options: DrawOptions) -> tuple[str, ...]:  # fmt: skip
-    """The default rows' texts, title first (the only bold row).
+def default_texts(node: PlanNode, record: Record, trace: Trace | None,
+                  options: DrawOptions) -> tuple[str, ...]:  # fmt: skip
+    """The default rows' texts of a full-detail node whose record is ``record`` (an op or
+    a layer), title first (the only bold row: :data:`TITLE_BOLD`).
 
     Written out row by row (the title as :func:`_title` writes it, the module row as
     :func:`_module_row`): every node of every draw comes here.
     """
     layer = isinstance(record, Layer)
     texts = [node.id]
-    if trace is not None and not record.has_function:
+    func = record.func
+    if trace is not None and (func == "input" or func == "output"):
         texts[0] = trace.io_names.get(node.id, node.id)
     if isinstance(record, Layer):
         if record.num_passes > 1:
             texts[0] = f"{record.label} (x{record.num_passes})"
         if record.shape_summary is not None:
             texts.append(record.shape_summary)
-    if record.shape is not None:
-        shape, size = format_shape(record.shape), record.activation_memory
-        texts.append(shape if size is None else f"{shape}, {format_bytes(size)}")
+    shape = record.shape
+    if shape is not None:
+        size = record.activation_memory
+        key = (shape, size)
+        row = _shape_rows.get(key)
+        if row is None:
+            row = (
+                format_shape(shape)
+                if size is None
+                else f"{format_shape(shape)}, {format_bytes(size)}"
+            )
+            if len(_shape_rows) >= _SHAPE_MEMO_LIMIT:
+                _shape_rows.clear()
+            _shape_rows[key] = row
+        texts.append(row)
     if options.show_saved_for_backward:
         saved = saved_for_backward_row(record)
         if saved is not None:
@@ -397,17 +430,21 @@ def _default_texts(node: PlanNode, record: Record, trace: Trace | None,
         if args is not None:
             texts.extend(wrap_row(args))
     if record.params:
-        params = _params_row(record)
-        if params is not None:
-            texts.extend(wrap_row(params))
-    if record.module and (node.kind == "op" or node.kind == "layer"):
-        module = _module_row(node, record)
-        if module is not None:
-            texts.append(module)
+        texts.extend(_params_row_lines(record))
+    module = record.module
+    if module and (node.kind == "op" or node.kind == "layer"):
+        within = node.within
+        if not within:
+            texts.append(f"@{module}")
+        else:
+            address = relative_address(module, within)
+            if address is not None:
+                texts.append(f"@{address}")
     return tuple(texts)
 
 
-_TITLE_BOLD: Final = (0,)
+#: The bold rows of default rows: the title alone.
+TITLE_BOLD: Final = (0,)
 
 
 def node_texts(
@@ -417,7 +454,7 @@ def node_texts(
     (what a drawing needs, without a ``Row`` per line)."""
     record = node.record
     if options.node_label_fields is None and isinstance(record, (Op, Layer)):
-        return _default_texts(node, record, trace, options), _TITLE_BOLD
+        return default_texts(node, record, trace, options), TITLE_BOLD
     return row_texts(node_rows(node, trace=trace, options=options))
 
 
@@ -441,5 +478,5 @@ def node_rows(node: PlanNode, *, trace: Trace | None, options: DrawOptions) -> t
         return (Row(_title(node, trace), bold=True),)
     if tokens is not None:
         return tuple(_picked_rows(node, record, trace, options, tokens))
-    title, *texts = _default_texts(node, record, trace, options)
+    title, *texts = default_texts(node, record, trace, options)
     return (Row(title, bold=True), *(Row(t) for t in texts))

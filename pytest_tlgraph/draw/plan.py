@@ -5,8 +5,11 @@ A pure function of ``(Trace, view/collapse options)``: channels never change it.
 
 from __future__ import annotations
 
+import itertools
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any, Final
 
 from pytest_tlgraph.trace import Layer, Op, Trace, frozen_builder
@@ -76,6 +79,7 @@ class Plan:
 # One node per op and one cluster per module call: the fast frozen constructors.
 _new_node: Final = frozen_builder(PlanNode)
 _new_cluster: Final = frozen_builder(Cluster)
+_TUPLE: Final = frozenset({tuple})
 
 
 def _clusters(
@@ -102,22 +106,18 @@ def clusters_for(
     type; a key there need not be a module call (a fold of several calls)."""
     # Nodes of one module call share its chain: each distinct chain is worked out once,
     # in order of first appearance (which keeps the clusters in node order).
-    nodes_per_chain: dict[Chain, int] = {}
-    for chain in chains.values():
-        key = chain if type(chain) is tuple else tuple(chain)
-        nodes_per_chain[key] = nodes_per_chain.get(key, 0) + 1
+    listed = list(chains.values())
+    if not _TUPLE.issuperset(map(type, listed)):
+        listed = [tuple(chain) for chain in listed]
     # A rolled drawing draws every call of one module as one cluster: its nodes are
-    # counted per address there, per call in an unrolled drawing.
+    # counted per address there, per call in an unrolled drawing (counted in C).
     rolled = view == "rolled"
-    population: dict[Any, int] = {}
-    for chain, count in nodes_per_chain.items():
-        for call in chain:
-            drawn_as: Any = call[0] if rolled else call
-            population[drawn_as] = population.get(drawn_as, 0) + count
+    calls = itertools.chain.from_iterable(listed)
+    population: Counter[Any] = Counter(map(itemgetter(0), calls) if rolled else calls)
     types: dict[tuple[str, int], str] | None = None
     kept: dict[Any, Cluster] = {}
-    innermost_of: dict[Chain, str | None] = {}
-    for chain in nodes_per_chain:
+    innermost_of: dict[Sequence[tuple[str, int]], str | None] = {}
+    for chain in dict.fromkeys(listed):
         parent: str | None = None
         for call in chain:
             address = call[0]
@@ -143,15 +143,8 @@ def clusters_for(
                 kept[drawn_as] = cluster
             parent = cluster.id
         innermost_of[chain] = parent
-    innermost = {
-        node_id: innermost_of[chain if type(chain) is tuple else tuple(chain)]
-        for node_id, chain in chains.items()
-    }
+    innermost = dict(zip(chains, map(innermost_of.__getitem__, listed), strict=True))
     return tuple(kept.values()), innermost
-
-
-def _scope_of(scope: Mapping[str, str], cluster: str | None) -> str | None:
-    return None if cluster is None else scope[cluster]
 
 
 def scopes(clusters: Sequence[Cluster]) -> dict[str, str]:
@@ -172,6 +165,7 @@ def build_plan(trace: Trace, *, view: str = "unrolled") -> Plan:
     for r in records:
         func, label = r.func, r.label
         record_kind = func == "input" or func == "output"
+        cluster = innermost[label]
         nodes.append(
             _new_node(
                 label,
@@ -179,8 +173,8 @@ def build_plan(trace: Trace, *, view: str = "unrolled") -> Plan:
                 r,
                 r.ops if isinstance(r, Layer) else (label,),
                 None if record_kind else r.module,
-                innermost[label],
-                _scope_of(scope, innermost[label]),
+                cluster,
+                None if cluster is None else scope[cluster],
             )
         )
     edges = tuple(dict.fromkeys([(parent, r.label) for r in records for parent in r.parents]))
