@@ -28,7 +28,7 @@ from pytest_tlgraph.capture.flops import (
     is_counted,
 )
 from pytest_tlgraph.capture.guards import leave_mode_stack
-from pytest_tlgraph.capture.magnitudes import PURE_CALLS, MagnitudeBatch, may_write
+from pytest_tlgraph.capture.magnitudes import MagnitudeBatch, may_write
 from pytest_tlgraph.capture.measure import first_tensor, iter_tensors, magnitude, source_chain
 from pytest_tlgraph.capture.module_args import computes, module_args
 from pytest_tlgraph.capture.naming import func_name
@@ -263,15 +263,9 @@ class Recorder(TorchFunctionMode):
             if name in _RAW_ACCESS and self._magnitudes.pending:
                 self._magnitudes.flush()
             return func(*args, **kwargs) if kwargs else func(*args)
-        # Kept outputs are measured before anything may write to them (a pure call
-        # without keyword arguments never does: spare the check).
-        magnitudes = self._magnitudes
-        if (
-            magnitudes.pending
-            and (kwargs or name not in PURE_CALLS)
-            and may_write(name, args, kwargs or _NO_KWARGS)
-        ):
-            magnitudes.flush()
+        # Kept outputs are measured before anything may write to them.
+        if self._magnitudes.pending and may_write(name, args, kwargs or _NO_KWARGS):
+            self._magnitudes.flush()
         # Measured only with a graph being built and our hooks on top (a model's own
         # saved-tensor hooks, e.g. checkpointing, hide what autograd keeps).
         measuring = _grad_enabled() and (_top_hooks(False) or _NO_HOOKS)[0] is self._pack

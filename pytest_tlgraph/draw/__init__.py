@@ -27,14 +27,14 @@ from pytest_tlgraph.draw.dot import (
     emit,
     html_escape,
     html_label,
-    plain_node_list,
+    plain_node_attrs,
 )
 from pytest_tlgraph.draw.labels import Row
 from pytest_tlgraph.draw.plan import Plan, PlanNode
 from pytest_tlgraph.encoding.units import format_bytes
 from pytest_tlgraph.lazy import LazyMapping
 from pytest_tlgraph.options import DrawOptions, NodeSpecFn
-from pytest_tlgraph.trace import Layer, Op, frozen_builder
+from pytest_tlgraph.trace import frozen_builder
 
 if TYPE_CHECKING:
     from pytest_tlgraph.encoding.state import EncodingState
@@ -128,22 +128,6 @@ def node_texts(
     return labels.node_texts(node, trace=trace, options=options)
 
 
-def _all_texts(
-    plan: Plan, trace: Trace, options: DrawOptions
-) -> list[tuple[tuple[str, ...], tuple[int, ...]]]:
-    """:func:`node_texts` of every node of ``plan``: the default rows of full-detail nodes
-    (the usual case) straight from :func:`.labels.default_texts`."""
-    if options.node_label_fields is not None:
-        return [node_texts(node, trace=trace, options=options) for node in plan.nodes]
-    default, bold = labels.default_texts, labels.TITLE_BOLD
-    return [
-        (default(node, node.record, trace, options), bold)
-        if node.kind not in COLLAPSED_KINDS and isinstance(node.record, (Op, Layer))
-        else node_texts(node, trace=trace, options=options)
-        for node in plan.nodes
-    ]
-
-
 # A plain draw validates nothing: its options are the (frozen) defaults.
 _DEFAULT_OPTIONS: Final = DrawOptions()
 # A drawing builds a node record and a DOT statement per node: the fast constructors.
@@ -173,7 +157,7 @@ def _draw(trace: Trace, *, mask_volatile: bool, options: dict[str, Any]) -> Draw
         collapse_budget=opts.collapse_budget,
     )
     fill = style.PAGES[opts.page].fill
-    rows = _all_texts(plan, trace, opts)
+    rows = [node_texts(node, trace=trace, options=opts) for node in plan.nodes]
     captions = [caption(trace)]
     state = None
     encoded = None
@@ -268,8 +252,9 @@ def _plain_statements(
         _new_statement(
             node.id,
             node.cluster,
-            plain_node_list(
-                texts, bold, fills.get(node.kind) or fills.setdefault(node.kind, fill(node.kind))
+            plain_node_attrs(
+                html_label(texts, bold),
+                fills.get(node.kind) or fills.setdefault(node.kind, fill(node.kind)),
             ),
         )
         for node, (texts, bold) in zip(plan.nodes, rows, strict=True)
@@ -297,7 +282,8 @@ def _cluster_tail(page: str) -> str:
     once: only the label differs between clusters."""
     written = attr_list(style.cluster_attrs(page, "<>"))
     prefix = "[label=<>, "
-    assert written.startswith(prefix)
+    if not written.startswith(prefix):
+        raise RuntimeError(f"cluster attributes of page {page!r} no longer start with the label")
     return written[len(prefix) :]
 
 

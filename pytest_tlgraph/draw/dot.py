@@ -21,7 +21,6 @@ __all__ = [
     "html_escape",
     "html_label",
     "plain_node_attrs",
-    "plain_node_list",
     "quote",
 ]
 
@@ -75,9 +74,14 @@ def html_escape(text: str) -> str:
 def html_label(rows: Sequence[str], bold_rows: Iterable[int] = ()) -> str:
     """``<<B>title</B><BR/>row>``: rows joined by line breaks, chosen rows bold."""
     # Nothing to escape in any row is the usual case: one scan for the whole label.
-    parts = [html_escape(text) for text in rows] if _special("".join(rows)) else list(rows)
-    if isinstance(bold_rows, (list, tuple)) and len(bold_rows) == 1 and bold_rows[0] == 0:
-        if parts:  # the usual case: the title alone is bold
+    special = _special("".join(rows))
+    title_bold = isinstance(bold_rows, (list, tuple)) and len(bold_rows) == 1 and bold_rows[0] == 0
+    if title_bold and rows and not special:  # the usual label, written at once
+        body = "<BR/>".join(rows)  # starts with the title
+        return f"<<B>{rows[0]}</B>{body[len(rows[0]) :]}>"
+    parts = [html_escape(text) for text in rows] if special else list(rows)
+    if title_bold:
+        if parts:
             parts[0] = f"<B>{parts[0]}</B>"
     else:
         for i in set(bold_rows).intersection(range(len(parts))):  # only indices of rows
@@ -138,25 +142,6 @@ def plain_node_attrs(label: str, fillcolor: str) -> str:
     if label.startswith("<") and plain:
         return f'[label={label}, fillcolor="{fillcolor}"]'
     return attr_list({"label": label, "fillcolor": fillcolor})
-
-
-def plain_node_list(rows: Sequence[str], bold_rows: Sequence[int], fillcolor: str) -> str:
-    """``plain_node_attrs(html_label(rows, bold_rows), fillcolor)``: the attribute list
-    of a node of a plain draw, written at once when, as usual, only the title is bold
-    and nothing needs escaping."""
-    if (
-        len(bold_rows) == 1
-        and bold_rows[0] == 0
-        and rows
-        and not _special("".join(rows))
-        and "\\" not in fillcolor
-        and '"' not in fillcolor
-        and fillcolor.isprintable()
-    ):
-        title = rows[0]
-        body = "<BR/>".join(rows)  # starts with the title
-        return f'[label=<<B>{title}</B>{body[len(title) :]}>, fillcolor="{fillcolor}"]'
-    return plain_node_attrs(html_label(rows, bold_rows), fillcolor)
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,11 +28,9 @@ from pytest_tlgraph.trace import Layer, Op, Shape, Trace
 
 __all__ = [
     "LABEL_FIELDS",
-    "TITLE_BOLD",
     "Row",
     "args_row",
     "check_label_fields",
-    "default_texts",
     "dtype_name",
     "format_shape",
     "node_rows",
@@ -280,25 +278,28 @@ def _params_row(record: Record) -> str | None:
 
 # A module's params row is the same whenever it is drawn (a module called again, a
 # model drawn again): each distinct one is written and wrapped once.
-_params_lines: dict[tuple[Any, ...] | None, tuple[str, ...]] = {}
+_params_lines: dict[tuple[Any, ...], tuple[str, ...]] = {}
+_PARAMS_MEMO_LIMIT: Final = 1024
 
 
 def _params_row_lines(record: Record) -> tuple[str, ...]:
     """The wrapped lines of the params row of ``record`` (which has params)."""
-    key: tuple[Any, ...] | None = (record.module, record.params)
+    key = (record.module, record.params)
     try:
         lines = _params_lines.get(key)
     except TypeError:  # the params of a record built by hand may not hash
-        key, lines = None, None
+        return _wrapped_params_row(record)
     if lines is None:
-        row = _params_row(record)
-        lines = () if row is None else wrap_row(row)
-        if key is None:
-            return lines
-        if len(_params_lines) >= 1024:
+        lines = _wrapped_params_row(record)
+        if len(_params_lines) >= _PARAMS_MEMO_LIMIT:
             _params_lines.clear()
         _params_lines[key] = lines
     return lines
+
+
+def _wrapped_params_row(record: Record) -> tuple[str, ...]:
+    row = _params_row(record)
+    return () if row is None else wrap_row(row)
 
 
 def _module_row(node: PlanNode, record: Record) -> str | None:
@@ -388,10 +389,10 @@ def _picked_rows(node: PlanNode, record: Record, trace: Trace | None,
     return rows or [Row(_title(node, trace), bold=True)]
 
 
-def default_texts(node: PlanNode, record: Record, trace: Trace | None,
-                  options: DrawOptions) -> tuple[str, ...]:  # fmt: skip
+def _default_texts(node: PlanNode, record: Record, trace: Trace | None,
+                   options: DrawOptions) -> tuple[str, ...]:  # fmt: skip
     """The default rows' texts of a full-detail node whose record is ``record`` (an op or
-    a layer), title first (the only bold row: :data:`TITLE_BOLD`).
+    a layer), title first (the only bold row).
 
     Written out row by row (the title as :func:`_title` writes it, the module row as
     :func:`_module_row`): every node of every draw comes here.
@@ -433,18 +434,13 @@ def default_texts(node: PlanNode, record: Record, trace: Trace | None,
         texts.extend(_params_row_lines(record))
     module = record.module
     if module and (node.kind == "op" or node.kind == "layer"):
-        within = node.within
-        if not within:
-            texts.append(f"@{module}")
-        else:
-            address = relative_address(module, within)
-            if address is not None:
-                texts.append(f"@{address}")
+        address = relative_address(module, node.within)
+        if address is not None:
+            texts.append(f"@{address}")
     return tuple(texts)
 
 
-#: The bold rows of default rows: the title alone.
-TITLE_BOLD: Final = (0,)
+_TITLE_BOLD: Final = (0,)
 
 
 def node_texts(
@@ -454,7 +450,7 @@ def node_texts(
     (what a drawing needs, without a ``Row`` per line)."""
     record = node.record
     if options.node_label_fields is None and isinstance(record, (Op, Layer)):
-        return default_texts(node, record, trace, options), TITLE_BOLD
+        return _default_texts(node, record, trace, options), _TITLE_BOLD
     return row_texts(node_rows(node, trace=trace, options=options))
 
 
@@ -478,5 +474,5 @@ def node_rows(node: PlanNode, *, trace: Trace | None, options: DrawOptions) -> t
         return (Row(_title(node, trace), bold=True),)
     if tokens is not None:
         return tuple(_picked_rows(node, record, trace, options, tokens))
-    title, *texts = default_texts(node, record, trace, options)
+    title, *texts = _default_texts(node, record, trace, options)
     return (Row(title, bold=True), *(Row(t) for t in texts))
