@@ -16,7 +16,7 @@ from pytest_tlgraph.snapshots.extensions import (
     reusable,
 )
 from pytest_tlgraph.snapshots.files import SnapshotWriteError
-from pytest_tlgraph.snapshots.graphdata import graph_from_drawing
+from pytest_tlgraph.snapshots.graphdata import parse_dot
 from pytest_tlgraph.snapshots.graphdiff import graph_diff_png
 from pytest_tlgraph.snapshots.recolour import recolour_line
 from pytest_tlgraph.snapshots.report import DotOutcome, PngOutcome, build_report
@@ -198,7 +198,7 @@ class SnapshotCall:
             nodeid=nodeid,
             dot=dot,
             png=png,
-            received=graph_from_drawing(drawing),
+            received=parse_dot(drawing.dot),
             diff=diff,
             full_diff_path=None
             if written.dot_diff is None

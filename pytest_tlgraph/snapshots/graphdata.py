@@ -1,8 +1,8 @@
-"""A drawn graph as plain data, from a ``Drawing`` or parsed from stored canonical DOT.
+"""A drawn graph as plain data, parsed from canonical DOT.
 
 The snapshot side of a failure exists only as the ``.gv`` text, so it is read back with
-:func:`parse_dot` into the same :class:`GraphData` that :func:`graph_from_drawing`
-makes of the received ``Drawing``. The parser knows only the canonical form ``dot.emit``
+:func:`parse_dot`; the received side is read from its drawing's DOT by the same parser,
+so both sides are read alike. The parser knows only the canonical form ``dot.emit``
 writes: one statement a line, every identifier quoted, every label HTML-like.
 """
 
@@ -13,56 +13,26 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Final
-
-from pytest_tlgraph.controls import visible
-
-if TYPE_CHECKING:
-    from pytest_tlgraph.draw import Drawing
+from typing import Final
 
 __all__ = [
     "DotParseError",
     "GraphData",
-    "graph_from_drawing",
     "html_label_body",
     "label_rows",
     "parse_dot",
 ]
 
-# DOT labels cannot hold a line break, so the emitter turns one into a space: applying
-# the same mapping to the received rows keeps both sides comparable.
-_LINE_BREAKS: Final = str.maketrans({"\n": " ", "\r": " "})
-
-
-def _as_drawn(text: str) -> str:
-    """Label text as the emitter writes it (line breaks as spaces, control characters
-    as visible escapes), so received rows compare equal to the rows read back."""
-    return visible(text.translate(_LINE_BREAKS))
-
-
-def _as_quoted(identifier: str) -> str:
-    """An identifier as it reads back from the emitter's quoted form."""
-    return visible(identifier)
-
 
 @dataclass(frozen=True, slots=True)
 class GraphData:
-    """A drawn graph as plain data: label rows per node id, edges, cluster titles."""
+    """A drawn graph as plain data: label rows per node id, edges, cluster titles, and
+    each node's innermost cluster (its id, ``None`` at the top level)."""
 
     nodes: Mapping[str, tuple[str, ...]]
     edges: tuple[tuple[str, str], ...]
     clusters: tuple[str, ...]
-
-
-def graph_from_drawing(drawing: Drawing) -> GraphData:
-    """The plain data of a received ``Drawing``."""
-    nodes = {
-        _as_quoted(node_id): tuple(_as_drawn(row) for row in node.rows)
-        for node_id, node in drawing.nodes.items()
-    }
-    edges = tuple((_as_quoted(a), _as_quoted(b)) for a, b in drawing.edges)
-    clusters = tuple(_as_drawn(title) for title in drawing.clusters)
-    return GraphData(MappingProxyType(nodes), edges, clusters)
+    cluster_of: Mapping[str, str | None]
 
 
 class DotParseError(ValueError):
@@ -71,7 +41,7 @@ class DotParseError(ValueError):
 
 _NODE: Final = re.compile(r'\s*("(?:[^"\\]|\\.)*") \[(.*)\];', re.DOTALL)
 _EDGE: Final = re.compile(r'\s*("(?:[^"\\]|\\.)*") -> ("(?:[^"\\]|\\.)*");', re.DOTALL)
-_MEMBER: Final = re.compile(r'\s*"(?:[^"\\]|\\.)*";', re.DOTALL)
+_MEMBER: Final = re.compile(r'\s*("(?:[^"\\]|\\.)*");', re.DOTALL)
 _CLUSTER: Final = re.compile(r'\s*subgraph ("(?:[^"\\]|\\.)*") \{', re.DOTALL)
 _TAG: Final = re.compile(r"<[^>]*>")
 _ROW_TAG: Final = re.compile(r"<TR[^>]*>(.*?)</TR>", re.DOTALL)
@@ -156,7 +126,8 @@ def parse_dot(text: str) -> GraphData:
     nodes: dict[str, tuple[str, ...]] = {}
     edges: list[tuple[str, str]] = []
     clusters: list[str] = []
-    open_clusters = 0
+    cluster_of: dict[str, str | None] = {}
+    open_clusters: list[str] = []
     expect_title = False
     for position, (number, line) in enumerate(statements[1:], start=2):
         try:
@@ -169,22 +140,30 @@ def parse_dot(text: str) -> GraphData:
                 expect_title = False
             elif stripped.startswith(("graph [", "node [", "edge [", "{ rank=same;")):
                 continue
-            elif _CLUSTER.fullmatch(line):
-                open_clusters += 1
+            elif cluster := _CLUSTER.fullmatch(line):
+                open_clusters.append(_unquote(cluster[1]))
                 expect_title = True
             elif stripped == "}":
-                if open_clusters == 0:
+                if not open_clusters:
                     if position < len(statements):
                         number = statements[position][0]
                         raise DotParseError("text after the end of the graph")
-                    return GraphData(MappingProxyType(nodes), tuple(edges), tuple(clusters))
-                open_clusters -= 1
+                    return GraphData(
+                        MappingProxyType(nodes),
+                        tuple(edges),
+                        tuple(clusters),
+                        MappingProxyType({n: cluster_of.get(n) for n in nodes}),
+                    )
+                open_clusters.pop()
             elif match := _EDGE.fullmatch(line):
                 edges.append((_unquote(match[1]), _unquote(match[2])))
             elif match := _NODE.fullmatch(line):
                 body = html_label_body(match[2])
                 nodes[_unquote(match[1])] = () if body is None else label_rows(body)
-            elif not _MEMBER.fullmatch(line):
+            elif member := _MEMBER.fullmatch(line):
+                if open_clusters:
+                    cluster_of[_unquote(member[1])] = open_clusters[-1]
+            else:
                 raise DotParseError(f"not canonical tlgraph DOT: {line[:80]!r}")
         except DotParseError as error:
             raise DotParseError(f"line {number}: {error}") from None

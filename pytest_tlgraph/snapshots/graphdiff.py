@@ -11,7 +11,6 @@ structural change (the failure report names the rescale in one line instead).
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -22,6 +21,7 @@ from pytest_tlgraph.draw.dot import DotGraph, NodeStatement, emit, html_escape
 from pytest_tlgraph.draw.plan import Cluster
 from pytest_tlgraph.snapshots.graphdata import DotParseError, label_rows
 from pytest_tlgraph.snapshots.gvparse import ParsedGraph, parse_gv
+from pytest_tlgraph.snapshots.pairing import pair_nodes
 
 if TYPE_CHECKING:
     from pytest_tlgraph.draw import Drawing
@@ -111,76 +111,17 @@ def _union(new: Sequence[_T], old: Sequence[_T]) -> list[_T]:
     return out
 
 
-_NUMBER: Final = re.compile(r"_\d+(?::\d+)?$")
-
-
-def _family(node_id: str) -> str:
-    """The op's function without its number (``linear_13`` and ``linear_19`` are one
-    family, ``relu_1`` and ``gelu_1`` are not)."""
-    return _NUMBER.sub("", node_id)
-
-
-def _module_key(side: _Side, node_id: str) -> tuple[str, str | None, str] | None:
-    """What makes an op node the same node across versions when its number moved: its
-    function, its cluster and its ``@module`` row (``None`` for a node with none)."""
-    modules = [row for row in side.rows[node_id][1:] if row.startswith("@")]
-    if not modules:
-        return None
-    return _family(node_id), side.cluster_of.get(node_id), modules[-1]
-
-
 def _renumbered(old: _Side, new: _Side) -> _Side:
-    """``old`` with each node renamed to the new node it is, so the two pair:
-
-    * an op of the same function in the same module (``relu_2`` at ``@act2`` is now
-      ``relu_1`` at ``@act2``, because the ``relu`` at ``@act1`` became a ``gelu``);
-    * else a node that only its number tells apart from a new node (``linear_13`` is
-      now ``linear_19``, every other row the same).
-
-    An old node that pairs with no new node but whose id a new node now has (the old
-    ``relu_1`` at ``@act1`` above) gets an id of its own, so it shows as removed."""
-    rename: dict[str, str] = {}
-    by_module: dict[tuple[str, str | None, str], list[str]] = {}
-    for node_id in new.rows:
-        key = _module_key(new, node_id)
-        if key is not None:
-            by_module.setdefault(key, []).append(node_id)
-    # The same id in the same module pairs with itself first; then by module, in order.
-    for node_id in old.rows:
-        key = _module_key(old, node_id)
-        if key is not None and node_id in by_module.get(key, ()):
-            by_module[key].remove(node_id)
-            rename[node_id] = node_id
-    for node_id in old.rows:
-        key = _module_key(old, node_id)
-        if node_id not in rename and key is not None and by_module.get(key):
-            rename[node_id] = by_module[key].pop(0)
-    taken = set(rename.values())
-    spare: dict[tuple[str, ...], list[str]] = {}
-    for node_id, rows in new.rows.items():
-        if node_id not in old.rows and node_id not in taken and len(rows) > 1:
-            spare.setdefault((_family(node_id), *rows[1:]), []).append(node_id)
-    for node_id, rows in old.rows.items():
-        key2 = (_family(node_id), *rows[1:])
-        if node_id not in rename and node_id not in new.rows and spare.get(key2):
-            rename[node_id] = spare[key2].pop(0)
-    taken = set(rename.values())
-    # An old node whose id now names another node keeps its title under an id of its own.
-    moved = {k: f"{k} (old)" for k in old.rows if k not in rename and k in taken}
-    rename = {k: v for k, v in rename.items() if k != v} | moved
-    if not rename:
+    """``old`` with each node renamed to the new node it is (:func:`.pairing.pair_nodes`),
+    so the two pair; an old node that pairs with no new node but whose id a new node
+    now has gets an id of its own, so it shows as removed."""
+    pairing = pair_nodes(old.rows, old.cluster_of, new.rows, new.cluster_of)
+    if not pairing:
         return old
-
-    def to(node_id: str) -> str:
-        return rename.get(node_id, node_id)
-
     return _Side(
-        rows={
-            to(k): (to(k), *v[1:]) if v[0] == k and k not in moved else v
-            for k, v in old.rows.items()
-        },
-        cluster_of={to(k): v for k, v in old.cluster_of.items()},
-        edges=list(dict.fromkeys((to(a), to(b)) for a, b in old.edges)),
+        rows=pairing.rows(old.rows),
+        cluster_of={pairing.id(k): v for k, v in old.cluster_of.items()},
+        edges=pairing.edges(old.edges),
         clusters=old.clusters,
         titles=old.titles,
         rankdir=old.rankdir,

@@ -131,6 +131,7 @@ def summary_lines(summary: StructureSummary) -> list[str]:
     for title, items in (
         ("nodes added", summary.nodes_added),
         ("nodes removed", summary.nodes_removed),
+        ("renumbered", tuple(f"{a} is now {b}" for a, b in summary.renumbered)),
         ("edges added", tuple(f"{a} -> {b}" for a, b in summary.edges_added)),
         ("edges removed", tuple(f"{a} -> {b}" for a, b in summary.edges_removed)),
     ):

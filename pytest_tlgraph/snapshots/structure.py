@@ -1,9 +1,9 @@
 """The structural summary of a snapshot failure: what changed in the drawn graph.
 
-Both sides are reduced to the same plain data, ``graphdata.GraphData`` (node id -> label
-rows, edges, cluster titles): the received side from ``Drawing.nodes`` / ``.edges`` /
-``.clusters``, the snapshot side parsed from the stored canonical DOT. :func:`summarize`
-then compares the data, never label strings.
+Both sides are read into the same plain data, ``graphdata.GraphData`` (node id -> label
+rows, edges, cluster titles, each node's cluster), from their canonical DOT. Nodes are
+paired as the structural diff drawing pairs them (:mod:`.pairing`: an op renumbered by
+a layer added before it is the same node), then :func:`summarize` compares the data.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Final
 
 from pytest_tlgraph.encoding.key import KEY_ID
 from pytest_tlgraph.snapshots.graphdata import GraphData
+from pytest_tlgraph.snapshots.pairing import pair_nodes
 
 __all__ = ["RowChange", "StructureSummary", "row_kind", "split_args", "summarize"]
 _ARG: Final = re.compile(r"[A-Za-z_]\w*=")
@@ -51,6 +52,9 @@ class StructureSummary:
 
     nodes_added: tuple[str, ...]
     nodes_removed: tuple[str, ...]
+    #: ``(snapshot id, received id)`` of each node whose op number moved (a layer of its
+    #: function was added or removed before it); it is compared under its received id.
+    renumbered: tuple[tuple[str, str], ...]
     edges_added: tuple[tuple[str, str], ...]
     edges_removed: tuple[tuple[str, str], ...]
     row_changes: tuple[RowChange, ...]
@@ -64,6 +68,7 @@ class StructureSummary:
         return not (
             self.nodes_added
             or self.nodes_removed
+            or self.renumbered
             or self.edges_added
             or self.edges_removed
             or self.row_changes
@@ -85,14 +90,18 @@ def _multiset_minus(left: Iterable[str], right: Iterable[str]) -> tuple[str, ...
 
 
 def summarize(snapshot: GraphData, received: GraphData) -> StructureSummary:
-    """Compare the snapshot's graph with the received one.
+    """Compare the snapshot's graph with the received one, each snapshot node under the
+    received id it pairs with (:func:`.pairing.pair_nodes`).
 
     The key node is left out: it draws the channels, not the model's structure (the
     report compares its lines with the encoding state instead).
     """
-    old_nodes = {k: v for k, v in snapshot.nodes.items() if k != KEY_ID}
     new_nodes = {k: v for k, v in received.nodes.items() if k != KEY_ID}
-    old_edges, new_edges = set(snapshot.edges), set(received.edges)
+    old_nodes = {k: v for k, v in snapshot.nodes.items() if k != KEY_ID}
+    pairing = pair_nodes(old_nodes, snapshot.cluster_of, new_nodes, received.cluster_of)
+    old_nodes = pairing.rows(old_nodes)
+    old_edge_list = pairing.edges(snapshot.edges)
+    old_edges, new_edges = set(old_edge_list), set(received.edges)
     changes: list[RowChange] = []
     changed: list[str] = []
     for node_id, rows in new_nodes.items():
@@ -103,8 +112,9 @@ def summarize(snapshot: GraphData, received: GraphData) -> StructureSummary:
     return StructureSummary(
         nodes_added=tuple(n for n in new_nodes if n not in old_nodes),
         nodes_removed=tuple(n for n in old_nodes if n not in new_nodes),
+        renumbered=tuple(pairing.renamed.items()),
         edges_added=tuple(e for e in received.edges if e not in old_edges),
-        edges_removed=tuple(e for e in snapshot.edges if e not in new_edges),
+        edges_removed=tuple(e for e in old_edge_list if e not in new_edges),
         row_changes=tuple(dict.fromkeys(changes)),
         changed_nodes=tuple(changed),
         clusters_added=_multiset_minus(received.clusters, snapshot.clusters),

@@ -65,14 +65,14 @@ def parse_kinds(text: str | None, where: str) -> tuple[str, ...]:
 def structure_data(expected_dot: str | None, drawing: Drawing) -> dict[str, Any] | None:
     """The structural summary of a DOT mismatch as data, or ``None`` without a readable
     stored side."""
-    from pytest_tlgraph.snapshots.graphdata import DotParseError, graph_from_drawing, parse_dot
+    from pytest_tlgraph.snapshots.graphdata import DotParseError, parse_dot
     from pytest_tlgraph.snapshots.recolour import recolour_line
     from pytest_tlgraph.snapshots.structure import summarize
 
     if expected_dot is None:
         return None
     try:
-        summary = summarize(parse_dot(expected_dot), graph_from_drawing(drawing))
+        summary = summarize(parse_dot(expected_dot), parse_dot(drawing.dot))
     except DotParseError:
         return None
     data = asdict(summary)
@@ -106,7 +106,8 @@ def _changes(structure: Mapping[str, Any] | None) -> str:
         return ""
     parts = []
     for key, word in (("nodes_added", "added"), ("nodes_removed", "removed"),
-                      ("changed_nodes", "rows changed"), ("edges_added", "edges added"),
+                      ("renumbered", "renumbered"), ("changed_nodes", "rows changed"),
+                      ("edges_added", "edges added"),
                       ("edges_removed", "edges removed")):  # fmt: skip
         if structure.get(key):
             parts.append(f"{len(structure[key])} {word}")

@@ -11,8 +11,7 @@ from hypothesis import strategies as st
 
 from pytest_tlgraph.capture import capture
 from pytest_tlgraph.render import render_png
-from pytest_tlgraph.snapshots.graphdata import graph_from_drawing, parse_dot
-from pytest_tlgraph.snapshots.structure import summarize
+from tests.drawn import reads_back
 from tests.models import NamedBlocks as Blocks
 from tests.robustness.strategies import module_names
 
@@ -35,5 +34,5 @@ def test_any_module_name_gives_valid_dot(names: list[str]) -> None:
     dot.encode("utf-8")
     assert dot.splitlines() == dot.split("\n")[:-1]
     assert not any(unicodedata.category(c) in ("Cc", "Cs") and c not in "\t\n" for c in dot)
-    assert summarize(parse_dot(dot), graph_from_drawing(drawing)).unchanged
+    assert reads_back(drawing)
     assert render_png(dot, renderer="pure").startswith(b"\x89PNG")

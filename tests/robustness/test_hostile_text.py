@@ -11,8 +11,7 @@ import torch
 
 from pytest_tlgraph import capture
 from pytest_tlgraph.render import render_png
-from pytest_tlgraph.snapshots.graphdata import graph_from_drawing, parse_dot
-from pytest_tlgraph.snapshots.structure import summarize
+from tests.drawn import reads_back
 from tests.integration.project import snapshot_dir
 from tests.models import NamedBlocks as Named
 
@@ -45,8 +44,7 @@ def test_both_renderers_accept_the_escaped_dot(renderer: str) -> None:
 
 def test_a_hostile_drawing_reads_back_unchanged() -> None:
     drawing = capture(Named(HOSTILE), torch.zeros(1, 2)).draw()
-    summary = summarize(parse_dot(drawing.dot), graph_from_drawing(drawing))
-    assert summary.unchanged, summary
+    assert reads_back(drawing)
 
 
 def test_system_dot_parses_it_too() -> None:

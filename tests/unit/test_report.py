@@ -10,7 +10,7 @@ import torch
 from pytest_tlgraph import capture
 from pytest_tlgraph.draw import Drawing
 from pytest_tlgraph.snapshots.extensions import PngMatch, render_snapshot_png
-from pytest_tlgraph.snapshots.graphdata import graph_from_drawing
+from pytest_tlgraph.snapshots.graphdata import parse_dot
 from pytest_tlgraph.snapshots.pixeldiff import compare_png
 from pytest_tlgraph.snapshots.report import (
     MAX_DIFF_LINES,
@@ -42,7 +42,7 @@ def _report(old: Drawing | None, new: Drawing, png: PngOutcome | None = None) ->
         nodeid="test_m.py::test_mlp",
         dot=DotOutcome("__snapshots__/test_m/test_mlp.gv", expected, new.dot, old == new),
         png=png,
-        received=graph_from_drawing(new),
+        received=parse_dot(new.dot),
         diff=diff,
         full_diff_path="tlgraph-results/test_m/test_mlp.dot.diff",
         state_text=None if new.state is None else new.state.describe(),
@@ -72,7 +72,7 @@ def test_a_long_diff_is_capped_with_the_count_and_the_full_diff_path() -> None:
         nodeid="id",
         dot=DotOutcome("p.gv", old.dot, new_dot, False),
         png=None,
-        received=graph_from_drawing(old),
+        received=parse_dot(old.dot),
         diff=list(unified_dot_diff(old.dot, new_dot)),
         full_diff_path="out/n.dot.diff",
         state_text=None,
@@ -104,7 +104,7 @@ def test_a_damaged_snapshot_is_named_not_diffed_into_a_crash() -> None:
         nodeid="id",
         dot=DotOutcome("p.gv", "\ufffd\ufffd garbage", new.dot, False),
         png=None,
-        received=graph_from_drawing(new),
+        received=parse_dot(new.dot),
         diff=list(unified_dot_diff("\ufffd\ufffd garbage", new.dot)),
         full_diff_path=None,
         state_text=None,

@@ -9,16 +9,15 @@ import torch
 from torch import nn
 
 from pytest_tlgraph import capture
-from pytest_tlgraph.snapshots.graphdata import (
-    GraphData,
-    graph_from_drawing,
-)
+from pytest_tlgraph.snapshots.graphdata import GraphData, parse_dot
+from pytest_tlgraph.snapshots.graphdiff import graph_diff
+from pytest_tlgraph.snapshots.report import summary_lines
 from pytest_tlgraph.snapshots.structure import row_kind, split_args, summarize
 from tests.models import MLP, seeded
 
 
 def _graph(model: nn.Module, inputs: Any, **options: Any) -> GraphData:
-    return graph_from_drawing(capture(seeded(model), inputs).draw(**options))
+    return parse_dot(capture(seeded(model), inputs).draw(**options).dot)
 
 
 class Deeper(nn.Module):
@@ -40,19 +39,44 @@ def test_summary_names_added_nodes_edges_and_clusters() -> None:
     before = _graph(MLP(), torch.zeros(2, 8))
     after = _graph(Deeper(), torch.zeros(2, 8))
     summary = summarize(before, after)
-    assert summary.nodes_added == ("tanh_1", "linear_3")
+    # The block's Linear takes number 2: the old linear_2 (fc2) is the new linear_3,
+    # untouched, not a changed node beside an added one.
+    assert summary.nodes_added == ("linear_2", "tanh_1")
     assert summary.nodes_removed == ()
+    assert summary.renumbered == (("linear_2", "linear_3"),)
     assert summary.edges_added == (
+        ("relu_1", "linear_2"),
         ("linear_2", "tanh_1"),
         ("tanh_1", "linear_3"),
-        ("linear_3", "output_1"),
     )
-    assert summary.edges_removed == (("linear_2", "output_1"),)
+    assert summary.edges_removed == (("relu_1", "linear_3"),)
     assert summary.clusters_added == ("@block (Sequential)",)
-    assert "linear_2: module row @fc2 -> @0" in [str(c) for c in summary.row_changes]
+    assert summary.row_changes == ()
     reverse = summarize(after, before)
-    assert reverse.nodes_removed == summary.nodes_added
+    assert reverse.nodes_removed == ("linear_2 (old)", "tanh_1")
+    assert reverse.renumbered == (("linear_3", "linear_2"),)
+    assert reverse.row_changes == ()
     assert reverse.clusters_removed == summary.clusters_added
+
+
+def test_the_summary_and_the_diff_drawing_pair_nodes_alike() -> None:
+    before = capture(seeded(MLP()), torch.zeros(2, 8)).draw().dot
+    after = capture(seeded(Deeper()), torch.zeros(2, 8)).draw().dot
+    summary = summarize(parse_dot(before), parse_dot(after))
+    drawn = graph_diff(before, after).nodes
+    assert summary.nodes_added == tuple(k for k, n in drawn.items() if n.kind == "added")
+    assert summary.nodes_removed == tuple(k for k, n in drawn.items() if n.kind == "removed")
+    assert summary.changed_nodes == tuple(k for k, n in drawn.items() if n.kind == "changed")
+
+
+def test_a_changed_layer_after_a_renumbering_is_still_named() -> None:
+    wide = _graph(MLP(d_hidden=16), torch.zeros(2, 8))
+    deeper = Deeper()
+    deeper.fc2 = nn.Linear(16, 6)
+    summary = summarize(wide, _graph(deeper, torch.zeros(2, 8)))
+    assert summary.renumbered == (("linear_2", "linear_3"),)
+    changes = [str(change) for change in summary.row_changes]
+    assert "linear_3: shape row 2x4, 32 B -> 2x6, 48 B" in changes
 
 
 def test_summary_calls_out_args_rows_by_module() -> None:
@@ -109,3 +133,13 @@ def test_row_kinds_of_a_real_linear_node() -> None:
         "params",
         "module",
     ]
+
+
+def test_the_terminal_lines_name_the_renumbering() -> None:
+    summary = summarize(_graph(MLP(), torch.zeros(2, 8)), _graph(Deeper(), torch.zeros(2, 8)))
+    lines = summary_lines(summary)
+    assert lines[:2] == [
+        "nodes added (2): linear_2, tanh_1",
+        "renumbered (1): linear_2 is now linear_3",
+    ]
+    assert not any("label rows changed" in line for line in lines)

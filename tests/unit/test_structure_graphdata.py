@@ -13,9 +13,11 @@ from torch import nn
 
 from pytest_tlgraph import capture
 from pytest_tlgraph.controls import visible
+from pytest_tlgraph.draw import build_plan
 from pytest_tlgraph.draw.dot import DotGraph, NodeStatement, emit, html_label
 from pytest_tlgraph.draw.plan import Cluster
-from pytest_tlgraph.snapshots.graphdata import DotParseError, graph_from_drawing, parse_dot
+from pytest_tlgraph.snapshots.graphdata import DotParseError, parse_dot
+from tests.drawn import drawn_data
 from tests.models import CNN, MLP, HostileNames, RecurrentCell, ResidualMLP, seeded
 
 DRAWS: list[tuple[str, nn.Module, Any, dict[str, Any]]] = [
@@ -38,10 +40,20 @@ def test_parsed_dot_equals_the_drawn_data(
     model: nn.Module, inputs: Any, options: dict[str, Any]
 ) -> None:
     drawing = capture(seeded(model), inputs).draw(**options)
-    parsed, drawn = parse_dot(drawing.dot), graph_from_drawing(drawing)
-    assert dict(parsed.nodes) == dict(drawn.nodes)
-    assert parsed.edges == drawn.edges
-    assert sorted(parsed.clusters) == sorted(drawn.clusters)
+    parsed = parse_dot(drawing.dot)
+    nodes, edges, clusters = drawn_data(drawing)
+    assert dict(parsed.nodes) == nodes
+    assert parsed.edges == edges
+    assert sorted(parsed.clusters) == sorted(clusters)
+
+
+@pytest.mark.parametrize("view", ["unrolled", "rolled"])
+def test_each_node_reads_back_in_its_innermost_cluster(view: str) -> None:
+    trace = capture(seeded(ResidualMLP(blocks=2)), torch.zeros(2, 32))
+    plan = build_plan(trace, view=view)
+    parsed = parse_dot(trace.draw(view=view).dot)
+    assert dict(parsed.cluster_of) == {node.id: node.cluster for node in plan.nodes}
+    assert any(cluster is not None for cluster in parsed.cluster_of.values())
 
 
 def test_hostile_module_names_survive_the_round_trip() -> None:
