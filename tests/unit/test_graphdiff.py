@@ -16,8 +16,9 @@ from pytest_tlgraph.capture import capture
 from pytest_tlgraph.draw import Drawing
 from pytest_tlgraph.draw.dot import emit
 from pytest_tlgraph.snapshots import graph_diff
-from pytest_tlgraph.snapshots.graphdata import DotParseError
+from pytest_tlgraph.snapshots.graphdata import DotParseError, parse_dot
 from pytest_tlgraph.snapshots.gvparse import parse_attrs, parse_gv
+from pytest_tlgraph.snapshots.structure import summarize
 from tests.models import TwoBranches
 
 transformers = pytest.importorskip("transformers")
@@ -275,3 +276,19 @@ def test_a_renumbered_op_pairs_by_its_module() -> None:
     assert "relu_2" not in diff.nodes
     assert ("linear_1", "relu_1 (old)") in diff.edges and ("linear_1", "gelu_1") in diff.edges
     assert ("linear_2", "relu_1") in diff.edges
+
+
+@pytest.mark.parametrize("options", [{"depth": 3}, {}], ids=["depth3", "full"])
+def test_the_summary_tells_what_the_picture_shows_on_bert(options: dict[str, Any]) -> None:
+    old = _bert_trace().draw(**options).dot
+    new = _bert_trace(num_hidden_layers=3).draw(**options).dot
+    diff = graph_diff(old, new)
+    kinds = _kinds(diff)
+    summary = summarize(parse_dot(old), parse_dot(new))
+    assert summary.nodes_added == tuple(kinds["added"])
+    assert summary.nodes_removed == () and summary.changed_nodes == ()
+    assert summary.row_changes == ()
+    # Ops after the new layer moved their numbers (the pooler's linear_13 is linear_19):
+    # each is the same, unchanged node in the picture.
+    assert summary.renumbered
+    assert all(diff.nodes[new].kind == "unchanged" for _, new in summary.renumbered)
