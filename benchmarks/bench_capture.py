@@ -139,19 +139,25 @@ def worker(runner: str, model_name: str, repeats: int) -> None:
     print(json.dumps({"seconds": seconds, "ops": ops}))
 
 
-def measure(runner: str, model_name: str, repeats: int) -> dict[str, Any]:
-    """Run :func:`worker` in a fresh interpreter: the peers patch torch functions
-    process-wide, so sharing one process would slow every later tool down."""
+def in_fresh_process(script: str, worker: tuple[str, str], repeats: int) -> dict[str, Any]:
+    """Run ``script --worker A B --repeats N`` in a fresh interpreter and return the JSON
+    its last line prints: the peers patch torch functions process-wide, so sharing one
+    process would slow every later tool down."""
     done = subprocess.run(
-        [sys.executable, __file__, "--worker", runner, model_name, "--repeats", str(repeats)],
+        [sys.executable, script, "--worker", *worker, "--repeats", str(repeats)],
         capture_output=True,
         text=True,
         check=False,
     )
     if done.returncode != 0:
-        raise SystemExit(f"{runner} on {model_name} failed:\n{done.stderr[-2000:]}")
+        raise SystemExit(f"{' on '.join(worker)} failed:\n{done.stderr[-2000:]}")
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
+
+
+def measure(runner: str, model_name: str, repeats: int) -> dict[str, Any]:
+    """Run :func:`worker` in a fresh interpreter."""
+    return in_fresh_process(__file__, (runner, model_name), repeats)
 
 
 def main() -> int:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import warnings
 from collections.abc import Callable
@@ -34,7 +33,7 @@ from torch.overrides import TorchFunctionMode
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from bench_capture import MODELS, best_of, torchview_dot
+from bench_capture import MODELS, best_of, in_fresh_process, torchview_dot
 
 from pytest_tlgraph import capture
 from pytest_tlgraph.capture import magnitudes, recorder
@@ -127,15 +126,8 @@ def worker(row: str, model_name: str, repeats: int) -> None:
 
 
 def measure(row: str, model_name: str, repeats: int) -> float:
-    done = subprocess.run(
-        [sys.executable, __file__, "--worker", row, model_name, "--repeats", str(repeats)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"{row} on {model_name} failed:\n{done.stderr[-2000:]}")
-    return float(json.loads(done.stdout.strip().splitlines()[-1])["seconds"])
+    """Run :func:`worker` in a fresh interpreter: seconds."""
+    return float(in_fresh_process(__file__, (row, model_name), repeats)["seconds"])
 
 
 def main() -> int:
