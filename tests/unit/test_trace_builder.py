@@ -91,6 +91,39 @@ def test_builder_keeps_defaults_and_keywords() -> None:
         build("too", "few")
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _WithDefaults:
+    record: str  # a field named like nothing the builder may use itself
+    count: int = 3
+    tags: list[str] = dataclasses.field(default_factory=list)
+
+
+def test_builder_keeps_default_factories_and_fields_of_any_public_name() -> None:
+    build = frozen_builder(_WithDefaults)
+    first, second = build("a"), build("b")
+    assert first == _WithDefaults("a") and first.tags == [] and first.tags is not second.tags
+    assert build("a", 5, ["x"]) == _WithDefaults("a", 5, ["x"])
+    assert build(record="r", tags=["t"]).record == "r"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _KeywordOnly:
+    a: int
+    b: int = dataclasses.field(default=0, kw_only=True)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _NotInInit:
+    a: int
+    b: int = dataclasses.field(default=0, init=False)
+
+
+@pytest.mark.parametrize("cls", [_KeywordOnly, _NotInInit])
+def test_builder_refuses_fields_that_are_no_plain_parameter(cls: type[Any]) -> None:
+    with pytest.raises(TypeError, match="plain public __init__ parameter"):
+        frozen_builder(cls)
+
+
 @pytest.mark.parametrize("cls", [RawOp, Trace, int])
 def test_builder_refuses_what_it_cannot_build(cls: type[Any]) -> None:
     # RawOp is not frozen; Trace computes a field in __post_init__; int is no dataclass.
