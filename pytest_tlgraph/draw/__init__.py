@@ -131,9 +131,12 @@ def node_texts(
 
 # A plain draw validates nothing: its options are the (frozen) defaults.
 _DEFAULT_OPTIONS: Final = DrawOptions()
-# A drawing builds a node record and a DOT statement per node: the fast constructors.
+# A drawing builds a node record and a DOT statement per node, and a graph and a
+# drawing: the fast constructors.
 _new_node: Final = frozen_builder(Node)
 _new_statement: Final = frozen_builder(NodeStatement)
+_new_graph: Final = frozen_builder(DotGraph)
+_new_drawing: Final = frozen_builder(Drawing)
 
 
 def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawing:
@@ -186,7 +189,7 @@ def _draw(trace: Trace, *, mask_volatile: bool, options: dict[str, Any]) -> Draw
     else:
         nodes, statements = _plain_statements(plan, rows, fill)
     node_defaults, edge_defaults = _written_defaults(opts.page)
-    graph = DotGraph(
+    graph = _new_graph(
         graph_attrs=_graph_attrs(opts, html_label(captions), encoded),
         node_defaults=node_defaults,
         edge_defaults=edge_defaults,
@@ -197,7 +200,7 @@ def _draw(trace: Trace, *, mask_volatile: bool, options: dict[str, Any]) -> Draw
         rank_groups=encoded.rank_groups if encoded else (),
         extra_nodes=encoded.extra_nodes if encoded else (),
     )
-    return Drawing(
+    return _new_drawing(
         dot=emit(graph),
         state=state,
         nodes=MappingProxyType(nodes),

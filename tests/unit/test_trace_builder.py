@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from pytest_tlgraph import capture
 from pytest_tlgraph.capture.raw import RawOp
-from pytest_tlgraph.draw import Node, build_plan
-from pytest_tlgraph.draw.dot import NodeStatement
-from pytest_tlgraph.draw.plan import Cluster, PlanNode
+from pytest_tlgraph.draw import Drawing, Node, build_plan
+from pytest_tlgraph.draw.dot import DotGraph, NodeStatement
+from pytest_tlgraph.draw.plan import Cluster, Plan, PlanNode
 from pytest_tlgraph.trace import Layer, ModuleCall, Op, Trace, check_twin, freeze, frozen_builder
 from tests.models import MLP, RecurrentCell, seeded
 
@@ -34,7 +34,8 @@ def _records() -> list[Any]:
     cluster = Cluster("cluster_cell#1", "cell", "Linear", None)
     return [
         *trace.ops, layer, *trace.modules, *plan.nodes, *drawing.nodes.values(), cluster,
-        NodeStatement("linear_1:1", None, {"label": "<x>"}),
+        NodeStatement("linear_1:1", None, {"label": "<x>"}), plan, drawing,
+        DotGraph({"label": "<x>"}, "[]", {"color": "red"}, [], [("a", "b")], [cluster], {}),
     ]  # fmt: skip
 
 
@@ -56,7 +57,9 @@ def test_built_record_equals_the_constructed_one(record: Any) -> None:
         assert hash(built) == expected
 
 
-@pytest.mark.parametrize("cls", [Op, Layer, ModuleCall, PlanNode, Node, NodeStatement, Cluster])
+@pytest.mark.parametrize(
+    "cls", [Op, Layer, ModuleCall, PlanNode, Node, NodeStatement, Cluster, Plan, Drawing, DotGraph]
+)
 def test_built_record_stays_frozen(cls: type[Any]) -> None:
     record = next(r for r in _records() if type(r) is cls)
     built = frozen_builder(cls)(*_values(record))
