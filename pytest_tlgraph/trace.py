@@ -7,7 +7,7 @@ Everything here is plain Python data (the only torch object kept is ``Op.dtype``
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import MISSING, dataclass, field, fields, make_dataclass
+from dataclasses import MISSING, dataclass, field, fields
 from itertools import pairwise
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -118,26 +118,43 @@ def frozen_builder(cls: type[R]) -> Callable[..., R]:
     times slower than a plain slot store). The builder fills an unfrozen twin with the
     same slots and then gives the object its real class: the result is an ordinary,
     fully frozen ``cls`` instance (equality, hashing, pickling and ``replace`` as usual).
+    Like the dataclass's own ``__init__``, the builder is written as source for its
+    fields (one function call per record, no argument packing).
     """
     slots = _frozen_slots(cls)
-    specs: list[Any] = []
-    for f in fields(cls):  # type: ignore[arg-type]
-        if f.default is not MISSING:
-            specs.append((f.name, f.type, field(default=f.default)))
-        elif f.default_factory is not MISSING:
-            specs.append((f.name, f.type, field(default_factory=f.default_factory)))
+    twin = type(f"_{cls.__name__}Builder", cls.__bases__, {"__slots__": slots})
+    check_twin(twin, cls)
+    namespace: dict[str, Any] = {"_new": object.__new__, "_twin": twin, "_cls": cls}
+    return _exec_builder(fields(cls), namespace)  # type: ignore[arg-type]
+
+
+_FACTORY: Final = object()  # the default of a field whose default is a factory's value
+
+
+def _exec_builder(specs: Sequence[Any], namespace: dict[str, Any]) -> Callable[..., Any]:
+    """The builder function for the dataclass fields ``specs``: parameters in field
+    order (defaults as the dataclass has them), each stored in the twin's slot, then
+    the class switch."""
+    params: list[str] = []
+    body = ["    _built_ = _new(_twin)"]
+    for spec in specs:
+        name = spec.name
+        if not spec.init or spec.kw_only is True or name.startswith("_"):
+            raise TypeError(f"field {name!r} is not a plain public __init__ parameter")
+        if spec.default is not MISSING:
+            namespace[f"_default_{name}"] = spec.default
+            params.append(f"{name}=_default_{name}")
+        elif spec.default_factory is not MISSING:
+            namespace[f"_factory_{name}"] = spec.default_factory
+            params.append(f"{name}=_FACTORY")
+            body.append(f"    if {name} is _FACTORY:\n        {name} = _factory_{name}()")
         else:
-            specs.append((f.name, f.type))
-    twin = make_dataclass(f"_{cls.__name__}Builder", specs, slots=True)
-    if vars(twin)["__slots__"] != slots:  # the layouts must match for the class switch
-        raise TypeError(f"{cls.__name__} has slots beyond its fields")
-
-    def build(*args: Any, **kwargs: Any) -> R:
-        record = twin(*args, **kwargs)
-        record.__class__ = cls
-        return record  # type: ignore[no-any-return]
-
-    return build
+            params.append(name)
+        body.append(f"    _built_.{name} = {name}")
+    body += ["    _built_.__class__ = _cls", "    return _built_"]
+    namespace["_FACTORY"] = _FACTORY
+    exec(f"def build({', '.join(params)}):\n" + "\n".join(body), namespace)
+    return namespace["build"]  # type: ignore[no-any-return]
 
 
 def check_twin(mutable: type, frozen: type) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, final
 
@@ -37,6 +37,7 @@ from pytest_tlgraph.options import DrawOptions, NodeSpecFn
 from pytest_tlgraph.trace import frozen_builder
 
 if TYPE_CHECKING:
+    from pytest_tlgraph.encoding.channels import Encoding
     from pytest_tlgraph.encoding.state import EncodingState
     from pytest_tlgraph.trace import Trace
 
@@ -130,9 +131,12 @@ def node_texts(
 
 # A plain draw validates nothing: its options are the (frozen) defaults.
 _DEFAULT_OPTIONS: Final = DrawOptions()
-# A drawing builds a node record and a DOT statement per node: the fast constructors.
+# A drawing builds a node record and a DOT statement per node, and a graph and a
+# drawing: the fast constructors.
 _new_node: Final = frozen_builder(Node)
 _new_statement: Final = frozen_builder(NodeStatement)
+_new_graph: Final = frozen_builder(DotGraph)
+_new_drawing: Final = frozen_builder(Drawing)
 
 
 def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawing:
@@ -185,8 +189,8 @@ def _draw(trace: Trace, *, mask_volatile: bool, options: dict[str, Any]) -> Draw
     else:
         nodes, statements = _plain_statements(plan, rows, fill)
     node_defaults, edge_defaults = _written_defaults(opts.page)
-    graph = DotGraph(
-        graph_attrs=style.graph_attrs(opts.page, opts.direction, html_label(captions)),
+    graph = _new_graph(
+        graph_attrs=_graph_attrs(opts, html_label(captions), encoded),
         node_defaults=node_defaults,
         edge_defaults=edge_defaults,
         nodes=statements,
@@ -196,9 +200,7 @@ def _draw(trace: Trace, *, mask_volatile: bool, options: dict[str, Any]) -> Draw
         rank_groups=encoded.rank_groups if encoded else (),
         extra_nodes=encoded.extra_nodes if encoded else (),
     )
-    if encoded is not None and encoded.graph_attrs:
-        graph = _with_graph_attrs(graph, encoded.graph_attrs)
-    return Drawing(
+    return _new_drawing(
         dot=emit(graph),
         state=state,
         nodes=MappingProxyType(nodes),
@@ -276,15 +278,39 @@ def _written_defaults(page: str) -> tuple[str, str]:
     return attr_list(style.node_defaults(page)), attr_list(style.edge_defaults(page))
 
 
-@functools.cache
-def _cluster_tail(page: str) -> str:
-    """A page's cluster attribute list after its label (the first attribute), written
-    once: only the label differs between clusters."""
-    written = attr_list(style.cluster_attrs(page, "<>"))
+def _after_label(attrs: Mapping[str, Any]) -> str:
+    """``attr_list(attrs)`` after its label (the first attribute, an HTML-like one), for
+    attribute lists that differ only in their label."""
+    written = attr_list({**attrs, "label": "<>"})
     prefix = "[label=<>, "
     if not written.startswith(prefix):
-        raise RuntimeError(f"cluster attributes of page {page!r} no longer start with the label")
+        raise RuntimeError(f"attributes {sorted(attrs)} no longer start with the label")
     return written[len(prefix) :]
+
+
+@functools.cache
+def _cluster_tail(page: str) -> str:
+    """A page's cluster attribute list after its label, written once: only the label
+    differs between clusters."""
+    return _after_label(style.cluster_attrs(page, "<>"))
+
+
+@functools.cache
+def _graph_tail(page: str, direction: str) -> str:
+    """The graph attribute list after its label (the caption) for a page and direction,
+    written once."""
+    return _after_label(style.graph_attrs(page, direction, "<>"))
+
+
+def _graph_attrs(
+    opts: DrawOptions, caption_label: str, encoded: Encoding | None
+) -> Mapping[str, Any] | str:
+    """The graph attributes: ``style.graph_attrs`` with the caption label, and the
+    encoding's own graph attributes over them; written at once when there are none."""
+    extra = encoded.graph_attrs if encoded is not None else None
+    if extra:
+        return {**style.graph_attrs(opts.page, opts.direction, caption_label), **extra}
+    return f"[label={caption_label}, {_graph_tail(opts.page, opts.direction)}"
 
 
 def _cluster_lists(plan: Plan, page: str) -> dict[str, str]:
@@ -298,7 +324,3 @@ def _attrs(spec: Mapping[str, Any]) -> dict[str, Any]:
     attrs = dict(spec)
     attrs["label"] = html_label(attrs.pop("rows"), attrs.pop("bold_rows", ()))
     return attrs
-
-
-def _with_graph_attrs(graph: DotGraph, extra: Mapping[str, Any]) -> DotGraph:
-    return replace(graph, graph_attrs={**graph.graph_attrs, **extra})

@@ -158,7 +158,8 @@ class NodeStatement:
 class DotGraph:
     """Everything ``emit`` writes, already decided by the earlier stages."""
 
-    graph_attrs: Mapping[str, Any]
+    #: The graph attributes: a mapping, or an attribute list already written.
+    graph_attrs: Mapping[str, Any] | str
     #: The node and edge defaults: mappings, or attribute lists already written.
     node_defaults: Mapping[str, Any] | str
     edge_defaults: Mapping[str, Any] | str
@@ -204,7 +205,7 @@ def _write_cluster(
 def emit(graph: DotGraph) -> str:
     """The canonical DOT text of ``graph``."""
     lines = ["digraph tlgraph {"]
-    lines.append(f"  graph {attr_list(graph.graph_attrs)};")
+    lines.append(f"  graph {_written(graph.graph_attrs)};")
     lines.append(f"  node {_written(graph.node_defaults)};")
     lines.append(f"  edge {_written(graph.edge_defaults)};")
     # Every node id is written again in edges and clusters: quote each one once.

@@ -229,7 +229,7 @@ def _record_args_row(record: Record, trace: Trace | None, show_redundant: bool) 
 # Args rows repeat wherever a module does (a block repeated in a model, a model drawn
 # again): each distinct row is checked and written once. Only rows of plain values (atoms
 # and flat tuples of atoms) are memoised.
-_args_rows: dict[bytes, str | None] = {}
+_args_rows: dict[tuple[Any, ...], str | None] = {}
 _ARGS_MEMO_LIMIT: Final = 4096
 _UNSET: Final = object()
 _ATOMS_AND_TUPLES: Final = _ATOMS | {tuple}
@@ -242,13 +242,14 @@ def _row_key(
     source: Shape | None,
     target: Shape | None,
     show_redundant: bool,
-) -> bytes | None:
-    """The memo key of an args row: everything the row reads, written by :mod:`marshal`
-    in one call in C. Marshal writes each value with its exact type, so ``1``, ``1.0``
-    and ``True`` (equal, yet read differently) get different keys, and so do ``0.0``
-    and ``-0.0``. ``None`` when a value is not a plain atom or a flat tuple of atoms, or
-    a part cannot be marshalled (a subclass of an atom): such rows are written every
-    time."""
+) -> tuple[Any, ...] | None:
+    """The memo key of an args row: everything the row reads. The values, which the row
+    writes, are keyed by their :mod:`marshal` bytes (one call in C): marshal writes each
+    value with its exact type, so ``1``, ``1.0`` and ``True`` (equal, yet read
+    differently) get different keys, and so do ``0.0`` and ``-0.0``. The rest (names,
+    family, module type, shapes, the flag) is only compared, so it is keyed as it is.
+    ``None`` when a value is not a plain atom or a flat tuple of atoms, or cannot be
+    marshalled (a subclass of an atom): such rows are written every time."""
     values = tuple(args.values())
     kinds = set(map(type, values))
     if not _ATOMS.issuperset(kinds):
@@ -258,11 +259,10 @@ def _row_key(
             if type(value) is tuple and not _ATOMS.issuperset(map(type, value)):
                 return None
     try:
-        return marshal.dumps(
-            (family, module_type, source, target, show_redundant, tuple(args), values), 2
-        )
+        written = marshal.dumps(values, 2)
     except ValueError:
         return None
+    return (family, module_type, source, target, show_redundant, tuple(args), written)
 
 
 def _params_row(record: Record) -> str | None:

@@ -79,6 +79,7 @@ class Plan:
 # One node per op and one cluster per module call: the fast frozen constructors.
 _new_node: Final = frozen_builder(PlanNode)
 _new_cluster: Final = frozen_builder(Cluster)
+_new_plan: Final = frozen_builder(Plan)
 _TUPLE: Final = frozenset({tuple})
 
 
@@ -178,7 +179,7 @@ def build_plan(trace: Trace, *, view: str = "unrolled") -> Plan:
             )
         )
     edges = tuple(dict.fromkeys([(parent, r.label) for r in records for parent in r.parents]))
-    return Plan(view=view, nodes=tuple(nodes), edges=edges, clusters=clusters)
+    return _new_plan(view=view, nodes=tuple(nodes), edges=edges, clusters=clusters)
 
 
 def relative_address(address: str, within: str | None) -> str | None:

@@ -123,6 +123,23 @@ def test_the_caption_names_model_op_count_bytes_and_params(cnn: Trace) -> None:
     assert round(cnn.total_bytes / 1024, 1) == 19.3
 
 
+@pytest.mark.parametrize("page", ["light", "dark"])
+@pytest.mark.parametrize("direction", ["bottomup", "topdown", "leftright"])
+def test_the_graph_line_is_the_pages_graph_attributes_with_the_caption(
+    page: str, direction: str
+) -> None:
+    from pytest_tlgraph.draw.dot import attr_list, html_label
+    from pytest_tlgraph.draw.style import graph_attrs
+
+    model = nn.Sequential(nn.Linear(2, 2))
+    model.__class__ = type('Seq<&>"\\ \u00e9', (nn.Sequential,), {})  # hostile model name
+    trace = capture(model, torch.randn(1, 2))
+    graph_line = trace.draw(page=page, direction=direction).dot.splitlines()[1]
+    caption = html_label([f"{trace.model_name} · 1 ops · 8 B · 6 params"])
+    assert "&lt;&amp;&gt;&quot;" in caption
+    assert graph_line == f"  graph {attr_list(graph_attrs(page, direction, caption))};"
+
+
 # -- clusters ----------------------------------------------------------------------------
 def test_modules_with_two_or_more_nodes_are_titled_clusters(cnn: Trace) -> None:
     drawing = cnn.draw()

@@ -131,6 +131,25 @@ def test_args_rows_read_each_value_as_its_type_however_often_drawn() -> None:
             assert expected is not None and expected in texts, (value, texts)
 
 
+def test_args_rows_of_the_same_values_keep_their_names_and_module_apart() -> None:
+    trace = _TRACES["cnn"]
+    plan = build_plan(trace)
+    pool = next(n for n in plan.nodes if n.id == "max_pool2d_1")
+    options = DrawOptions()
+    for _ in range(2):  # the second round reads every row from the memo
+        for names in (("kernel_size", "stride"), ("stride", "kernel_size"), ("a", "b")):
+            for module_type in ("MaxPool2d", "AvgPool2d"):
+                args = MappingProxyType(dict(zip(names, (3, 2), strict=True)))
+                record = dataclasses.replace(pool.record, module_args=args,
+                                             module_type=module_type)  # fmt: skip
+                texts, _ = node_texts(
+                    dataclasses.replace(pool, record=record), trace=trace, options=options
+                )
+                expected = args_row(args, family=record.module_family, input_shape=None,
+                                    output_shape=None, module_type=module_type)  # fmt: skip
+                assert expected is not None and expected in texts, (names, module_type)
+
+
 @pytest.mark.parametrize("show_redundant", [False, True])
 def test_a_memoised_args_row_still_follows_its_shapes(show_redundant: bool) -> None:
     # Every Linear of the model has the same args: drawn with and without the check,

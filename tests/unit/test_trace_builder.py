@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from pytest_tlgraph import capture
 from pytest_tlgraph.capture.raw import RawOp
-from pytest_tlgraph.draw import Node, build_plan
-from pytest_tlgraph.draw.dot import NodeStatement
-from pytest_tlgraph.draw.plan import Cluster, PlanNode
+from pytest_tlgraph.draw import Drawing, Node, build_plan
+from pytest_tlgraph.draw.dot import DotGraph, NodeStatement
+from pytest_tlgraph.draw.plan import Cluster, Plan, PlanNode
 from pytest_tlgraph.trace import Layer, ModuleCall, Op, Trace, check_twin, freeze, frozen_builder
 from tests.models import MLP, RecurrentCell, seeded
 
@@ -34,7 +34,8 @@ def _records() -> list[Any]:
     cluster = Cluster("cluster_cell#1", "cell", "Linear", None)
     return [
         *trace.ops, layer, *trace.modules, *plan.nodes, *drawing.nodes.values(), cluster,
-        NodeStatement("linear_1:1", None, {"label": "<x>"}),
+        NodeStatement("linear_1:1", None, {"label": "<x>"}), plan, drawing,
+        DotGraph({"label": "<x>"}, "[]", {"color": "red"}, [], [("a", "b")], [cluster], {}),
     ]  # fmt: skip
 
 
@@ -56,7 +57,9 @@ def test_built_record_equals_the_constructed_one(record: Any) -> None:
         assert hash(built) == expected
 
 
-@pytest.mark.parametrize("cls", [Op, Layer, ModuleCall, PlanNode, Node, NodeStatement, Cluster])
+@pytest.mark.parametrize(
+    "cls", [Op, Layer, ModuleCall, PlanNode, Node, NodeStatement, Cluster, Plan, Drawing, DotGraph]
+)
 def test_built_record_stays_frozen(cls: type[Any]) -> None:
     record = next(r for r in _records() if type(r) is cls)
     built = frozen_builder(cls)(*_values(record))
@@ -89,6 +92,39 @@ def test_builder_keeps_defaults_and_keywords() -> None:
     ) == ModuleCall("a", 2, "T", 0, None, ())
     with pytest.raises(TypeError):
         build("too", "few")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _WithDefaults:
+    record: str  # a field named like nothing the builder may use itself
+    count: int = 3
+    tags: list[str] = dataclasses.field(default_factory=list)
+
+
+def test_builder_keeps_default_factories_and_fields_of_any_public_name() -> None:
+    build = frozen_builder(_WithDefaults)
+    first, second = build("a"), build("b")
+    assert first == _WithDefaults("a") and first.tags == [] and first.tags is not second.tags
+    assert build("a", 5, ["x"]) == _WithDefaults("a", 5, ["x"])
+    assert build(record="r", tags=["t"]).record == "r"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _KeywordOnly:
+    a: int
+    b: int = dataclasses.field(default=0, kw_only=True)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _NotInInit:
+    a: int
+    b: int = dataclasses.field(default=0, init=False)
+
+
+@pytest.mark.parametrize("cls", [_KeywordOnly, _NotInInit])
+def test_builder_refuses_fields_that_are_no_plain_parameter(cls: type[Any]) -> None:
+    with pytest.raises(TypeError, match="plain public __init__ parameter"):
+        frozen_builder(cls)
 
 
 @pytest.mark.parametrize("cls", [RawOp, Trace, int])
