@@ -23,6 +23,7 @@ from torch.utils.flop_counter import flop_registry
 
 # Registers torch._grouped_mm's formula with torch's own counter.
 from pytest_tlgraph.capture import grouped_mm as _grouped_mm  # noqa: F401
+from pytest_tlgraph.memo import remember
 
 __all__ = [
     "COUNTED_FUNCS",
@@ -318,9 +319,7 @@ def count_flops(
     # A zero is not remembered: it is cheap to count again, and a call that reads 0
     # under one state of torch must not stand for every later call of its shapes.
     if key is not None and counted:
-        if len(_memo) >= _MEMO_LIMIT:
-            _memo.clear()
-        _memo[key] = counted
+        remember(_memo, key, counted, _MEMO_LIMIT)
     return counted
 
 

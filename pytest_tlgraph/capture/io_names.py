@@ -18,6 +18,7 @@ import torch
 from torch import nn
 
 from pytest_tlgraph.capture.measure import iter_tensors
+from pytest_tlgraph.memo import remember
 
 __all__ = ["input_names", "output_names"]
 
@@ -74,9 +75,7 @@ def _positional_names(model: nn.Module, count: int) -> list[str]:
         try:
             found = _params_of[function]
         except KeyError:
-            if len(_params_of) >= _PARAMS_CACHE_LIMIT:
-                _params_of.clear()
-            found = _params_of[function] = _forward_params(forward)
+            found = remember(_params_of, function, _forward_params(forward), _PARAMS_CACHE_LIMIT)
     else:
         found = _forward_params(forward)
     if found is None:

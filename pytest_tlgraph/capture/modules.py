@@ -21,6 +21,7 @@ from pytest_tlgraph.capture.guards import calls_through
 from pytest_tlgraph.capture.measure import add_boundary
 from pytest_tlgraph.capture.raw import ParamInfo
 from pytest_tlgraph.capture.recorder import Recorder
+from pytest_tlgraph.memo import remember
 
 __all__ = ["ModelIndex", "index_model", "watch_modules"]
 #: pytest leaves this module's frames out of a failing test's traceback: a capture error
@@ -97,11 +98,7 @@ _INFOS_LIMIT: Final = 65536
 def _shared(info: ParamInfo) -> ParamInfo:
     """``info``, or the equal ``ParamInfo`` handed out before."""
     found = _infos.get(info)
-    if found is None:
-        if len(_infos) >= _INFOS_LIMIT:
-            _infos.clear()
-        found = _infos[info] = info
-    return found
+    return remember(_infos, info, info, _INFOS_LIMIT) if found is None else found
 
 
 def _named_modules(model: nn.Module) -> tuple[tuple[str, nn.Module], ...]:

@@ -212,9 +212,9 @@ def emit(graph: DotGraph) -> str:
     quoted: dict[str, str] = {}
     members: dict[str | None, list[str]] = {}
     for node in graph.nodes:
-        node_id, attrs = node.id, node.attrs
+        node_id = node.id
         quoted[node_id] = name = quote(node_id)
-        lines.append(f"  {name} {attrs if isinstance(attrs, str) else attr_list(attrs)};")
+        lines.append(f"  {name} {_written(node.attrs)};")
         members.setdefault(node.cluster, []).append(node_id)
     for source, target in graph.edges:
         lines.append(

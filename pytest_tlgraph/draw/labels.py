@@ -23,6 +23,7 @@ from pytest_tlgraph.draw.salient import hidden_defaults
 from pytest_tlgraph.draw.suppression import hidden_args, input_shape, output_shape
 from pytest_tlgraph.encoding.units import format_bytes, format_flops
 from pytest_tlgraph.errors import EncodingRefusal
+from pytest_tlgraph.memo import remember
 from pytest_tlgraph.options import DrawOptions
 from pytest_tlgraph.trace import Layer, Op, Shape, Trace
 
@@ -63,11 +64,21 @@ def format_shape(shape: tuple[int, ...] | None) -> str:
         return "?"
     text = _shape_texts.get(shape)
     if text is None:
-        text = "x".join(str(d) for d in shape) if shape else "scalar"
-        if len(_shape_texts) >= _SHAPE_MEMO_LIMIT:
-            _shape_texts.clear()
-        _shape_texts[shape] = text
+        written = "x".join(str(d) for d in shape) if shape else "scalar"
+        text = remember(_shape_texts, shape, written, _SHAPE_MEMO_LIMIT)
     return text
+
+
+def _shape_row(shape: tuple[int, ...], size: int | None) -> str:
+    """The shape row: ``2x32, 256 B`` (the shape alone when the size is unknown)."""
+    key = (shape, size)
+    row = _shape_rows.get(key)
+    if row is None:
+        text = (
+            format_shape(shape) if size is None else f"{format_shape(shape)}, {format_bytes(size)}"
+        )
+        row = remember(_shape_rows, key, text, _SHAPE_MEMO_LIMIT)
+    return row
 
 
 def dtype_name(dtype: Any) -> str | None:
@@ -118,6 +129,7 @@ _INTS: Final = frozenset({int})
 # (Keyed only by tuples of ints: equal tuples of other types, (True,) == (1,), read
 # differently.)
 _int_tuple_texts: dict[tuple[int, ...], str] = {}
+_INT_TUPLE_MEMO_LIMIT: Final = 1024
 
 
 def _format_arg(value: Any) -> str:
@@ -128,9 +140,7 @@ def _format_arg(value: Any) -> str:
         text = _int_tuple_texts.get(value)
         if text is None:
             text = "(" + ", ".join(map(str, value)) + ("," if len(value) == 1 else "") + ")"
-            if len(_int_tuple_texts) >= 1024:
-                _int_tuple_texts.clear()
-            _int_tuple_texts[value] = text
+            remember(_int_tuple_texts, value, text, _INT_TUPLE_MEMO_LIMIT)
         return text
     if isinstance(value, _Varying):
         return "/".join(_format_arg(v) for v in value.values)
@@ -190,9 +200,7 @@ def _module_args(record: Record) -> Mapping[str, Any] | None:
 
 
 def _record_args_row(record: Record, trace: Trace | None, show_redundant: bool) -> str | None:
-    args = record.module_args
-    if args is None and isinstance(record, Layer):
-        args = _module_args(record)
+    args = _module_args(record)
     if not args:
         return None  # most ops: no module args, so no shape to look up either
     source: Shape | None = None
@@ -220,9 +228,7 @@ def _record_args_row(record: Record, trace: Trace | None, show_redundant: bool) 
         module_type=module_type,
     )
     if key is not None:
-        if len(_args_rows) >= _ARGS_MEMO_LIMIT:
-            _args_rows.clear()
-        _args_rows[key] = row
+        remember(_args_rows, key, row, _ARGS_MEMO_LIMIT)
     return row
 
 
@@ -290,10 +296,7 @@ def _params_row_lines(record: Record) -> tuple[str, ...]:
     except TypeError:  # the params of a record built by hand may not hash
         return _wrapped_params_row(record)
     if lines is None:
-        lines = _wrapped_params_row(record)
-        if len(_params_lines) >= _PARAMS_MEMO_LIMIT:
-            _params_lines.clear()
-        _params_lines[key] = lines
+        lines = remember(_params_lines, key, _wrapped_params_row(record), _PARAMS_MEMO_LIMIT)
     return lines
 
 
@@ -392,51 +395,24 @@ def _picked_rows(node: PlanNode, record: Record, trace: Trace | None,
 def _default_texts(node: PlanNode, record: Record, trace: Trace | None,
                    options: DrawOptions) -> tuple[str, ...]:  # fmt: skip
     """The default rows' texts of a full-detail node whose record is ``record`` (an op or
-    a layer), title first (the only bold row).
-
-    Written out row by row (the title as :func:`_title` writes it, the module row as
-    :func:`_module_row`): every node of every draw comes here.
-    """
-    layer = isinstance(record, Layer)
-    texts = [node.id]
-    func = record.func
-    if trace is not None and (func == "input" or func == "output"):
-        texts[0] = trace.io_names.get(node.id, node.id)
-    if isinstance(record, Layer):
-        if record.num_passes > 1:
-            texts[0] = f"{record.label} (x{record.num_passes})"
-        if record.shape_summary is not None:
-            texts.append(record.shape_summary)
-    shape = record.shape
-    if shape is not None:
-        size = record.activation_memory
-        key = (shape, size)
-        row = _shape_rows.get(key)
-        if row is None:
-            row = (
-                format_shape(shape)
-                if size is None
-                else f"{format_shape(shape)}, {format_bytes(size)}"
-            )
-            if len(_shape_rows) >= _SHAPE_MEMO_LIMIT:
-                _shape_rows.clear()
-            _shape_rows[key] = row
-        texts.append(row)
+    a layer), title first (the only bold row)."""
+    texts = [_title(node, trace)]
+    if isinstance(record, Layer) and record.shape_summary is not None:
+        texts.append(record.shape_summary)
+    if record.shape is not None:
+        texts.append(_shape_row(record.shape, record.activation_memory))
     if options.show_saved_for_backward:
         saved = saved_for_backward_row(record)
         if saved is not None:
             texts.extend(wrap_row(saved))
-    if record.module_args is not None or layer:  # else: no args to show, nothing to check
-        args = _record_args_row(record, trace, options.show_redundant_args)
-        if args is not None:
-            texts.extend(wrap_row(args))
+    args = _record_args_row(record, trace, options.show_redundant_args)
+    if args is not None:
+        texts.extend(wrap_row(args))
     if record.params:
         texts.extend(_params_row_lines(record))
-    module = record.module
-    if module and (node.kind == "op" or node.kind == "layer"):
-        address = relative_address(module, node.within)
-        if address is not None:
-            texts.append(f"@{address}")
+    module = _module_row(node, record)
+    if module is not None:
+        texts.append(module)
     return tuple(texts)
 
 
