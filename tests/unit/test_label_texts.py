@@ -115,36 +115,32 @@ _EQUAL_VALUES_OF_OTHER_TYPES = [
 ]  # fmt: skip
 
 
-def test_args_rows_read_each_value_as_its_type_however_often_drawn() -> None:
+def _pool_texts(**changes: Any) -> tuple[Any, tuple[str, ...]]:
+    """The CNN's ``max_pool2d_1`` record with ``changes``, and its default label texts."""
     trace = _TRACES["cnn"]
-    plan = build_plan(trace)
-    pool = next(n for n in plan.nodes if n.id == "max_pool2d_1")
-    options = DrawOptions()
+    pool = next(n for n in build_plan(trace).nodes if n.id == "max_pool2d_1")
+    record = dataclasses.replace(pool.record, **changes)
+    texts, _ = node_texts(
+        dataclasses.replace(pool, record=record), trace=trace, options=DrawOptions()
+    )
+    return record, texts
+
+
+def test_args_rows_read_each_value_as_its_type_however_often_drawn() -> None:
     for _ in range(2):  # the second round reads every row from the memo
         for value in _EQUAL_VALUES_OF_OTHER_TYPES:
             args = MappingProxyType({"kernel_size": value, "stride": 2})
-            record = dataclasses.replace(pool.record, module_args=args)
-            texts, _ = node_texts(
-                dataclasses.replace(pool, record=record), trace=trace, options=options
-            )
+            _, texts = _pool_texts(module_args=args)
             expected = args_row(args, family="torch", input_shape=None, output_shape=None)
             assert expected is not None and expected in texts, (value, texts)
 
 
 def test_args_rows_of_the_same_values_keep_their_names_and_module_apart() -> None:
-    trace = _TRACES["cnn"]
-    plan = build_plan(trace)
-    pool = next(n for n in plan.nodes if n.id == "max_pool2d_1")
-    options = DrawOptions()
     for _ in range(2):  # the second round reads every row from the memo
         for names in (("kernel_size", "stride"), ("stride", "kernel_size"), ("a", "b")):
             for module_type in ("MaxPool2d", "AvgPool2d"):
                 args = MappingProxyType(dict(zip(names, (3, 2), strict=True)))
-                record = dataclasses.replace(pool.record, module_args=args,
-                                             module_type=module_type)  # fmt: skip
-                texts, _ = node_texts(
-                    dataclasses.replace(pool, record=record), trace=trace, options=options
-                )
+                record, texts = _pool_texts(module_args=args, module_type=module_type)
                 expected = args_row(args, family=record.module_family, input_shape=None,
                                     output_shape=None, module_type=module_type)  # fmt: skip
                 assert expected is not None and expected in texts, (names, module_type)
