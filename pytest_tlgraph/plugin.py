@@ -35,6 +35,7 @@ __all__ = [
 _SETTINGS: Final = pytest.StashKey["Settings"]()
 _DEFAULT_RENDERER: Final = pytest.StashKey[str]()
 _HTML: Final = pytest.StashKey["tuple[Path, int]"]()
+_HTML_ERROR: Final = pytest.StashKey[str]()
 _FIXTURE: Final = pytest.StashKey["TlgraphSnapshot"]()
 _FAILED: Final = pytest.StashKey[bool]()
 _DEFAULT_RESULTS: Final = "tlgraph-results"
@@ -203,6 +204,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_SETTINGS] = settings
     if not _is_worker(config):
         settings.results.clear_previous()
+    from pytest_tlgraph.snapshots.cleanup import RunLedger
+
+    # Follows the run, so an update that stopped early deletes no unused snapshot.
+    config.pluginmanager.register(RunLedger(config), RunLedger.NAME)
     from pytest_tlgraph import render
 
     # Drawing.png() inside a test uses the run's renderer too; restored at unconfigure.
@@ -212,6 +217,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Put back the renderer default this run replaced."""
+    from pytest_tlgraph.snapshots.cleanup import RunLedger
+
+    ledger = config.pluginmanager.get_plugin(RunLedger.NAME)
+    if ledger is not None:
+        config.pluginmanager.unregister(ledger)
     previous = config.stash.get(_DEFAULT_RENDERER, None)
     if previous is not None:
         from pytest_tlgraph import render
@@ -326,9 +336,20 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     path = None
     if records:
         target = results.report_path()
-        results.note_written(target)
-        path = write_html(records, results.root, target)
-        config.stash[_HTML] = (path, len(records))
+        try:
+            results.note_written(target)
+            path = write_html(records, results.root, target)
+            config.stash[_HTML] = (path, len(records))
+        except OSError as error:  # a full disk: one line at the end, never a traceback
+            from pytest_tlgraph.snapshots.files import SnapshotWriteError
+
+            path = None
+            config.stash[_HTML_ERROR] = "report.html not written: " + (
+                str(error)
+                if isinstance(error, SnapshotWriteError)
+                else f"could not write {target}: {error.strerror or error}; free space "
+                "or make the folder writable and run again"
+            )
     if settings.summary:
         from pytest_tlgraph.snapshots.summary import write_summaries
 
@@ -338,6 +359,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     """Point at the HTML report when snapshots failed."""
     found = config.stash.get(_HTML, None)
+    unwritten = config.stash.get(_HTML_ERROR, None)
+    if unwritten is not None:
+        terminalreporter.write_line(f"tlgraph: {unwritten}")
     if found is not None:
         path, count = found
         from pytest_tlgraph.snapshots.call import display_path

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from pytest_tlgraph.snapshots.files import atomic_write, fitted_name
+from pytest_tlgraph.snapshots.files import SnapshotWriteError, atomic_write, fitted_name
 
 if TYPE_CHECKING:
     from pytest_tlgraph.snapshots.report import Report
@@ -128,7 +128,10 @@ class ResultsDir:
         (a refused write never lists a file that is not the plugin's)."""
         missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
         if self.root in missing:  # made by the plugin: removed again once it is empty
-            self.root.mkdir(parents=True, exist_ok=True)
+            try:
+                self.root.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise _unwritable(self.root, error) from error
             self._note("d", self.root)
         for folder in reversed(missing):
             if folder != self.root and folder.is_relative_to(self.root):
@@ -153,11 +156,18 @@ class ResultsDir:
 
     def _note(self, kind: str, path: Path) -> None:
         manifest = self.root / MANIFEST
-        manifest.mkdir(parents=True, exist_ok=True)
+        try:
+            manifest.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise _unwritable(manifest, error) from error
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         line = f"{kind} {self.relative(path)}\n"
-        with open(manifest / f"{worker}-{os.getpid()}.txt", "a", encoding="utf-8") as f:
-            f.write(line)
+        listing = manifest / f"{worker}-{os.getpid()}.txt"
+        try:
+            with open(listing, "a", encoding="utf-8") as f:
+                f.write(line)
+        except OSError as error:
+            raise _unwritable(listing, error) from error
 
     def _listed(self, path: Path) -> bool:
         return path in self._written
@@ -256,6 +266,16 @@ def _clear_legacy_records(records: Path) -> None:
             path.unlink(missing_ok=True)
         with contextlib.suppress(OSError):
             records.rmdir()
+
+
+def _unwritable(path: Path, error: OSError) -> SnapshotWriteError:
+    reason = error.strerror or str(error)
+    return SnapshotWriteError(
+        f"could not write {path}: {reason}; make the results folder writable (or free "
+        "space) and run again",
+        path,
+        reason,
+    )
 
 
 def _sibling(stem: Path, suffix: str) -> Path:

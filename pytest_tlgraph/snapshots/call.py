@@ -4,10 +4,12 @@ compare (rendered, or reused when provably unchanged), and the failure it report
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_tlgraph.snapshots.artifacts import Artifacts
 from pytest_tlgraph.snapshots.dotdiff import unified_dot_diff
 from pytest_tlgraph.snapshots.extensions import (
     TlgraphDotExtension,
@@ -20,6 +22,7 @@ from pytest_tlgraph.snapshots.graphdata import parse_dot
 from pytest_tlgraph.snapshots.graphdiff import graph_diff_png
 from pytest_tlgraph.snapshots.recolour import recolour_line
 from pytest_tlgraph.snapshots.report import DotOutcome, PngOutcome, build_report
+from pytest_tlgraph.snapshots.storage import written_together
 from pytest_tlgraph.snapshots.summary import structure_data, write_call
 from pytest_tlgraph.snapshots.terminal import terminal_report
 
@@ -135,6 +138,28 @@ class SnapshotCall:
         if stored is not None:
             self.check(assertion, stored)
 
+    def _check_pair(
+        self, dot: str, png: bytes | None
+    ) -> tuple[AssertionResult, AssertionResult | None]:
+        """Both assertions, their writes (under --snapshot-update) made all or nothing:
+        the ``.gv`` and ``.png`` are both replaced or neither is. A write that fails
+        turns both results into failures carrying the one-line error."""
+        dot_result: AssertionResult | None = None
+        png_result: AssertionResult | None = None
+        try:
+            with written_together() as staged:
+                dot_result = self.check(self.dot, dot)
+                png_result = self.check(self.png, png) if png is not None else None
+                if not all(r.success for r in (dot_result, png_result) if r is not None):
+                    staged.clear()  # one side failed: the other is not written alone
+        except SnapshotWriteError as error:
+            for result in (dot_result, png_result):
+                if result is not None and (result.created or result.updated):
+                    result.success = result.created = result.updated = False
+                    result.exception = error
+        assert dot_result is not None
+        return dot_result, png_result
+
     def compare(
         self,
         drawing: Drawing,
@@ -145,8 +170,7 @@ class SnapshotCall:
     ) -> str | None:
         """Compare the DOT and the PNG (both, always: a DOT failure never leaves the PNG
         unused); on failure write the artifacts and the HTML record, return the message."""
-        dot_result = self.check(self.dot, drawing.dot)
-        png_result = self.check(self.png, received_png) if received_png is not None else None
+        dot_result, png_result = self._check_pair(drawing.dot, received_png)
         if dot_result.success and (png_result is None or png_result.success):
             if settings.summary:
                 fresh = any(
@@ -154,14 +178,19 @@ class SnapshotCall:
                 )
                 verdict = "written" if fresh else "passed"
                 record: dict[str, Any] = {"nodeid": nodeid, "name": self.name, "verdict": verdict}
-                write_call(settings.results, stem, {**record, "artifacts": {}})
+                with contextlib.suppress(SnapshotWriteError):  # the summary leaves it out
+                    write_call(settings.results, stem, {**record, "artifacts": {}})
             return None
         root = settings.rootdir
         stored = dot_result.recalled_data
         results = [dot_result] if png_result is None else [dot_result, png_result]
-        write_errors = [
-            str(r.exception) for r in results if isinstance(r.exception, SnapshotWriteError)
-        ]
+        write_errors = list(
+            dict.fromkeys(
+                _shown(r.exception, root)
+                for r in results
+                if isinstance(r.exception, SnapshotWriteError)
+            )
+        )
         read_error = dot_result.exception if not write_errors else None
         dot = DotOutcome(
             path=display_path(dot_result.snapshot_location, root),
@@ -176,14 +205,20 @@ class SnapshotCall:
         graphdiff, graphdiff_note = None, None
         if dot.expected is not None and not dot.passed and settings.png:
             graphdiff, graphdiff_note = graph_diff_png(dot.expected, drawing.dot, settings.renderer)
-        written = settings.results.write_failure(
-            stem,
-            actual=received_png,
-            expected=expected_png if isinstance(expected_png, bytes) else None,
-            diff=match.comparison.diff_png if match and match.comparison else None,
-            dot_diff="\n".join(diff) + "\n" if diff and not dot.passed else None,
-            graphdiff=graphdiff,
-        )
+        # A full disk may refuse the results folder too: the failure is still reported,
+        # with one line saying its files were not saved (never a traceback).
+        unsaved: str | None = None
+        try:
+            written = settings.results.write_failure(
+                stem,
+                actual=received_png,
+                expected=expected_png if isinstance(expected_png, bytes) else None,
+                diff=match.comparison.diff_png if match and match.comparison else None,
+                dot_diff="\n".join(diff) + "\n" if diff and not dot.passed else None,
+                graphdiff=graphdiff,
+            )
+        except SnapshotWriteError as error:
+            written, unsaved = Artifacts(), _unsaved(error, settings.results.root, root)
         png = None
         if png_result is not None:
             png = PngOutcome(
@@ -207,17 +242,26 @@ class SnapshotCall:
             notes=_notes(dot, graphdiff_note, written.graphdiff, root),
             write_errors=write_errors,
         )
-        settings.results.write_record(stem, nodeid=nodeid, report=report, artifacts=written)
-        if settings.summary:
-            missing = dot.expected is None and dot.error is None
-            record = {
-                "nodeid": nodeid, "name": self.name, "verdict": "missing" if missing else "failed",
-                "structure": None if dot.passed else structure_data(dot.expected, drawing),
-                "artifacts": {k: settings.results.relative(p) for k, p in written.images().items()},
-            }  # fmt: skip
-            write_call(settings.results, stem, record)
+        try:
+            if unsaved is None:
+                settings.results.write_record(stem, nodeid=nodeid, report=report, artifacts=written)
+            if settings.summary:
+                missing = dot.expected is None and dot.error is None
+                record = {
+                    "nodeid": nodeid, "name": self.name,
+                    "verdict": "missing" if missing else "failed",
+                    "structure": None if dot.passed else structure_data(dot.expected, drawing),
+                    "artifacts": {
+                        k: settings.results.relative(p) for k, p in written.images().items()
+                    },
+                }  # fmt: skip
+                write_call(settings.results, stem, record)
+        except SnapshotWriteError as error:
+            unsaved = unsaved or _unsaved(error, settings.results.root, root)
+        notes = [] if unsaved is None else [unsaved]
         hint = "" if self.update else "\nto accept the received drawing: pytest --snapshot-update"
-        return terminal_report(report).text(color=settings.color) + hint
+        text = terminal_report(report).text(color=settings.color)
+        return "\n".join([text, *notes]) + hint
 
 
 def _notes(dot: DotOutcome, note: str | None, drawn: Path | None, root: Path) -> list[str]:
@@ -232,6 +276,21 @@ def _notes(dot: DotOutcome, note: str | None, drawn: Path | None, root: Path) ->
     elif note is not None:
         out.append(note)
     return out
+
+
+def _shown(error: SnapshotWriteError, base: Path) -> str:
+    """The error's one line, its file shown relative to ``base``."""
+    if error.path is None:
+        return str(error)
+    return str(error).replace(str(error.path), display_path(error.path, base), 1)
+
+
+def _unsaved(error: SnapshotWriteError, results: Path, base: Path) -> str:
+    """One line: the failure's files could not be saved in the results folder."""
+    return (
+        f"the failure's report files were not saved in {display_path(results, base)}: "
+        f"{error.reason or error}"
+    )
 
 
 def display_path(path: str | os.PathLike[str], base: Path) -> str:

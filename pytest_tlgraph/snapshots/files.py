@@ -7,11 +7,19 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import secrets
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-__all__ = ["NAME_BUDGET", "SnapshotWriteError", "atomic_write", "fitted_name"]
+__all__ = [
+    "NAME_BUDGET",
+    "SnapshotWriteError",
+    "atomic_write",
+    "atomic_write_all",
+    "fitted_name",
+]
 
 #: Bytes a snapshot name may take in a file name. File systems allow 255; the rest is
 #: left for the longest suffix any artifact adds (``-expected.png``, ``.dot.diff``,
@@ -22,7 +30,12 @@ _HASH_CHARS: Final = 16
 
 class SnapshotWriteError(OSError):
     """A snapshot or results file could not be written; the message names the file,
-    the cause and the remedy."""
+    the cause and the remedy (``path`` and ``reason`` hold the first two, when known)."""
+
+    def __init__(self, message: str, path: Path | None = None, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.reason = reason
 
 
 def fitted_name(name: str, budget: int = NAME_BUDGET) -> str:
@@ -55,12 +68,54 @@ def atomic_write(path: Path, data: bytes) -> None:
 
     Raises :class:`SnapshotWriteError` naming the file and the remedy.
     """
+    atomic_write_all([(path, data)])
+
+
+def atomic_write_all(files: Sequence[tuple[Path, bytes]]) -> None:
+    """Write every one of ``files`` or none (a snapshot's ``.gv`` and ``.png``).
+
+    Each is first written in full to a temporary file next to it; only when all are
+    written are they renamed over their targets, each old file kept as a hard link (or
+    a copy) until every rename succeeded. A failure at any step leaves every target as
+    it was and raises :class:`SnapshotWriteError` naming the file and the OS error. (A
+    process killed between two renames can still leave one new file next to one old:
+    a PNG so left records another DOT, and the next run says it is stale.)
+    """
+    staged: list[tuple[str, Path]] = []
+    backups: dict[Path, str] = {}
+    try:
+        for path, data in files:
+            _refuse_link(path)
+            staged.append((_write_temp(path, data), path))
+        if len(staged) > 1:
+            for _, path in staged:
+                if path.exists():
+                    backups[path] = _backup(path)
+        replaced: list[Path] = []
+        for tmp, path in staged:
+            try:
+                os.replace(tmp, path)
+            except OSError as error:
+                _restore(replaced, backups)
+                raise _write_error(path, error) from error
+            replaced.append(path)
+    finally:
+        for tmp in [tmp for tmp, _ in staged] + list(backups.values()):
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def _refuse_link(path: Path) -> None:
     if path.is_symlink():
         raise SnapshotWriteError(
             f"refusing to write {path}: it is a symbolic link (to {os.readlink(path)}), and "
             "writing through it would change a file elsewhere; delete the link and run "
             "again to write a regular file in its place"
         )
+
+
+def _write_temp(path: Path, data: bytes) -> str:
+    """``data`` in a new temporary file next to ``path``, flushed to disk; its name."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tlgraph-", suffix=".tmp")
@@ -72,11 +127,37 @@ def atomic_write(path: Path, data: bytes) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, _file_mode())  # mkstemp makes 0600; a snapshot is an ordinary file
-        os.replace(tmp, path)
     except OSError as error:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise _write_error(path, error) from error
+    return tmp
+
+
+def _backup(path: Path) -> str:
+    """A second name for the current ``path`` (a hard link; a copy where links are not
+    supported), so a failed rename of its pair can put it back."""
+    name = str(path.parent / f".tlgraph-{secrets.token_hex(8)}.tmp")
+    try:
+        os.link(path, name)
+        return name
+    except OSError:
+        pass
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise _write_error(path, error) from error
+    return _write_temp(path, data)
+
+
+def _restore(replaced: Sequence[Path], backups: dict[Path, str]) -> None:
+    """Undo the renames done before one failed: old files back, new ones removed."""
+    for path in replaced:
+        with contextlib.suppress(OSError):
+            if path in backups:
+                os.replace(backups.pop(path), path)
+            else:
+                os.unlink(path)
 
 
 def _file_mode() -> int:
@@ -88,5 +169,7 @@ def _file_mode() -> int:
 def _write_error(path: Path, error: OSError) -> SnapshotWriteError:
     reason = error.strerror or str(error)
     return SnapshotWriteError(
-        f"could not write {path}: {reason}; make its folder writable (or free space) and run again"
+        f"could not write {path}: {reason}; make its folder writable (or free space) and run again",
+        path,
+        reason,
     )

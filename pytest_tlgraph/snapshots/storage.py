@@ -3,20 +3,64 @@ system, and writes that are atomic and never follow a symbolic link."""
 
 from __future__ import annotations
 
+import contextvars
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from syrupy.extensions.base import AbstractSyrupyExtension
 from syrupy.extensions.single_file import SingleFileSnapshotExtension
 
-from pytest_tlgraph.snapshots.files import SnapshotWriteError, atomic_write, fitted_name
+from pytest_tlgraph.snapshots.files import (
+    SnapshotWriteError,
+    atomic_write,
+    atomic_write_all,
+    fitted_name,
+)
 
 if TYPE_CHECKING:
     from syrupy.data import SnapshotCollection
     from syrupy.location import PyTestLocation
     from syrupy.types import SerializedData, SnapshotIndex
 
-__all__ = ["SafeFileExtension"]
+__all__ = ["HELD", "SafeFileExtension", "deletion_held", "written_together"]
+
+#: Folders (resolved, as text; ``"*"``: every folder) whose snapshots no deletion may
+#: touch this session, set by ``cleanup.RunLedger`` for a run that did not run every
+#: collected test to its end: the last line of defence, for a syrupy that ignores the
+#: cleanup settings the ledger changes.
+HELD: set[str] = set()
+
+
+#: The writes held back inside :func:`written_together`, in order.
+_STAGED: contextvars.ContextVar[list[tuple[Path, bytes]] | None] = contextvars.ContextVar(
+    "tlgraph_staged_writes", default=None
+)
+
+
+@contextmanager
+def written_together() -> Iterator[list[tuple[Path, bytes]]]:
+    """Hold back the snapshot writes made inside (a call's ``.gv`` and ``.png``) and,
+    on leaving, write them all or none (``files.atomic_write_all``): a failure raises
+    :class:`SnapshotWriteError` and leaves every stored file as it was. The list the
+    block gets names the files held back."""
+    staged: list[tuple[Path, bytes]] = []
+    token = _STAGED.set(staged)
+    try:
+        yield staged
+    finally:
+        _STAGED.reset(token)
+    if staged:
+        atomic_write_all(staged)
+
+
+def deletion_held(location: str) -> bool:
+    """True when the snapshot file at ``location`` must not be deleted this session."""
+    if "*" in HELD:
+        return True
+    path = Path(location).resolve()
+    return any(path.is_relative_to(folder) for folder in HELD)
 
 
 class SafeFileExtension(SingleFileSnapshotExtension):
@@ -47,6 +91,13 @@ class SafeFileExtension(SingleFileSnapshotExtension):
         test = cls._sanitize_filename(test_location.snapshot_name_parametrized)
         return test.startswith(prefix) or prefix.startswith(test)
 
+    def delete_snapshots(self, *, snapshot_location: str, snapshot_names: set[str]) -> None:
+        """syrupy's delete of an unused snapshot file, unless this session holds it."""
+        if not deletion_held(snapshot_location):
+            super().delete_snapshots(
+                snapshot_location=snapshot_location, snapshot_names=snapshot_names
+            )
+
     @classmethod
     def write_snapshot(
         cls,
@@ -76,7 +127,8 @@ class SafeFileExtension(SingleFileSnapshotExtension):
         name_order: dict[str, int] | None = None,
     ) -> None:
         """Write the one snapshot of the file atomically (temporary file, then
-        ``os.replace``), refusing a link or a folder that leads out of ``__snapshots__``."""
+        ``os.replace``), refusing a link or a folder that leads out of ``__snapshots__``;
+        inside :func:`written_together`, held back to be written with its pair."""
         path = Path(snapshot_collection.location)
         data = next(iter(snapshot_collection)).data
         if not isinstance(data, (str, bytes)):
@@ -88,4 +140,8 @@ class SafeFileExtension(SingleFileSnapshotExtension):
                 f"refusing to write {path}: its folder is a link to {folder.resolve()}, "
                 f"outside {snapshots}; replace the link with a real folder"
             )
-        atomic_write(path, raw)
+        staged = _STAGED.get()
+        if staged is not None:
+            staged.append((path, raw))
+        else:
+            atomic_write(path, raw)

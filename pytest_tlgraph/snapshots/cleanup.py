@@ -1,0 +1,175 @@
+"""When ``--snapshot-update`` may delete unused snapshots: only after a run that ran
+every collected test to its end.
+
+syrupy deletes every stored snapshot no test used. After a collection error, an
+interrupt (Ctrl-C, ``pytest.exit``), a ``-x`` / ``--maxfail`` stop, or for a module
+skipped at import (``pytest.importorskip``, ``pytest.skip(allow_module_level=True)``),
+"unused" only means "not reached", and deleting would lose baselines of tests that
+never ran. :class:`RunLedger` follows the run through pytest's hooks and, before
+syrupy's end of session, turns its cleanup off (a run that stopped early) or hides a
+skipped module from it (that module's snapshots stay, the rest of the run's cleanup
+goes on), and says in one line what it kept and why.
+
+Selection (``-k``, node ids, ``--deselect``, ``--lf``) is not a stop: the tests it
+leaves out are not collected items of the run, and syrupy keeps their snapshots itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any, Final
+
+import pytest
+from syrupy.location import PyTestLocation
+
+from pytest_tlgraph.snapshots.storage import HELD
+
+__all__ = ["RunLedger"]
+
+#: pytest's exit code of an interrupted session (``pytest.ExitCode.INTERRUPTED``).
+_INTERRUPTED: Final = 2
+
+
+class RunLedger:
+    """What the run collected, what ran to its end, and what stopped it: a pytest
+    plugin object, registered for the session by ``pytest_tlgraph.plugin``."""
+
+    NAME: Final = "tlgraph-run-ledger"
+
+    def __init__(self, config: pytest.Config) -> None:
+        self._config = config
+        #: Node ids of the tests the run selected (after ``-k``, ``--deselect``, ...).
+        self.expected: set[str] = set()
+        #: Node ids of the tests whose whole protocol (setup, call, teardown) finished.
+        self.finished: set[str] = set()
+        self.collection_errors = 0
+        #: Test modules whose import raised pytest's skip.
+        self.skipped_modules: list[Path] = []
+        #: The one line for the terminal summary, once the session finished.
+        self.line: str | None = None
+        self._reason: str | None = None
+        self._held_stop = False
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        """Count collection errors, and note a test module skipped at import (on the
+        xdist controller too: workers send both kinds of report)."""
+        if report.failed:
+            self.collection_errors += 1
+        elif report.skipped and "::" not in report.nodeid and report.nodeid.endswith(".py"):
+            module = self._config.rootpath / report.nodeid
+            if module not in self.skipped_modules:
+                self.skipped_modules.append(module)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """The tests this run selected."""
+        self.expected.update(item.nodeid for item in session.items)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """On the xdist controller: the tests a worker collected (each collects the
+        same set, and runs its share)."""
+        self.expected.update(ids)
+
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        """A test's whole protocol finished."""
+        self.finished.add(nodeid)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_sessionfinish(
+        self, session: pytest.Session, exitstatus: int
+    ) -> Generator[None, None, None]:
+        """Around syrupy's end of session, where it deletes unused snapshots."""
+        update = bool(getattr(self._config.option, "update_snapshots", False))
+        self._hold(session, exitstatus, update=update)
+        try:
+            yield
+        finally:
+            HELD.clear()
+        if update and not hasattr(self._config, "workerinput"):
+            self.line = self._kept_line()
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """The one line saying how many unused snapshots the update kept, and why."""
+        if self.line is not None:
+            terminalreporter.write_line(f"tlgraph: {self.line}")
+
+    def stop_reason(self, session: pytest.Session, exitstatus: int) -> str | None:
+        """Why the run did not run every collected test to its end, or ``None``."""
+        if self.collection_errors:
+            count = self.collection_errors
+            return f"{count} error{'s' if count != 1 else ''} during collection"
+        stop = session.shouldfail or session.shouldstop
+        if isinstance(stop, str) and stop:
+            return f"the run stopped early: {stop}"
+        if stop or int(exitstatus) == _INTERRUPTED:
+            return "the run was interrupted"
+        missing = len(self.expected - self.finished)
+        if missing:
+            return f"{missing} of {len(self.expected)} collected tests did not run to their end"
+        return None
+
+    def _hold(self, session: pytest.Session, exitstatus: int, *, update: bool) -> None:
+        """Before syrupy's end of session: keep what this run cannot prove unused.
+
+        A skipped module is taken out of syrupy's collected modules, as a module left
+        out with ``--ignore`` is: its snapshots are neither unused nor deleted, in any
+        run. In an update that stopped early, syrupy's cleanup is off for the run."""
+        HELD.clear()
+        syrupy = getattr(self._config, "_syrupy", None)
+        modules = getattr(syrupy, "_collected_modules", None)
+        for module in self.skipped_modules:
+            key = getattr(PyTestLocation, "module_path_key", None)  # syrupy >= 5
+            if isinstance(modules, set) and key is not None:
+                modules.discard(key(module))
+            HELD.add(str(self._snapshot_folder(module).resolve()))
+        self._reason = self.stop_reason(session, exitstatus) if update else None
+        if self._reason is None:
+            return
+        if not getattr(self._config.option, "no_cleanup", False):
+            self._config.option.no_cleanup = True
+            self._held_stop = True
+        HELD.add("*")
+
+    def _kept_line(self) -> str | None:
+        """After syrupy's end of session: what was kept and why, or ``None``."""
+        kept, reasons = 0, []
+        if self._held_stop:
+            report = getattr(getattr(self._config, "_syrupy", None), "report", None)
+            kept = int(getattr(report, "num_unused", 0) or 0)
+            if kept and self._reason:
+                reasons.append(self._reason)
+        for module in self.skipped_modules:
+            count = _count_snapshots(self._snapshot_folder(module))
+            if count:
+                kept += count
+                reasons.append(f"{module.name} was skipped at import")
+        if not kept:
+            return None
+        return (
+            f"kept {kept} unused snapshot{'s' if kept != 1 else ''} "
+            f"({'; '.join(reasons)}): --snapshot-update deletes unused snapshots only "
+            "after a run that ran every collected test to its end"
+        )
+
+    def _snapshot_folder(self, module: Path) -> Path:
+        """``<module folder>/__snapshots__/<module stem>``: where its snapshots are."""
+        dirname = getattr(self._config.option, "snapshot_dirname", None) or "__snapshots__"
+        return module.parent / str(dirname) / module.stem
+
+
+def _count_snapshots(folder: Path) -> int:
+    """The tlgraph snapshots (``.gv`` drawings and ``.png`` pictures) in ``folder``."""
+    from pytest_tlgraph.snapshots.extensions import TlgraphDotExtension, TlgraphPngExtension
+
+    if not folder.is_dir():
+        return 0
+    dot, png = TlgraphDotExtension(), TlgraphPngExtension()
+    found = 0
+    for path in folder.iterdir():
+        location = str(path)
+        if dot.is_snapshot_location(location=location) or png.is_snapshot_location(
+            location=location
+        ):
+            found += 1
+    return found

@@ -1,0 +1,161 @@
+"""Item 2 of issue 22: an update writes each ``.gv`` / ``.png`` pair all or nothing,
+and a failed write (a full disk) is one line naming the file and the OS error."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tests.integration.project import BASIC_TEST, snapshot_dir
+
+pytest_plugins = ["pytester"]
+
+#: Loaded into the run (-p fulldisk): the project's disk has TL_DISK_FREE bytes left.
+#: Every write to a file below the project (opened with open(), or a temporary file of
+#: tempfile.mkstemp) takes from it; a write that does not fit raises ENOSPC, as a full
+#: disk does. TL_RENAME_FAILS=.png makes a rename onto a snapshot .png fail instead.
+FULL_DISK = textwrap.dedent(
+    """
+    import builtins
+    import errno
+    import io
+    import os
+    import tempfile
+
+    _ROOT = os.getcwd()
+    _free = [int(os.environ.get("TL_DISK_FREE", "-1"))]
+    _open, _fdopen, _mkstemp, _replace = builtins.open, os.fdopen, tempfile.mkstemp, os.replace
+    _fds = set()
+
+
+    def _ours(path):
+        return os.path.abspath(os.fspath(path)).startswith(_ROOT)
+
+
+    class _Disk:
+        def __init__(self, inner):
+            self._inner = inner
+
+        def write(self, data):
+            if _free[0] >= 0:
+                if len(data) > _free[0]:
+                    _free[0] = 0
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                _free[0] -= len(data)
+            return self._inner.write(data)
+
+        def __enter__(self):
+            self._inner.__enter__()
+            return self
+
+        def __exit__(self, *exc):
+            return self._inner.__exit__(*exc)
+
+        def __getattr__(self, name):
+            return getattr(self._inner, name)
+
+
+    def _writing(mode):
+        return any(c in mode for c in "wax+")
+
+
+    def open_(file, mode="r", *args, **kwargs):
+        handle = _open(file, mode, *args, **kwargs)
+        ours = isinstance(file, (str, os.PathLike)) and _ours(file)
+        return _Disk(handle) if ours and _writing(mode) else handle
+
+
+    def mkstemp(*args, **kwargs):
+        fd, path = _mkstemp(*args, **kwargs)
+        if _ours(path):
+            _fds.add(fd)
+        return fd, path
+
+
+    def fdopen(fd, mode="r", *args, **kwargs):
+        handle = _fdopen(fd, mode, *args, **kwargs)
+        return _Disk(handle) if fd in _fds and _writing(mode) else handle
+
+
+    def replace(src, dst, *args, **kwargs):
+        suffix = os.environ.get("TL_RENAME_FAILS")
+        if suffix and "__snapshots__" in os.fspath(dst) and os.fspath(dst).endswith(suffix):
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        return _replace(src, dst, *args, **kwargs)
+
+
+    builtins.open = io.open = open_
+    tempfile.mkstemp, os.fdopen, os.replace = mkstemp, fdopen, replace
+    """
+)
+
+
+def _stored(project: pytest.Pytester) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in snapshot_dir(project).iterdir()}
+
+
+def _one_line_failure(result: pytest.RunResult, name: str, reason: str) -> None:
+    """The failure names the file and the OS error in one line: no traceback, no bytes."""
+    out = result.stdout.str()
+    lines = [line for line in result.outlines if "could not write" in line]
+    assert len(lines) == 1, lines
+    assert f"__snapshots__/test_graph/{name}: {reason}; " in lines[0]
+    assert "Traceback" not in out and "files.py" not in out
+    assert "\\x89PNG" not in out and "b'" not in out
+
+
+@pytest.fixture
+def full_disk(project: pytest.Pytester) -> pytest.Pytester:
+    """The basic project with its snapshots stored, and the full-disk plugin."""
+    project.makepyfile(test_graph=BASIC_TEST, fulldisk=FULL_DISK)
+    project.runpytest("--snapshot-update").assert_outcomes(passed=1)
+    return project
+
+
+def test_a_full_disk_replaces_neither_file_of_the_pair(
+    full_disk: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = _stored(full_disk)
+    monkeypatch.setenv("TL_HIDDEN", "32")  # both files change
+    # Room for the new .gv (about 1 KB), not for the new .png (about 20 KB).
+    monkeypatch.setenv("TL_DISK_FREE", "4000")
+    result = full_disk.runpytest_subprocess("-p", "fulldisk", "--snapshot-update")
+    result.assert_outcomes(failed=1)
+    assert _stored(full_disk) == before, "half a pair was written"
+    _one_line_failure(result, "test_mlp.png", "No space left on device")
+    # The results folder is on the same full disk: said in one line, never a crash.
+    result.stdout.fnmatch_lines(
+        ["the failure's report files were not saved in tlgraph-results: No space left on device"]
+    )
+    monkeypatch.delenv("TL_DISK_FREE")
+    full_disk.runpytest("--snapshot-update").assert_outcomes(passed=1)
+    after = _stored(full_disk)
+    assert sorted(after) == sorted(before)
+    assert all(after[name] != before[name] for name in before)
+    full_disk.runpytest().assert_outcomes(passed=1)
+
+
+def test_a_failed_rename_of_the_png_puts_the_old_dot_back(
+    full_disk: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = _stored(full_disk)
+    monkeypatch.setenv("TL_HIDDEN", "32")
+    monkeypatch.setenv("TL_RENAME_FAILS", ".png")
+    result = full_disk.runpytest_subprocess("-p", "fulldisk", "--snapshot-update")
+    result.assert_outcomes(failed=1)
+    assert _stored(full_disk) == before, "the .gv was replaced without its .png"
+    _one_line_failure(result, "test_mlp.png", "Input/output error")
+    assert "1 snapshot updated" not in result.stdout.str()
+
+
+def test_a_first_write_to_a_full_disk_creates_neither_file(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project.makepyfile(test_graph=BASIC_TEST, fulldisk=FULL_DISK)
+    monkeypatch.setenv("TL_DISK_FREE", "4000")
+    result = project.runpytest_subprocess("-p", "fulldisk", "--snapshot-update")
+    result.assert_outcomes(failed=1)
+    folder = snapshot_dir(project)
+    assert not folder.exists() or not [p for p in folder.iterdir()], "a lone file was left"
+    _one_line_failure(result, "test_mlp.png", "No space left on device")
