@@ -253,7 +253,9 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     """Remember whether each phase of a test failed (the fixture's teardown reads it)."""
     report = yield
-    item.stash[_FAILED] = item.stash.get(_FAILED, False) or bool(report.failed)
+    # A rerun (pytest-rerunfailures) starts again at setup: only its own phases count.
+    before = item.stash.get(_FAILED, False) and call.when != "setup"
+    item.stash[_FAILED] = before or bool(report.failed)
     return report
 
 
@@ -284,6 +286,10 @@ def tlgraph_snapshot(request: pytest.FixtureRequest) -> Iterator[TlgraphSnapshot
             )
         marker.update(mark.kwargs)
     config = request.config
+    previous = request.node.stash.get(_FIXTURE, None)
+    if previous is not None:
+        # The test runs again (a rerun plugin): its final attempt alone is reported.
+        previous.retire()
     # Printed paths are relative to the folder pytest was started in.
     where = config.invocation_params.dir
     settings = replace(config.stash[_SETTINGS], color=_color(config), rootdir=where)

@@ -71,6 +71,7 @@ class ResultsDir:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._written: set[Path] = set()
+        self._of_test: dict[str, set[Path]] = {}  # node id -> the files of its failures
 
     def stem(self, module_path: Path, snapshot_name: str) -> Path:
         """``<root>/<module path without suffix>/<snapshot name>``."""
@@ -88,6 +89,7 @@ class ResultsDir:
         diff: bytes | None,
         dot_diff: str | None,
         graphdiff: bytes | None = None,
+        nodeid: str | None = None,
     ) -> Artifacts:
         """Write what exists of the five artifacts; stale ones of the stem are removed."""
         paths = {
@@ -112,7 +114,7 @@ class ResultsDir:
                     path.unlink(missing_ok=True)
                 written[key] = None
             else:
-                self.write(path, data)
+                self.write(path, data, nodeid=nodeid)
                 written[key] = path
         return Artifacts(**written)
 
@@ -122,10 +124,11 @@ class ResultsDir:
         self.write(path, png)
         return path
 
-    def write(self, path: Path, data: bytes) -> None:
+    def write(self, path: Path, data: bytes, *, nodeid: str | None = None) -> None:
         """Write ``path`` (inside the folder) atomically and list it in this process's
         manifest: the folders made for it before they are made, the file once written
-        (a refused write never lists a file that is not the plugin's)."""
+        (a refused write never lists a file that is not the plugin's). A file written
+        for test ``nodeid`` goes again when the test is run again (:meth:`forget`)."""
         missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
         if self.root in missing:  # made by the plugin: removed again once it is empty
             try:
@@ -139,6 +142,16 @@ class ResultsDir:
         atomic_write(path, data)
         self._note("f", path)
         self._written.add(path)
+        if nodeid is not None:
+            self._of_test.setdefault(nodeid, set()).add(path)
+
+    def forget(self, nodeid: str) -> None:
+        """Remove what an earlier attempt of test ``nodeid`` wrote this session (its
+        failure records, artifacts and summary records): a test run again (a rerun
+        plugin) is reported by its final attempt only."""
+        for path in sorted(self._of_test.pop(nodeid, ())):
+            path.unlink(missing_ok=True)
+            self._written.discard(path)
 
     def report_path(self) -> Path:
         """Where this session's HTML report goes: ``report.html``, unless a file of that
@@ -185,7 +198,7 @@ class ResultsDir:
         }
         # Atomic, so the controller never reads a half-written record.
         text = json.dumps(record, indent=1, sort_keys=True)
-        self.write(self.record_path(stem, ".json"), text.encode("utf-8"))
+        self.write(self.record_path(stem, ".json"), text.encode("utf-8"), nodeid=nodeid)
 
     def record_path(self, stem: Path, suffix: str) -> Path:
         """Where one snapshot's record of kind ``suffix`` goes: a file per snapshot in

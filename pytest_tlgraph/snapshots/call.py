@@ -216,6 +216,7 @@ class SnapshotCall:
                 diff=match.comparison.diff_png if match and match.comparison else None,
                 dot_diff="\n".join(diff) + "\n" if diff and not dot.passed else None,
                 graphdiff=graphdiff,
+                nodeid=nodeid,
             )
         except SnapshotWriteError as error:
             written, unsaved = Artifacts(), _unsaved(error, settings.results.root, root)

@@ -173,6 +173,20 @@ class TlgraphSnapshot:
             for message in self.failures:
                 error.add_note(message)
 
+    def retire(self) -> None:
+        """This attempt of the test is over and the test runs again (a rerun plugin
+        such as pytest-rerunfailures): forget what the attempt reported, so the final
+        attempt alone is reported, in the terminal, report.html and the summaries. Its
+        failure records and artifacts are removed, and its assertions are taken out of
+        syrupy's session (else syrupy counts the failed attempt's snapshots as failed)."""
+        self._settings.results.forget(self._nodeid)
+        session = self._snapshot.session
+        assertions = getattr(session, "_assertions", None)
+        if isinstance(assertions, list):
+            assertions[:] = [
+                a for a in assertions if getattr(a.test_location, "nodeid", None) != self._nodeid
+            ]
+
     def keep_stored(self) -> None:
         """Count every stored snapshot of the test that no call compared as used: the
         test failed, so none of them is known to be obsolete."""

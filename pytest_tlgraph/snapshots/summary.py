@@ -85,7 +85,12 @@ def write_call(results: ResultsDir, stem: Path, record: Mapping[str, Any]) -> No
     """Keep one call's record for the summaries (written atomically and listed in the
     results folder's manifest, like every file the plugin writes)."""
     text = json.dumps(record, sort_keys=True)
-    results.write(results.record_path(stem, _CALL), text.encode("utf-8"))
+    nodeid = record.get("nodeid")
+    results.write(
+        results.record_path(stem, _CALL),
+        text.encode("utf-8"),
+        nodeid=nodeid if isinstance(nodeid, str) else None,
+    )
 
 
 def read_calls(root: Path) -> list[dict[str, Any]]:
