@@ -57,8 +57,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--tlgraph-no-png",
         action="store_true",
         default=False,
-        help="compare the DOT only: no PNG is rendered or compared (stored PNGs are kept). "
-        "ini: tlgraph_png = false",
+        help="compare the DOT only: no PNG is rendered or compared (stored PNGs are kept, "
+        "but an update removes one the new DOT leaves stale). ini: tlgraph_png = false",
     )
     group.addoption(
         "--tlgraph-threshold",

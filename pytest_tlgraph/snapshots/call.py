@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, Any
 from pytest_tlgraph.snapshots.artifacts import Artifacts
 from pytest_tlgraph.snapshots.dotdiff import unified_dot_diff
 from pytest_tlgraph.snapshots.extensions import (
+    Provenance,
     TlgraphDotExtension,
     TlgraphPngExtension,
+    dot_sha256,
     render_snapshot_png,
     reusable,
 )
@@ -132,6 +134,16 @@ class SnapshotCall:
                 return stored
         return render_snapshot_png(dot, renderer)
 
+    def drop_stale_png(self) -> bool:
+        """Remove the stored PNG when it was drawn from another DOT than the stored one
+        (an update that draws no PNG, ``--tlgraph-no-png``, changed the DOT): a stale
+        picture is not kept as a baseline. Returns whether it was removed."""
+        png, dot = self.stored(self.png), self.stored(self.dot)
+        if not _drawn_from_another(png, dot if isinstance(dot, str) else None):
+            return False
+        Path(self.location(self.png)).unlink(missing_ok=True)
+        return True
+
     def keep(self, assertion: SnapshotAssertion) -> None:
         """Count an existing snapshot as used, unchanged (it is compared with itself)."""
         stored = self.stored(assertion)
@@ -228,6 +240,7 @@ class SnapshotCall:
                 passed=png_result.success,
                 match=match,
                 images={k: display_path(p, root) for k, p in written.images().items()},
+                stale_against=dot.path if _drawn_from_another(expected_png, dot.expected) else None,
             )
         report = build_report(
             name=self.name,
@@ -277,6 +290,15 @@ def _notes(dot: DotOutcome, note: str | None, drawn: Path | None, root: Path) ->
     elif note is not None:
         out.append(note)
     return out
+
+
+def _drawn_from_another(png: Any, dot: str | None) -> bool:
+    """True when the stored ``png`` records the hash of a DOT other than the stored
+    ``dot``: it is stale (an update that drew no PNG, or half a pair left by a kill)."""
+    if not isinstance(png, bytes) or dot is None:
+        return False
+    recorded = Provenance.of(png).dot_sha256
+    return recorded is not None and recorded != dot_sha256(dot)
 
 
 def _shown(error: SnapshotWriteError, base: Path) -> str:

@@ -136,8 +136,10 @@ class TlgraphSnapshot:
                 warnings.warn(f"{call.name}: {too_large}", stacklevel=2)
             else:
                 message = f"{message}\n{too_large}"
-        if not settings.png and not self._settings.png:
-            # The run compares no PNG (--tlgraph-no-png): its baseline stays, unchanged.
+        # A run that compares no PNG (--tlgraph-no-png) keeps its baseline unchanged,
+        # unless an update left it drawn from another DOT than the stored one.
+        png_off = not settings.png and not self._settings.png
+        if png_off and not (call.update and call.drop_stale_png()):
             call.keep(call.png)
         if settings.png and _VOLATILE.intersection(
             str(options.get(k)) for k in ("color_by", "size_by")

@@ -71,6 +71,9 @@ class PngOutcome:
     passed: bool
     match: PngMatch | None
     images: dict[str, str] = field(default_factory=dict)  # actual / expected / diff -> path
+    #: The stored DOT the stored PNG was not drawn from (its metadata names another
+    #: DOT): the PNG is stale. ``None`` when it was drawn from the stored DOT.
+    stale_against: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,29 +196,41 @@ def _png_lines(outcome: PngOutcome) -> list[str]:
         out.append(_missing(outcome.path))
     elif outcome.passed:
         out.append("PNG matches the snapshot")
-    elif match is not None and match.mismatch_line is not None:
-        out.append(match.mismatch_line)
-    elif match is not None and match.error is not None:
-        out.append(
-            f"the stored PNG {outcome.path} could not be compared: {match.error}; "
-            "run pytest --snapshot-update to redraw it"
-        )
-    elif match is not None and match.comparison is not None:
-        c = match.comparison
-        if c.size_changed:
-            (ew, eh), (aw, ah) = c.expected_size, c.actual_size
-            out.append(f"PNG size changed: snapshot {ew}x{eh} px, received {aw}x{ah} px")
-        else:
+    else:
+        if outcome.stale_against is not None:
             out.append(
-                f"{c.mismatched} mismatched pixels (threshold {c.threshold:g}, "
-                f"budget {c.max_diff_pixels})"
+                "stale PNG: its metadata says it was drawn from another DOT than "
+                f"{outcome.stale_against}; run pytest --snapshot-update to redraw it"
             )
+        out.extend(_png_verdict(outcome.path, match))
     if match is not None and match.comparison is not None and not outcome.passed:
         out.append(f"stored: {outcome.path}")
     for kind in ("actual", "expected", "diff"):
         if kind in outcome.images:
             out.append(f"{kind + ':':<9} {outcome.images[kind]}")
     return out
+
+
+def _png_verdict(path: str, match: PngMatch | None) -> list[str]:
+    """What the pixel comparison of a failed PNG found."""
+    if match is None:
+        return []
+    if match.mismatch_line is not None:
+        return [match.mismatch_line]
+    if match.error is not None:
+        return [
+            f"the stored PNG {path} could not be compared: {match.error}; "
+            "run pytest --snapshot-update to redraw it"
+        ]
+    if match.comparison is None:
+        return []
+    c = match.comparison
+    if c.size_changed:
+        (ew, eh), (aw, ah) = c.expected_size, c.actual_size
+        return [f"PNG size changed: snapshot {ew}x{eh} px, received {aw}x{ah} px"]
+    return [
+        f"{c.mismatched} mismatched pixels (threshold {c.threshold:g}, budget {c.max_diff_pixels})"
+    ]
 
 
 def _missing(path: str) -> str:
