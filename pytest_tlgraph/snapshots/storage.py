@@ -1,5 +1,6 @@
 """The storage side of the plugin's syrupy extensions: file names that fit the file
-system, and writes that are atomic and never follow a symbolic link."""
+system, writes that are atomic, made in pairs and never follow a symbolic link, and
+deletions a run that stopped early holds back."""
 
 from __future__ import annotations
 

@@ -4,6 +4,7 @@ and a failed write (a full disk) is one line naming the file and the OS error.""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -159,3 +160,34 @@ def test_a_first_write_to_a_full_disk_creates_neither_file(
     folder = snapshot_dir(project)
     assert not folder.exists() or not [p for p in folder.iterdir()], "a lone file was left"
     _one_line_failure(result, "test_mlp.png", "No space left on device")
+
+
+@pytest.mark.parametrize("links", [True, False], ids=["hard-link", "copy"])
+def test_atomic_write_all_puts_back_what_it_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, links: bool
+) -> None:
+    import errno
+    import os
+
+    from pytest_tlgraph.snapshots import files
+
+    dot, png = tmp_path / "s.gv", tmp_path / "s.png"
+    dot.write_bytes(b"old dot")
+    png.write_bytes(b"old png")
+    real_replace = os.replace
+
+    def replace(src: str, dst: str | Path) -> None:
+        if str(dst).endswith(".png"):
+            raise OSError(errno.EXDEV, os.strerror(errno.EXDEV))
+        real_replace(src, dst)
+
+    def no_link(src: str | Path, dst: str | Path) -> None:
+        raise OSError(errno.EPERM, os.strerror(errno.EPERM))
+
+    monkeypatch.setattr(files.os, "replace", replace)
+    if not links:
+        monkeypatch.setattr(files.os, "link", no_link)
+    with pytest.raises(files.SnapshotWriteError, match=r"could not write .*s\.png: "):
+        files.atomic_write_all([(dot, b"new dot"), (png, b"new png")])
+    assert (dot.read_bytes(), png.read_bytes()) == (b"old dot", b"old png")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.gv", "s.png"], "a temporary left"
