@@ -17,6 +17,7 @@ from typing import Final
 
 from pytest_tlgraph.encoding.key import KEY_ID
 from pytest_tlgraph.snapshots.graphdata import GraphData
+from pytest_tlgraph.snapshots.inside import full_title, signature_changes
 from pytest_tlgraph.snapshots.pairing import pair_nodes
 
 __all__ = ["RowChange", "StructureSummary", "row_kind", "split_args", "summarize"]
@@ -37,13 +38,15 @@ _ROW_NAMES: Final = MappingProxyType(
 
 @dataclass(frozen=True, slots=True)
 class RowChange:
-    """One label-row change, read as ``<who>: <what>`` (``fc1: args row now shows ...``)."""
+    """One label-row change, read as ``<who>: <what>`` (``fc1: args row now shows ...``);
+    a change inside a collapsed node reads ``<who>, inside: <what>`` (``sep``)."""
 
     who: str
     what: str
+    sep: str = ": "
 
     def __str__(self) -> str:
-        return f"{self.who}: {self.what}"
+        return f"{self.who}{self.sep}{self.what}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +97,9 @@ def summarize(snapshot: GraphData, received: GraphData) -> StructureSummary:
     received id it pairs with (:func:`.pairing.pair_nodes`).
 
     The key node is left out: it draws the channels, not the model's structure (the
-    report compares its lines with the encoding state instead).
+    report compares its lines with the encoding state instead). A box, fold or segment
+    whose content signature changed is a changed node even when its rows are the same,
+    named by its full address: ``@layer1.0 (BasicBlock), inside: relu -> gelu (2 ops)``.
     """
     new_nodes = {k: v for k, v in received.nodes.items() if k != KEY_ID}
     old_nodes = {k: v for k, v in snapshot.nodes.items() if k != KEY_ID}
@@ -102,13 +107,21 @@ def summarize(snapshot: GraphData, received: GraphData) -> StructureSummary:
     old_nodes = pairing.rows(old_nodes)
     old_edge_list = pairing.edges(snapshot.edges)
     old_edges, new_edges = set(old_edge_list), set(received.edges)
+    old_signatures = {pairing.id(k): v for k, v in snapshot.signatures.items()}
+    inside = signature_changes(old_signatures, received.signatures)
     changes: list[RowChange] = []
     changed: list[str] = []
     for node_id, rows in new_nodes.items():
         old_rows = old_nodes.get(node_id)
-        if old_rows is not None and old_rows != rows:
-            changed.append(node_id)
+        if old_rows is None:
+            continue
+        if old_rows != rows:
             changes.extend(_row_changes(node_id, old_rows, rows))
+        if node_id in inside:
+            who = full_title(node_id, rows[0] if rows else node_id)
+            changes.append(RowChange(who, inside[node_id], sep=", inside: "))
+        if old_rows != rows or node_id in inside:
+            changed.append(node_id)
     return StructureSummary(
         nodes_added=tuple(n for n in new_nodes if n not in old_nodes),
         nodes_removed=tuple(n for n in old_nodes if n not in new_nodes),
