@@ -89,9 +89,7 @@ def full_title(node_id: str, title: str) -> str:
     return f"@{prefix}{shown}{rest}"
 
 
-def signature_changes(
-    old: Mapping[str, object], new: Mapping[str, object]
-) -> dict[str, str]:
+def signature_changes(old: Mapping[str, object], new: Mapping[str, object]) -> dict[str, str]:
     """Node id -> how it changed inside, for each node on both sides (``old`` already
     under the received ids) whose signature changed, in ``new``'s order."""
     out: dict[str, str] = {}

@@ -92,9 +92,7 @@ class ResNetBasic(nn.Module):
             )
         layers = [BasicBlock(self.inplanes, planes, stride, downsample, self.activation)]
         self.inplanes = planes
-        layers += [
-            BasicBlock(planes, planes, activation=self.activation) for _ in range(1, blocks)
-        ]
+        layers += [BasicBlock(planes, planes, activation=self.activation) for _ in range(1, blocks)]
         return nn.Sequential(*layers)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -123,9 +121,9 @@ class KVAttention(nn.Module):
     def __init__(self, dim: int = 16, heads: int = 2) -> None:
         super().__init__()
         self.heads = heads
+        self.q_proj = nn.Linear(dim, dim)
         self.k_proj = nn.Linear(dim, dim)
         self.v_proj = nn.Linear(dim, dim)
-        self.q_proj = nn.Linear(dim, dim)
         self.out_proj = nn.Linear(dim, dim)
 
     def _split(self, x: torch.Tensor) -> torch.Tensor:
@@ -133,9 +131,10 @@ class KVAttention(nn.Module):
         return x.view(batch, length, self.heads, dim // self.heads).transpose(1, 2)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        key = self._split(self.k_proj(x))
-        value = self._split(self.v_proj(x))
-        query = self._split(self.q_proj(x) * (x.shape[-1] // self.heads) ** -0.5)
+        # OPT's order: the query scaled, then the key and value projections back to back.
+        query = self.q_proj(x) * (x.shape[-1] // self.heads) ** -0.5
+        key, value = self.k_proj(x), self.v_proj(x)
+        query, key, value = self._split(query), self._split(key), self._split(value)
         weights = torch.softmax(query @ key.transpose(-1, -2), dim=-1)
         out = (weights @ value).transpose(1, 2).flatten(2)
         return self.out_proj(out)  # type: ignore[no-any-return]

@@ -52,7 +52,7 @@ DIGEST_HEX: Final = 12
 #: At most this many function groups are listed; a longer box writes its digest only.
 MAX_LISTED_GROUPS: Final = 200
 
-_SIGNATURE: Final = re.compile(r"([0-9a-f]{%d}) (\d+) ops?(?:: (.+))?" % DIGEST_HEX)
+_SIGNATURE: Final = re.compile(rf"([0-9a-f]{{{DIGEST_HEX}}}) (\d+) ops?(?:: (.+))?")
 _REPEAT: Final = re.compile(r"(.+) x(\d+)")
 
 
