@@ -67,12 +67,16 @@ class ResNetBasic(nn.Module):
     at widths ``base, 2 base, 4 base, 8 base``."""
 
     def __init__(
-        self, base: int = 8, num_classes: int = 10, activation: Activation = _relu
+        self,
+        base: int = 8,
+        num_classes: int = 10,
+        activation: Activation = _relu,
+        stem_kernel: int = 7,
     ) -> None:
         super().__init__()
         self.inplanes = base
         self.activation = activation
-        self.conv1 = nn.Conv2d(3, base, 7, stride=2, padding=3, bias=False)
+        self.conv1 = nn.Conv2d(3, base, stem_kernel, stride=2, padding=stem_kernel // 2, bias=False)
         self.bn1 = nn.BatchNorm2d(base)
         self.relu = nn.ReLU(inplace=True)
         self.maxpool = nn.MaxPool2d(kernel_size=3, stride=2, padding=1)
@@ -101,11 +105,12 @@ class ResNetBasic(nn.Module):
         return self.fc(torch.flatten(self.avgpool(x), 1))  # type: ignore[no-any-return]
 
 
-def resnet18_basic_case(activation: Activation = _relu) -> Case:
-    """The ResNet-18 case, with ``activation`` in every ``BasicBlock``; seeded, so two
-    calls build the same weights."""
+def resnet18_basic_case(activation: Activation = _relu, stem_kernel: int = 7) -> Case:
+    """The ResNet-18 case, with ``activation`` in every ``BasicBlock`` and a
+    ``stem_kernel`` x ``stem_kernel`` stem convolution; seeded, so two calls build the
+    same weights."""
     torch.manual_seed(0)
-    model = ResNetBasic(activation=activation).eval()
+    model = ResNetBasic(activation=activation, stem_kernel=stem_kernel).eval()
     return Case("resnet18_basic", model, (torch.randn(1, 3, 32, 32),))
 
 
