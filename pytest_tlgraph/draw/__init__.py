@@ -19,7 +19,11 @@ from pytest_tlgraph.draw import labels, style
 from pytest_tlgraph.draw import plan as plain_plan
 from pytest_tlgraph.draw.collapse import COLLAPSED_KINDS, build_collapsed_plan
 from pytest_tlgraph.draw.collapse.rows import collapsed_rows
-from pytest_tlgraph.draw.collapse.signature import SIGNATURE_ATTR, content_signatures
+from pytest_tlgraph.draw.collapse.signature import (
+    SIGNATURE_ATTR,
+    content_signatures,
+    fold_cluster_signatures,
+)
 from pytest_tlgraph.draw.contrast import text_colour
 from pytest_tlgraph.draw.dot import (
     DotGraph,
@@ -164,11 +168,9 @@ def _draw(trace: Trace, *, mask_volatile: bool, options: dict[str, Any]) -> Draw
     fill = style.PAGES[opts.page].fill
     rows = [node_texts(node, trace=trace, options=opts) for node in plan.nodes]
     # What each box, fold and segment hides, for the comparison (never drawn).
-    signatures = (
-        content_signatures(trace, plan.nodes)
-        if opts.depth is not None or opts.collapse is not None
-        else {}
-    )
+    collapsed = opts.depth is not None or opts.collapse is not None
+    signatures = content_signatures(trace, plan.nodes) if collapsed else {}
+    cluster_signatures = fold_cluster_signatures(trace, plan) if collapsed else {}
     captions = [caption(trace)]
     state = None
     encoded = None
@@ -206,7 +208,7 @@ def _draw(trace: Trace, *, mask_volatile: bool, options: dict[str, Any]) -> Draw
         nodes=statements,
         edges=plan.edges,
         clusters=plan.clusters,
-        cluster_attrs=_cluster_lists(plan, opts.page),
+        cluster_attrs=_cluster_lists(plan, opts.page, cluster_signatures),
         rank_groups=encoded.rank_groups if encoded else (),
         extra_nodes=encoded.extra_nodes if encoded else (),
     )
@@ -326,11 +328,18 @@ def _graph_attrs(
     return f"[label={caption_label}, {_graph_tail(opts.page, opts.direction)}"
 
 
-def _cluster_lists(plan: Plan, page: str) -> dict[str, str]:
+def _cluster_lists(
+    plan: Plan, page: str, signatures: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """Each cluster's attribute list, written: ``attr_list(style.cluster_attrs(page,
-    label))`` with the label, an HTML-like one, put in front of the page's tail."""
+    label))`` with the label, an HTML-like one, put in front of the page's tail; a
+    repeat-fold cluster's with its content signature too."""
     tail = _cluster_tail(page)
-    return {c.id: f"[label=<{html_escape(c.title)}>, {tail}" for c in plan.clusters}
+    out = {c.id: f"[label=<{html_escape(c.title)}>, {tail}" for c in plan.clusters}
+    for cid, signature in (signatures or {}).items():
+        title = f"<{html_escape(next(c.title for c in plan.clusters if c.id == cid))}>"
+        out[cid] = attr_list({**style.cluster_attrs(page, title), SIGNATURE_ATTR: signature})
+    return out
 
 
 def _attrs(spec: Mapping[str, Any], signature: str | None = None) -> dict[str, Any]:

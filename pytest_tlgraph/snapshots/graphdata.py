@@ -28,13 +28,17 @@ __all__ = [
 class GraphData:
     """A drawn graph as plain data: label rows per node id, edges, cluster titles, each
     node's innermost cluster (its id, ``None`` at the top level), and the content
-    signature (``comment``) of each box, fold and segment."""
+    signature (``comment``) of each box, fold and segment, and of each repeat-fold
+    cluster (cluster id -> its title and signature)."""
 
     nodes: Mapping[str, tuple[str, ...]]
     edges: tuple[tuple[str, str], ...]
     clusters: tuple[str, ...]
     cluster_of: Mapping[str, str | None]
     signatures: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    cluster_signatures: Mapping[str, tuple[str, str]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
 
 
 class DotParseError(ValueError):
@@ -132,6 +136,7 @@ def parse_dot(text: str) -> GraphData:
     clusters: list[str] = []
     cluster_of: dict[str, str | None] = {}
     signatures: dict[str, str] = {}
+    cluster_signatures: dict[str, tuple[str, str]] = {}
     open_clusters: list[str] = []
     expect_title = False
     for position, (number, line) in enumerate(statements[1:], start=2):
@@ -142,6 +147,8 @@ def parse_dot(text: str) -> GraphData:
                 if body is None:
                     raise DotParseError(f"cluster without a title: {line[:80]!r}")
                 clusters.append(html.unescape(_TAG.sub("", body)))
+                if comment := _COMMENT.search(stripped):
+                    cluster_signatures[open_clusters[-1]] = (clusters[-1], _unquote(comment[1]))
                 expect_title = False
             elif stripped.startswith(("graph [", "node [", "edge [", "{ rank=same;")):
                 continue
@@ -159,6 +166,7 @@ def parse_dot(text: str) -> GraphData:
                         tuple(clusters),
                         MappingProxyType({n: cluster_of.get(n) for n in nodes}),
                         MappingProxyType(signatures),
+                        MappingProxyType(cluster_signatures),
                     )
                 open_clusters.pop()
             elif match := _EDGE.fullmatch(line):

@@ -75,6 +75,8 @@ class _Side:
     rankdir: str
     #: The content signature of each box, fold and segment (its ``comment``).
     signatures: dict[str, object]
+    #: The content signature of each repeat-fold cluster, by cluster id.
+    cluster_signatures: dict[str, object]
 
 
 def _side(text: str, which: str) -> _Side:
@@ -103,6 +105,11 @@ def _side(text: str, which: str) -> _Side:
         titles=parsed.titles,
         rankdir=str(graph.graph_attrs.get("rankdir", "BT")),
         signatures=signatures,
+        cluster_signatures={
+            cid: attrs[SIGNATURE_ATTR]
+            for cid, attrs in graph.cluster_attrs.items()
+            if isinstance(attrs, Mapping) and SIGNATURE_ATTR in attrs
+        },
     )
 
 
@@ -136,6 +143,7 @@ def _renumbered(old: _Side, new: _Side) -> _Side:
         titles=old.titles,
         rankdir=old.rankdir,
         signatures={pairing.id(k): v for k, v in old.signatures.items()},
+        cluster_signatures=old.cluster_signatures,
     )
 
 
@@ -288,6 +296,8 @@ def _cluster_attrs(cid: str, old: _Side, new: _Side) -> dict[str, Any]:
         text = f"{'+' if before is None else '-'} {after or before}"
     elif before != after:
         status, text = CHANGED, f"- {before}\n+ {after}"
+    elif inside := signature_changes(old.cluster_signatures, new.cluster_signatures).get(cid):
+        status, text = CHANGED, f"{after}\ninside: {inside}"
     else:
         status, text = UNCHANGED, after
     label = "<" + "<BR/>".join(html_escape(t) for t in text.split("\n")) + ">"

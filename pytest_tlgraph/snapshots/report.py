@@ -147,6 +147,7 @@ def summary_lines(summary: StructureSummary) -> list[str]:
     for title, items in (
         ("clusters added", summary.clusters_added),
         ("clusters removed", summary.clusters_removed),
+        ("clusters changed", summary.clusters_changed),
     ):
         if items:
             out.append(f"{title} ({len(items)}): {_listing(items)}")

@@ -64,6 +64,9 @@ class StructureSummary:
     changed_nodes: tuple[str, ...]
     clusters_added: tuple[str, ...]
     clusters_removed: tuple[str, ...]
+    #: ``<title>, inside: <what>`` of each repeat-fold cluster on both sides whose
+    #: content signature changed (a later repetition differs; the drawn one may not).
+    clusters_changed: tuple[str, ...] = ()
 
     @property
     def unchanged(self) -> bool:
@@ -77,6 +80,7 @@ class StructureSummary:
             or self.row_changes
             or self.clusters_added
             or self.clusters_removed
+            or self.clusters_changed
         )
 
 
@@ -132,6 +136,17 @@ def summarize(snapshot: GraphData, received: GraphData) -> StructureSummary:
         changed_nodes=tuple(changed),
         clusters_added=_multiset_minus(received.clusters, snapshot.clusters),
         clusters_removed=_multiset_minus(snapshot.clusters, received.clusters),
+        clusters_changed=_clusters_changed(snapshot, received),
+    )
+
+
+def _clusters_changed(snapshot: GraphData, received: GraphData) -> tuple[str, ...]:
+    """Repeat-fold clusters on both sides (same id) whose content signature changed."""
+    old = {cid: text for cid, (_, text) in snapshot.cluster_signatures.items()}
+    new = {cid: text for cid, (_, text) in received.cluster_signatures.items()}
+    return tuple(
+        f"{received.cluster_signatures[cid][0]}, inside: {what}"
+        for cid, what in signature_changes(old, new).items()
     )
 
 

@@ -189,3 +189,31 @@ def test_read_signature_refuses_other_comments() -> None:
     assert read_signature("a user's comment") is None
     assert read_signature(None) is None
     assert read_signature("0123456789ab 1 op: relu") == Signature("0123456789ab", 1, ("relu",))
+
+
+def test_a_repeat_fold_cluster_hashes_every_repetition() -> None:
+    from pytest_tlgraph.snapshots.graphdiff import graph_diff
+    from pytest_tlgraph.snapshots.report import summary_lines
+
+    old = _Net(_Block(), _Block(), _Block())
+    new = _Net(_Block(), _Block(), _Block())
+    new.blocks[2].fc1.weight.requires_grad_(False)  # the third repetition: never drawn
+    old_dot, new_dot = _dot(old, collapse="auto"), _dot(new, collapse="auto")
+    old_graph, new_graph = parse_dot(old_dot), parse_dot(new_dot)
+    assert old_graph.nodes == new_graph.nodes and not new_graph.signatures
+    title, text = new_graph.cluster_signatures["cluster_blocks.0#1"]
+    assert title == "@blocks.0-2 (_Block) x3"
+    assert text.endswith(" 12 ops")
+    summary = summarize(old_graph, new_graph)
+    said = "@blocks.0-2 (_Block) x3, inside: content changed (12 ops)"
+    assert summary.clusters_changed == (said,)
+    assert not summary.unchanged
+    assert f"clusters changed (1): {said}" in summary_lines(summary)
+    diff = graph_diff(old_dot, new_dot)
+    line = next(x for x in diff.dot.splitlines() if "inside: content changed" in x)
+    assert line.strip().startswith("graph [label=<@blocks.0-2 (_Block) x3<BR/>inside: ")
+    assert 'color="#B07800"' in line  # amber: changed
+    assert emit(parse_gv(new_dot).graph) == new_dot
+    assert summarize(
+        old_graph, parse_dot(_dot(_Net(_Block(), _Block(), _Block()), collapse="auto"))
+    ).unchanged

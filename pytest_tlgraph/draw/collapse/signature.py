@@ -15,6 +15,10 @@ ops it stands for, so its DOT statement also carries, in the ``comment`` attribu
   consecutive repeats merged (``add x3``), at most :data:`MAX_LISTED_GROUPS` groups (past
   that only the digest and the count are written).
 
+A repeat-fold cluster (``@h.0-11 (Block) x12``: the first repetition drawn, standing for
+all) carries one too, on its ``graph [...]`` line: the digest of every op of every
+repetition and their count (:func:`fold_cluster_signatures`).
+
 Any change inside therefore fails the DOT comparison, and :func:`read_signature` reads
 the attribute back so a failure report can name what changed. The digest depends only
 on the trace, never on the process (no ``hash()``), so a snapshot written by one run
@@ -31,7 +35,7 @@ from typing import Final
 
 from pytest_tlgraph.draw.collapse.records import BoxRecord, FoldRecord, SegmentRecord
 from pytest_tlgraph.draw.labels import args_row, dtype_name, format_shape
-from pytest_tlgraph.draw.plan import PlanNode
+from pytest_tlgraph.draw.plan import Plan, PlanNode
 from pytest_tlgraph.trace import Op, Trace
 
 __all__ = [
@@ -42,6 +46,7 @@ __all__ = [
     "content_signature",
     "content_signatures",
     "expand_funcs",
+    "fold_cluster_signatures",
     "read_signature",
 ]
 
@@ -141,6 +146,37 @@ def content_signatures(trace: Trace, nodes: Iterable[PlanNode]) -> dict[str, str
     return out
 
 
+def fold_cluster_signatures(trace: Trace, plan: Plan) -> dict[str, str]:
+    """The ``comment`` text of each repeat-fold cluster (``@h.0-11 (Block) x12``), by
+    cluster id: a digest of every op of every repetition it folds (the nodes inside
+    stand for them all) and how many there are. No function list: the representative's
+    ops are drawn, and a repetition running other functions is not folded."""
+    folds = {c.id for c in plan.clusters if c.caption is not None}
+    if not folds:
+        return {}
+    parent = {c.id: c.parent for c in plan.clusters}
+    hidden: dict[str, list[str]] = {cid: [] for cid in folds}
+    for node in plan.nodes:
+        cid = node.cluster
+        while cid is not None:
+            if cid in hidden:
+                hidden[cid].extend(node.members)
+            cid = parent[cid]
+    calls: Calls = {call.key: (call.type_name, call.depth) for call in trace.modules}
+    index = {label: trace.op(label).index for labels in hidden.values() for label in labels}
+    out = {}
+    for cid, labels in hidden.items():
+        members = sorted(labels, key=index.__getitem__)
+        lines = ["repeat fold", *_op_lines(trace, members, None, calls)]
+        out[cid] = f"{_digest(lines)} {len(members)} {'op' if len(members) == 1 else 'ops'}"
+    return out
+
+
+def _digest(lines: Sequence[str]) -> str:
+    text = "\n".join(lines).encode("utf-8", "backslashreplace")
+    return hashlib.blake2b(text, digest_size=DIGEST_HEX // 2).hexdigest()
+
+
 def content_signature(trace: Trace, node: PlanNode, calls: Calls | None = None) -> str:
     """The ``comment`` text of one collapsed node (see the module docstring): its digest
     covers every op it stands for (``node.members``: every folded repetition too), its
@@ -159,9 +195,7 @@ def content_signature(trace: Trace, node: PlanNode, calls: Calls | None = None) 
     else:
         raise TypeError(f"node {node.id!r} of kind {node.kind!r} hides no ops")
     depth = None if box is None else box.depth
-    lines = [head, *_op_lines(trace, node.members, depth, calls)]
-    text = "\n".join(lines).encode("utf-8", "backslashreplace")
-    digest = hashlib.blake2b(text, digest_size=DIGEST_HEX // 2).hexdigest()
+    digest = _digest([head, *_op_lines(trace, node.members, depth, calls)])
     funcs = [trace.op(label).func for label in record.members]
     noun = "op" if len(funcs) == 1 else "ops"
     listed = _listing(funcs)
