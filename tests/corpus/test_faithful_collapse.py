@@ -31,7 +31,7 @@ from tests.corpus.registry import names
 from tests.corpus.traces import corpus_trace
 
 ROOT = Path(__file__).resolve().parents[2]
-_COMMENT = re.compile(r', comment="[^"]*"')
+_COMMENT = re.compile(r', comment="[^"]*"')  # a node's or a cluster's signature
 BLOCKS = [f"@layer{i}.{j}" for i in range(1, 5) for j in range(2)]
 
 
@@ -120,8 +120,9 @@ def test_flops_colouring_never_calls_a_changed_block_recoloured_by_the_rescale()
     assert line is not None and line.endswith(": 3 nodes recoloured by the rescale alone")
 
 
-def test_the_signature_changes_no_pixel(relu: Trace) -> None:
-    dot = relu.draw(collapse="auto", color_by="flops").dot
+@pytest.mark.parametrize("name", ["resnet18_basic", "gpt2"])  # boxes; a repeat-fold cluster
+def test_the_signature_changes_no_pixel(name: str) -> None:
+    dot = corpus_trace(name).draw(collapse="auto", color_by="flops").dot
     assert _strip(dot) != dot
     for renderer in ("pure", "system"):
         assert render_png(dot, renderer=renderer, dpi=96) == render_png(
