@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
@@ -67,6 +67,9 @@ class StructureSummary:
     #: ``<title>, inside: <what>`` of each repeat-fold cluster on both sides whose
     #: content signature changed (a later repetition differs; the drawn one may not).
     clusters_changed: tuple[str, ...] = ()
+    #: Nodes and clusters on both sides with a content signature on one side only: a
+    #: drawing stored before signatures were written (0.2), same rows otherwise.
+    unsigned: tuple[str, ...] = ()
 
     @property
     def unchanged(self) -> bool:
@@ -81,6 +84,7 @@ class StructureSummary:
             or self.clusters_added
             or self.clusters_removed
             or self.clusters_changed
+            or self.unsigned
         )
 
 
@@ -137,7 +141,28 @@ def summarize(snapshot: GraphData, received: GraphData) -> StructureSummary:
         clusters_added=_multiset_minus(received.clusters, snapshot.clusters),
         clusters_removed=_multiset_minus(snapshot.clusters, received.clusters),
         clusters_changed=_clusters_changed(snapshot, received),
+        unsigned=_unsigned(old_signatures, old_nodes, snapshot, received, new_nodes),
     )
+
+
+def _unsigned(
+    old_signatures: Mapping[str, str],
+    old_nodes: Mapping[str, object],
+    snapshot: GraphData,
+    received: GraphData,
+    new_nodes: Mapping[str, object],
+) -> tuple[str, ...]:
+    """Node ids, then cluster ids, on both sides that carry a signature on one only."""
+    signed = received.signatures
+    nodes = [
+        node_id
+        for node_id in new_nodes
+        if node_id in old_nodes and (node_id in signed) != (node_id in old_signatures)
+    ]
+    old, new = snapshot.cluster_signatures, received.cluster_signatures
+    on_both = {*snapshot.cluster_of.values(), *old} & {*received.cluster_of.values(), *new}
+    clusters = [cid for cid in {**new, **old} if cid in on_both and (cid in new) != (cid in old)]
+    return (*nodes, *clusters)
 
 
 def _clusters_changed(snapshot: GraphData, received: GraphData) -> tuple[str, ...]:

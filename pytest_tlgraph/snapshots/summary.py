@@ -109,7 +109,8 @@ def _changes(structure: Mapping[str, Any] | None) -> str:
                       ("renumbered", "renumbered"), ("changed_nodes", "rows changed"),
                       ("edges_added", "edges added"),
                       ("edges_removed", "edges removed"),
-                      ("clusters_changed", "clusters changed")):  # fmt: skip
+                      ("clusters_changed", "clusters changed"),
+                      ("unsigned", "without a content signature on one side")):  # fmt: skip
         if structure.get(key):
             parts.append(f"{len(structure[key])} {word}")
     if structure.get("recolour"):

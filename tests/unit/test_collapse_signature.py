@@ -217,3 +217,18 @@ def test_a_repeat_fold_cluster_hashes_every_repetition() -> None:
     assert summarize(
         old_graph, parse_dot(_dot(_Net(_Block(), _Block(), _Block()), collapse="auto"))
     ).unchanged
+
+
+def test_a_drawing_stored_without_signatures_says_so_and_how_to_rewrite_it() -> None:
+    import re
+
+    from pytest_tlgraph.snapshots.report import summary_lines
+
+    new = _dot(_Net(_Block(), _Block(), _Block()), depth=1)
+    old = re.sub(r', comment="[^"]*"', "", new)  # as 0.2 wrote it
+    summary = summarize(parse_dot(old), parse_dot(new))
+    assert summary.unsigned == ("@blocks.0#1", "@blocks.1#1", "@blocks.2#1")
+    assert not summary.unchanged and not summary.row_changes
+    (line,) = summary_lines(summary)
+    assert line.startswith("content signature on one side only (3): @blocks.0#1, ")
+    assert line.endswith("run pytest --snapshot-update to rewrite it")
