@@ -19,6 +19,11 @@ from pytest_tlgraph.draw import labels, style
 from pytest_tlgraph.draw import plan as plain_plan
 from pytest_tlgraph.draw.collapse import COLLAPSED_KINDS, build_collapsed_plan
 from pytest_tlgraph.draw.collapse.rows import collapsed_rows
+from pytest_tlgraph.draw.collapse.signature import (
+    SIGNATURE_ATTR,
+    content_signatures,
+    fold_cluster_signatures,
+)
 from pytest_tlgraph.draw.contrast import text_colour
 from pytest_tlgraph.draw.dot import (
     DotGraph,
@@ -162,6 +167,10 @@ def _draw(trace: Trace, *, mask_volatile: bool, options: dict[str, Any]) -> Draw
     )
     fill = style.PAGES[opts.page].fill
     rows = [node_texts(node, trace=trace, options=opts) for node in plan.nodes]
+    # What each box, fold and segment hides, for the comparison (never drawn).
+    collapsed = opts.depth is not None or opts.collapse is not None
+    signatures = content_signatures(trace, plan.nodes) if collapsed else {}
+    cluster_signatures = fold_cluster_signatures(trace, plan) if collapsed else {}
     captions = [caption(trace)]
     state = None
     encoded = None
@@ -180,14 +189,17 @@ def _draw(trace: Trace, *, mask_volatile: bool, options: dict[str, Any]) -> Draw
             captions.extend(encoded.caption_lines)
         public, edited = _edited_specs(plan, specs, opts.node_spec_fn)
         _readable(edited, style.PAGES[opts.page].text)
-        statements = [_new_statement(n.id, n.cluster, _attrs(edited[n.id])) for n in plan.nodes]
+        statements = [
+            _new_statement(n.id, n.cluster, _attrs(edited[n.id], signatures.get(n.id)))
+            for n in plan.nodes
+        ]
         if encoded is not None and encoded.key_rows:
             from pytest_tlgraph.encoding.key import KEY_ID
 
             public[KEY_ID] = Node("key", encoded.key_rows, (), None)
         nodes: Mapping[str, Node] = public
     else:
-        nodes, statements = _plain_statements(plan, rows, fill)
+        nodes, statements = _plain_statements(plan, rows, fill, signatures)
     node_defaults, edge_defaults = _written_defaults(opts.page)
     graph = _new_graph(
         graph_attrs=_graph_attrs(opts, html_label(captions), encoded),
@@ -196,7 +208,7 @@ def _draw(trace: Trace, *, mask_volatile: bool, options: dict[str, Any]) -> Draw
         nodes=statements,
         edges=plan.edges,
         clusters=plan.clusters,
-        cluster_attrs=_cluster_lists(plan, opts.page),
+        cluster_attrs=_cluster_lists(plan, opts.page, cluster_signatures),
         rank_groups=encoded.rank_groups if encoded else (),
         extra_nodes=encoded.extra_nodes if encoded else (),
     )
@@ -244,23 +256,26 @@ def _readable(specs: Mapping[str, dict[str, Any]], text: str) -> None:
 
 
 def _plain_statements(
-    plan: Plan, rows: list[tuple[tuple[str, ...], tuple[int, ...]]], fill: Callable[[str], str]
+    plan: Plan,
+    rows: list[tuple[tuple[str, ...], tuple[int, ...]]],
+    fill: Callable[[str], str],
+    signatures: Mapping[str, str],
 ) -> tuple[Mapping[str, Node], list[NodeStatement]]:
     """What the spec path makes of unedited base specs, without building them: each
-    statement's attribute list written straight from its rows and role fill, and the
-    public node records built when first read (``draw().dot`` never reads them)."""
+    statement's attribute list written straight from its rows and role fill (and a
+    collapsed node's signature), and the public node records built when first read
+    (``draw().dot`` never reads them)."""
     fills: dict[str, str] = {}  # a handful of kinds: each one's fill looked up once
-    statements = [
-        _new_statement(
-            node.id,
-            node.cluster,
-            plain_node_attrs(
-                html_label(texts, bold),
-                fills.get(node.kind) or fills.setdefault(node.kind, fill(node.kind)),
-            ),
-        )
-        for node, (texts, bold) in zip(plan.nodes, rows, strict=True)
-    ]
+    statements = []
+    for node, (texts, bold) in zip(plan.nodes, rows, strict=True):
+        label = html_label(texts, bold)
+        colour = fills.get(node.kind) or fills.setdefault(node.kind, fill(node.kind))
+        signature = signatures.get(node.id)
+        if signature is None:
+            attrs = plain_node_attrs(label, colour)
+        else:
+            attrs = attr_list({"label": label, "fillcolor": colour, SIGNATURE_ATTR: signature})
+        statements.append(_new_statement(node.id, node.cluster, attrs))
 
     def public() -> dict[str, Node]:
         return {
@@ -313,14 +328,25 @@ def _graph_attrs(
     return f"[label={caption_label}, {_graph_tail(opts.page, opts.direction)}"
 
 
-def _cluster_lists(plan: Plan, page: str) -> dict[str, str]:
+def _cluster_lists(
+    plan: Plan, page: str, signatures: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """Each cluster's attribute list, written: ``attr_list(style.cluster_attrs(page,
-    label))`` with the label, an HTML-like one, put in front of the page's tail."""
+    label))`` with the label, an HTML-like one, put in front of the page's tail; a
+    repeat-fold cluster's with its content signature too."""
     tail = _cluster_tail(page)
-    return {c.id: f"[label=<{html_escape(c.title)}>, {tail}" for c in plan.clusters}
+    out = {c.id: f"[label=<{html_escape(c.title)}>, {tail}" for c in plan.clusters}
+    for cid, signature in (signatures or {}).items():
+        title = f"<{html_escape(next(c.title for c in plan.clusters if c.id == cid))}>"
+        out[cid] = attr_list({**style.cluster_attrs(page, title), SIGNATURE_ATTR: signature})
+    return out
 
 
-def _attrs(spec: Mapping[str, Any]) -> dict[str, Any]:
+def _attrs(spec: Mapping[str, Any], signature: str | None = None) -> dict[str, Any]:
+    """A node's DOT attributes from its final spec; a collapsed node's signature is
+    written over any ``comment`` the spec holds: the comparison must see it."""
     attrs = dict(spec)
     attrs["label"] = html_label(attrs.pop("rows"), attrs.pop("bold_rows", ()))
+    if signature is not None:
+        attrs[SIGNATURE_ATTR] = signature
     return attrs

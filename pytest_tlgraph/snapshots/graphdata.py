@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
@@ -26,13 +26,19 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class GraphData:
-    """A drawn graph as plain data: label rows per node id, edges, cluster titles, and
-    each node's innermost cluster (its id, ``None`` at the top level)."""
+    """A drawn graph as plain data: label rows per node id, edges, cluster titles, each
+    node's innermost cluster (its id, ``None`` at the top level), and the content
+    signature (``comment``) of each box, fold and segment, and of each repeat-fold
+    cluster (cluster id -> its title and signature)."""
 
     nodes: Mapping[str, tuple[str, ...]]
     edges: tuple[tuple[str, str], ...]
     clusters: tuple[str, ...]
     cluster_of: Mapping[str, str | None]
+    signatures: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    cluster_signatures: Mapping[str, tuple[str, str]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
 
 
 class DotParseError(ValueError):
@@ -46,6 +52,8 @@ _CLUSTER: Final = re.compile(r'\s*subgraph ("(?:[^"\\]|\\.)*") \{', re.DOTALL)
 _TAG: Final = re.compile(r"<[^>]*>")
 _ROW_TAG: Final = re.compile(r"<TR[^>]*>(.*?)</TR>", re.DOTALL)
 _CELL: Final = re.compile(r"<TD[^>]*>(.*?)</TD>", re.DOTALL)
+# Label text is escaped (&quot;), so the first `, comment="` is the attribute.
+_COMMENT: Final = re.compile(r', comment=("(?:[^"\\]|\\.)*")', re.DOTALL)
 
 
 def _unquote(quoted: str) -> str:
@@ -127,6 +135,8 @@ def parse_dot(text: str) -> GraphData:
     edges: list[tuple[str, str]] = []
     clusters: list[str] = []
     cluster_of: dict[str, str | None] = {}
+    signatures: dict[str, str] = {}
+    cluster_signatures: dict[str, tuple[str, str]] = {}
     open_clusters: list[str] = []
     expect_title = False
     for position, (number, line) in enumerate(statements[1:], start=2):
@@ -137,6 +147,8 @@ def parse_dot(text: str) -> GraphData:
                 if body is None:
                     raise DotParseError(f"cluster without a title: {line[:80]!r}")
                 clusters.append(html.unescape(_TAG.sub("", body)))
+                if comment := _COMMENT.search(stripped):
+                    cluster_signatures[open_clusters[-1]] = (clusters[-1], _unquote(comment[1]))
                 expect_title = False
             elif stripped.startswith(("graph [", "node [", "edge [", "{ rank=same;")):
                 continue
@@ -153,13 +165,18 @@ def parse_dot(text: str) -> GraphData:
                         tuple(edges),
                         tuple(clusters),
                         MappingProxyType({n: cluster_of.get(n) for n in nodes}),
+                        MappingProxyType(signatures),
+                        MappingProxyType(cluster_signatures),
                     )
                 open_clusters.pop()
             elif match := _EDGE.fullmatch(line):
                 edges.append((_unquote(match[1]), _unquote(match[2])))
             elif match := _NODE.fullmatch(line):
                 body = html_label_body(match[2])
-                nodes[_unquote(match[1])] = () if body is None else label_rows(body)
+                node_id = _unquote(match[1])
+                nodes[node_id] = () if body is None else label_rows(body)
+                if comment := _COMMENT.search(match[2]):
+                    signatures[node_id] = _unquote(comment[1])
             elif member := _MEMBER.fullmatch(line):
                 if open_clusters:
                     cluster_of[_unquote(member[1])] = open_clusters[-1]

@@ -3,7 +3,9 @@
 :func:`graph_diff` reads two canonical DOT texts (a stored ``.gv`` and the received
 drawing, or any two snapshots) and draws every node, edge and cluster of either side:
 added ones green, removed ones red and dashed, nodes whose label rows changed amber
-with the changed rows as ``- old`` / ``+ new``, everything else grey. Fills, sizes and
+with the changed rows as ``- old`` / ``+ new`` (and a box, fold or segment whose content
+signature changed amber too, with an ``inside: relu -> gelu (2 ops)`` row), everything
+else grey. Fills, sizes and
 the key are not compared: a node recoloured because the colour domain moved is not a
 structural change (the failure report names the rescale in one line instead).
 """
@@ -17,10 +19,12 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from pytest_tlgraph.draw import style
+from pytest_tlgraph.draw.collapse.signature import SIGNATURE_ATTR
 from pytest_tlgraph.draw.dot import DotGraph, NodeStatement, emit, html_escape
 from pytest_tlgraph.draw.plan import Cluster
 from pytest_tlgraph.snapshots.graphdata import DotParseError, label_rows
 from pytest_tlgraph.snapshots.gvparse import ParsedGraph, parse_gv
+from pytest_tlgraph.snapshots.inside import signature_changes
 from pytest_tlgraph.snapshots.pairing import pair_nodes
 
 if TYPE_CHECKING:
@@ -69,6 +73,10 @@ class _Side:
     clusters: dict[str, Cluster]
     titles: dict[str, str]
     rankdir: str
+    #: The content signature of each box, fold and segment (its ``comment``).
+    signatures: dict[str, object]
+    #: The content signature of each repeat-fold cluster, by cluster id.
+    cluster_signatures: dict[str, object]
 
 
 def _side(text: str, which: str) -> _Side:
@@ -79,12 +87,15 @@ def _side(text: str, which: str) -> _Side:
     graph = parsed.graph
     rows: dict[str, tuple[str, ...]] = {}
     cluster_of: dict[str, str | None] = {}
+    signatures: dict[str, object] = {}
     for node in graph.nodes:
         assert isinstance(node.attrs, Mapping)  # parse_gv keeps attributes as mappings
         label = str(node.attrs.get("label", ""))
         body = label[1:-1] if label.startswith("<") else html_escape(label)
         rows[node.id] = label_rows(body) or (node.id,)
         cluster_of[node.id] = node.cluster
+        if SIGNATURE_ATTR in node.attrs:
+            signatures[node.id] = node.attrs[SIGNATURE_ATTR]
     assert isinstance(graph.graph_attrs, Mapping)
     return _Side(
         rows=rows,
@@ -93,6 +104,12 @@ def _side(text: str, which: str) -> _Side:
         clusters={c.id: c for c in graph.clusters},
         titles=parsed.titles,
         rankdir=str(graph.graph_attrs.get("rankdir", "BT")),
+        signatures=signatures,
+        cluster_signatures={
+            cid: attrs[SIGNATURE_ATTR]
+            for cid, attrs in graph.cluster_attrs.items()
+            if isinstance(attrs, Mapping) and SIGNATURE_ATTR in attrs
+        },
     )
 
 
@@ -125,6 +142,8 @@ def _renumbered(old: _Side, new: _Side) -> _Side:
         clusters=old.clusters,
         titles=old.titles,
         rankdir=old.rankdir,
+        signatures={pairing.id(k): v for k, v in old.signatures.items()},
+        cluster_signatures=old.cluster_signatures,
     )
 
 
@@ -199,6 +218,7 @@ def graph_diff(old_dot: str, new_dot: str) -> Drawing:
     new = _side(new_dot, "new")
     old = _renumbered(_side(old_dot, "old"), new)
     order = _union(list(new.rows), list(old.rows))
+    inside = signature_changes(old.signatures, new.signatures)
     statuses: dict[str, str] = {}
     shown: dict[str, list[tuple[str, str]]] = {}
     for node_id in order:
@@ -206,12 +226,14 @@ def graph_diff(old_dot: str, new_dot: str) -> Drawing:
         if before is None or after is None:
             status = ADDED if before is None else REMOVED
             shown[node_id] = [("", text) for text in (after or before or ())]
-        elif before == after:
+        elif before == after and node_id not in inside:
             status = UNCHANGED
             shown[node_id] = [("", text) for text in after]
         else:
             status = CHANGED
             shown[node_id] = _row_diff(before, after)
+            if node_id in inside:  # what its rows do not show: named in a row of its own
+                shown[node_id].append(("", f"inside: {inside[node_id]}"))
         statuses[node_id] = status
     cluster_ids = _union(list(new.clusters), list(old.clusters))
     clusters = [new.clusters.get(cid) or old.clusters[cid] for cid in cluster_ids]
@@ -274,6 +296,8 @@ def _cluster_attrs(cid: str, old: _Side, new: _Side) -> dict[str, Any]:
         text = f"{'+' if before is None else '-'} {after or before}"
     elif before != after:
         status, text = CHANGED, f"- {before}\n+ {after}"
+    elif inside := signature_changes(old.cluster_signatures, new.cluster_signatures).get(cid):
+        status, text = CHANGED, f"{after}\ninside: {inside}"
     else:
         status, text = UNCHANGED, after
     label = "<" + "<BR/>".join(html_escape(t) for t in text.split("\n")) + ">"

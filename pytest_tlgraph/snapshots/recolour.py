@@ -3,8 +3,8 @@
 When the encoded colour domain moves (one conv got wider, so the largest FLOP count
 grew), nodes that did not change at all get another fill. The failure report says so in
 one line, read from the two stored drawings themselves: the key's colour bar gives both
-domains, and a node whose label rows are the same on both sides but whose fill differs
-was recoloured by the rescale alone.
+domains, and a node whose label rows (and, for a collapsed node, content signature) are
+the same on both sides but whose fill differs was recoloured by the rescale alone.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from pytest_tlgraph.draw.collapse.signature import SIGNATURE_ATTR
 from pytest_tlgraph.encoding.key import KEY_ID
 from pytest_tlgraph.snapshots.graphdata import DotParseError, label_rows
 from pytest_tlgraph.snapshots.gvparse import parse_gv
@@ -45,13 +46,17 @@ def _nodes(dot: str) -> dict[str, Mapping[str, object]]:
 
 def recoloured_nodes(old: Mapping[str, Mapping[str, object]],
                      new: Mapping[str, Mapping[str, object]]) -> list[str]:  # fmt: skip
-    """Nodes on both sides with the same label but another fill, in the new order."""
+    """Nodes on both sides with the same label but another fill, in the new order.
+
+    A box, fold or segment whose content signature changed is never one of them: what
+    it hides changed, so its fill may well have changed for that."""
     return [
         node_id
         for node_id, attrs in new.items()
         if node_id != KEY_ID
         and node_id in old
         and attrs.get("label") == old[node_id].get("label")
+        and attrs.get(SIGNATURE_ATTR) == old[node_id].get(SIGNATURE_ATTR)
         and attrs.get("fillcolor") != old[node_id].get("fillcolor")
     ]
 

@@ -150,9 +150,17 @@ def summary_lines(summary: StructureSummary) -> list[str]:
     for title, items in (
         ("clusters added", summary.clusters_added),
         ("clusters removed", summary.clusters_removed),
+        ("clusters changed", summary.clusters_changed),
     ):
         if items:
             out.append(f"{title} ({len(items)}): {_listing(items)}")
+    if summary.unsigned:
+        count = len(summary.unsigned)
+        out.append(
+            f"content signature on one side only ({count}): {_listing(summary.unsigned)}; "
+            "the stored drawing predates the signatures of collapsed nodes (0.2): if "
+            "nothing else changed, run pytest --snapshot-update to rewrite it"
+        )
     return out
 
 

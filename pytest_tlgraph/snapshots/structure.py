@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
 from pytest_tlgraph.encoding.key import KEY_ID
 from pytest_tlgraph.snapshots.graphdata import GraphData
+from pytest_tlgraph.snapshots.inside import full_title, signature_changes
 from pytest_tlgraph.snapshots.pairing import pair_nodes
 
 __all__ = ["RowChange", "StructureSummary", "row_kind", "split_args", "summarize"]
@@ -37,13 +38,15 @@ _ROW_NAMES: Final = MappingProxyType(
 
 @dataclass(frozen=True, slots=True)
 class RowChange:
-    """One label-row change, read as ``<who>: <what>`` (``fc1: args row now shows ...``)."""
+    """One label-row change, read as ``<who>: <what>`` (``fc1: args row now shows ...``);
+    a change inside a collapsed node reads ``<who>, inside: <what>`` (``sep``)."""
 
     who: str
     what: str
+    sep: str = ": "
 
     def __str__(self) -> str:
-        return f"{self.who}: {self.what}"
+        return f"{self.who}{self.sep}{self.what}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +64,12 @@ class StructureSummary:
     changed_nodes: tuple[str, ...]
     clusters_added: tuple[str, ...]
     clusters_removed: tuple[str, ...]
+    #: ``<title>, inside: <what>`` of each repeat-fold cluster on both sides whose
+    #: content signature changed (a later repetition differs; the drawn one may not).
+    clusters_changed: tuple[str, ...] = ()
+    #: Nodes and clusters on both sides with a content signature on one side only: a
+    #: drawing stored before signatures were written (0.2), same rows otherwise.
+    unsigned: tuple[str, ...] = ()
 
     @property
     def unchanged(self) -> bool:
@@ -74,6 +83,8 @@ class StructureSummary:
             or self.row_changes
             or self.clusters_added
             or self.clusters_removed
+            or self.clusters_changed
+            or self.unsigned
         )
 
 
@@ -94,7 +105,9 @@ def summarize(snapshot: GraphData, received: GraphData) -> StructureSummary:
     received id it pairs with (:func:`.pairing.pair_nodes`).
 
     The key node is left out: it draws the channels, not the model's structure (the
-    report compares its lines with the encoding state instead).
+    report compares its lines with the encoding state instead). A box, fold or segment
+    whose content signature changed is a changed node even when its rows are the same,
+    named by its full address: ``@layer1.0 (BasicBlock), inside: relu -> gelu (2 ops)``.
     """
     new_nodes = {k: v for k, v in received.nodes.items() if k != KEY_ID}
     old_nodes = {k: v for k, v in snapshot.nodes.items() if k != KEY_ID}
@@ -102,13 +115,21 @@ def summarize(snapshot: GraphData, received: GraphData) -> StructureSummary:
     old_nodes = pairing.rows(old_nodes)
     old_edge_list = pairing.edges(snapshot.edges)
     old_edges, new_edges = set(old_edge_list), set(received.edges)
+    old_signatures = {pairing.id(k): v for k, v in snapshot.signatures.items()}
+    inside = signature_changes(old_signatures, received.signatures)
     changes: list[RowChange] = []
     changed: list[str] = []
     for node_id, rows in new_nodes.items():
         old_rows = old_nodes.get(node_id)
-        if old_rows is not None and old_rows != rows:
-            changed.append(node_id)
+        if old_rows is None:
+            continue
+        if old_rows != rows:
             changes.extend(_row_changes(node_id, old_rows, rows))
+        if node_id in inside:
+            who = full_title(node_id, rows[0] if rows else node_id)
+            changes.append(RowChange(who, inside[node_id], sep=", inside: "))
+        if old_rows != rows or node_id in inside:
+            changed.append(node_id)
     return StructureSummary(
         nodes_added=tuple(n for n in new_nodes if n not in old_nodes),
         nodes_removed=tuple(n for n in old_nodes if n not in new_nodes),
@@ -119,6 +140,38 @@ def summarize(snapshot: GraphData, received: GraphData) -> StructureSummary:
         changed_nodes=tuple(changed),
         clusters_added=_multiset_minus(received.clusters, snapshot.clusters),
         clusters_removed=_multiset_minus(snapshot.clusters, received.clusters),
+        clusters_changed=_clusters_changed(snapshot, received),
+        unsigned=_unsigned(old_signatures, old_nodes, snapshot, received, new_nodes),
+    )
+
+
+def _unsigned(
+    old_signatures: Mapping[str, str],
+    old_nodes: Mapping[str, object],
+    snapshot: GraphData,
+    received: GraphData,
+    new_nodes: Mapping[str, object],
+) -> tuple[str, ...]:
+    """Node ids, then cluster ids, on both sides that carry a signature on one only."""
+    signed = received.signatures
+    nodes = [
+        node_id
+        for node_id in new_nodes
+        if node_id in old_nodes and (node_id in signed) != (node_id in old_signatures)
+    ]
+    old, new = snapshot.cluster_signatures, received.cluster_signatures
+    on_both = {*snapshot.cluster_of.values(), *old} & {*received.cluster_of.values(), *new}
+    clusters = [cid for cid in {**new, **old} if cid in on_both and (cid in new) != (cid in old)]
+    return (*nodes, *clusters)
+
+
+def _clusters_changed(snapshot: GraphData, received: GraphData) -> tuple[str, ...]:
+    """Repeat-fold clusters on both sides (same id) whose content signature changed."""
+    old = {cid: text for cid, (_, text) in snapshot.cluster_signatures.items()}
+    new = {cid: text for cid, (_, text) in received.cluster_signatures.items()}
+    return tuple(
+        f"{received.cluster_signatures[cid][0]}, inside: {what}"
+        for cid, what in signature_changes(old, new).items()
     )
 
 

@@ -113,7 +113,9 @@ def _changes(structure: Mapping[str, Any] | None) -> str:
     for key, word in (("nodes_added", "added"), ("nodes_removed", "removed"),
                       ("renumbered", "renumbered"), ("changed_nodes", "rows changed"),
                       ("edges_added", "edges added"),
-                      ("edges_removed", "edges removed")):  # fmt: skip
+                      ("edges_removed", "edges removed"),
+                      ("clusters_changed", "clusters changed"),
+                      ("unsigned", "without a content signature on one side")):  # fmt: skip
         if structure.get(key):
             parts.append(f"{len(structure[key])} {word}")
     if structure.get("recolour"):

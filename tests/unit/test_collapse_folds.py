@@ -222,13 +222,26 @@ def test_rolled_max_merges_segments_that_share_a_layer() -> None:
     assert ("@lin", "segment:sigmoid_1") in plan.edges
 
 
+def _stacked(source: str, target: str) -> bool:
+    return True
+
+
 def test_fold_runs_need_same_parent_signature_and_a_single_appearance() -> None:
     same = {u: ("p", "sig") for u in "abcd"}
-    assert fold_runs(["x", "a", "b", "c", "y"], same) == [("a", "b", "c")]
-    assert fold_runs(["a", "b", "a"], same) == []  # "a" appears twice
+    assert fold_runs(["x", "a", "b", "c", "y"], same, _stacked) == [("a", "b", "c")]
+    assert fold_runs(["a", "b", "a"], same, _stacked) == []  # "a" appears twice
     mixed = {"a": ("p", "s"), "b": ("p", "s"), "c": ("q", "s"), "d": ("q", "s")}
-    assert fold_runs(["a", "b", "c", "d"], mixed) == [("a", "b"), ("c", "d")]
-    assert fold_runs(["a", "x", "b"], same) == []
+    assert fold_runs(["a", "b", "c", "d"], mixed, _stacked) == [("a", "b"), ("c", "d")]
+    assert fold_runs(["a", "x", "b"], same, _stacked) == []
+
+
+def test_fold_runs_fold_only_stacks() -> None:
+    # b reads a's output, c reads a's too (b and c are siblings), d reads c's.
+    same = {u: ("p", "sig") for u in "abcd"}
+    fed = {("a", "b"), ("a", "c"), ("c", "d")}
+    runs = fold_runs(["a", "b", "c", "d"], same, lambda s, t: (s, t) in fed)
+    assert runs == [("a", "b"), ("c", "d")]
+    assert fold_runs(["a", "b", "c"], same, lambda s, t: False) == []
 
 
 @pytest.mark.parametrize(

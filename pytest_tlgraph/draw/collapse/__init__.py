@@ -263,8 +263,8 @@ def _fold(
     units: dict[str, _Unit],
     calls: Mapping[tuple[str, int], ModuleCall],
 ) -> dict[str, str]:
-    """Register a fold unit per run of consecutive same-structure sibling boxes; return
-    each folded box id -> its fold id."""
+    """Register a fold unit per run of consecutive same-structure sibling boxes, each
+    fed by the one before it; return each folded box id -> its fold id."""
     types = {key: call.type_name for key, call in calls.items()}
     sequence: list[str] = []
     for op in trace.ops:
@@ -284,8 +284,16 @@ def _fold(
         )
         signature = tuple(call_signature(trace, call, types) for call in unit.calls)
         candidates[uid] = (parents, signature)
+    ops_of: dict[str, list[str]] = {}
+    for op in trace.ops:
+        ops_of.setdefault(unit_of[op.label], []).append(op.label)
+
+    def feeds(source: str, target: str) -> bool:
+        produced = set(ops_of[source])
+        return any(p in produced for label in ops_of[target] for p in trace.op(label).parents)
+
     redirect: dict[str, str] = {}
-    for run in fold_runs(sequence, candidates):
+    for run in fold_runs(sequence, candidates, feeds):
         fid = f"{run[0]}*{len(run)}"
         units[fid] = _Unit(fid, "fold", units[run[0]].chain, boxes=run)
         redirect.update(dict.fromkeys(run, fid))

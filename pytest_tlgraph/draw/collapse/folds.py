@@ -3,14 +3,16 @@
 Structure is the module type plus the op sequence (each op's function and the types of
 the modules nested between the box's module and the op), so the 40 blocks of a deep
 transformer fold into ``@blocks.0-39 (Block) x40`` while a block that differs by one op
-stays its own box.
+stays its own box. A fold is a stack: each call must read the output of the one before
+it, so siblings fed from one input (``k_proj`` and ``v_proj``, a class head and a
+distillation head) stay side by side.
 """
 
 from __future__ import annotations
 
 import bisect
 from collections import Counter
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -61,15 +63,19 @@ def _hashable(args: Mapping[str, object] | None) -> Hashable:
 
 
 def fold_runs(
-    sequence: Sequence[str], candidates: Mapping[str, tuple[Hashable, Hashable]]
+    sequence: Sequence[str],
+    candidates: Mapping[str, tuple[Hashable, Hashable]],
+    feeds: Callable[[str, str], bool],
 ) -> list[tuple[str, ...]]:
     """Maximal runs of two or more consecutive units to fold.
 
     ``sequence`` is the execution-order sequence of visible units with consecutive
     repeats merged; ``candidates`` maps each box unit to ``(parent, signature)``. A run
-    is consecutive candidates sharing parent and signature. A unit that appears more
-    than once in ``sequence`` (a rolled box whose calls are interleaved with other
-    nodes) is never folded: there is no single place to put it.
+    is consecutive candidates sharing parent and signature, each one fed by the one
+    before it (``feeds(previous, unit)``: a fold is a stack, so siblings that read one
+    input, ``k_proj`` and ``v_proj``, stay side by side). A unit that appears more than
+    once in ``sequence`` (a rolled box whose calls are interleaved with other nodes) is
+    never folded: there is no single place to put it.
     """
     seen = Counter(sequence)
     runs: list[tuple[str, ...]] = []
@@ -77,7 +83,7 @@ def fold_runs(
     current_key: tuple[Hashable, Hashable] | None = None
     for unit in sequence:
         key = candidates.get(unit) if seen[unit] == 1 else None
-        if key is not None and key == current_key:
+        if key is not None and key == current_key and feeds(current[-1], unit):
             current.append(unit)
             continue
         if len(current) >= 2:
@@ -142,8 +148,9 @@ def repeat_runs(trace: Trace, depth: int) -> list[Run]:
     calls drawn at ``depth`` (children of calls at depth ``depth`` or less), outermost
     first. Calls are siblings in a run when no op of their parent runs between them;
     a period of up to :data:`MAX_PERIOD` calls is found (the smallest period wins a
-    tie). Only representatives are searched further: the other repetitions are drawn
-    by them."""
+    tie), and each repetition must read the output of the one before it (a stack).
+    Only representatives are searched further: the other repetitions are drawn by
+    them."""
     calls = {call.key: call for call in trace.modules}
     types = {key: call.type_name for key, call in calls.items()}
     index_of = {op.label: op.index for op in trace.ops}
@@ -165,7 +172,7 @@ def repeat_runs(trace: Trace, depth: int) -> list[Run]:
         folded: set[Key] = set()
         for block in _adjacent_blocks(kids, direct.get(parent.key, []), index_of):
             sigs = [call_signature(trace, call, types) for call in block]
-            for start, period, count in _periodic(sigs):
+            for start, period, count in _periodic(sigs, _feeders(trace, block)):
                 reps = tuple(
                     tuple(c.key for c in block[start + r * period : start + (r + 1) * period])
                     for r in range(count)
@@ -193,8 +200,30 @@ def _adjacent_blocks(
     return blocks
 
 
-def _periodic(sigs: Sequence[Hashable]) -> list[tuple[int, int, int]]:
-    """``(start, period, count)`` of each greedy, maximal run in ``sigs``."""
+def _feeders(trace: Trace, block: Sequence[ModuleCall]) -> list[frozenset[int]]:
+    """For each call of ``block``, the positions of the other calls in it whose ops
+    feed one of its ops."""
+    owner = {label: i for i, call in enumerate(block) for label in call.ops}
+    out = []
+    for i, call in enumerate(block):
+        fed = {owner.get(p, i) for label in call.ops for p in trace.op(label).parents}
+        fed.discard(i)
+        out.append(frozenset(fed))
+    return out
+
+
+def _fed(feeders: Sequence[frozenset[int]], start: int, period: int) -> bool:
+    """Whether the repetition at ``start`` reads the output of the one just before it."""
+    before = range(start - period, start)
+    return any(j in before for i in range(start, start + period) for j in feeders[i])
+
+
+def _periodic(
+    sigs: Sequence[Hashable], feeders: Sequence[frozenset[int]]
+) -> list[tuple[int, int, int]]:
+    """``(start, period, count)`` of each greedy, maximal run in ``sigs``: repetitions
+    of one signature, each fed by the one before it (a stack: siblings that read one
+    input are not repetitions of each other). ``feeders`` is :func:`_feeders`."""
     found = []
     i, n = 0, len(sigs)
     while i < n:
@@ -202,7 +231,9 @@ def _periodic(sigs: Sequence[Hashable]) -> list[tuple[int, int, int]]:
         for period in range(1, min(MAX_PERIOD, (n - i) // 2) + 1):
             unit = sigs[i : i + period]
             count = 1
-            while sigs[i + count * period : i + (count + 1) * period] == unit:
+            while sigs[i + count * period : i + (count + 1) * period] == unit and _fed(
+                feeders, i + count * period, period
+            ):
                 count += 1
             if count >= 2 and count * period > best[0]:
                 best = (count * period, period, count)

@@ -1,0 +1,241 @@
+"""Content signatures: what a box, fold or segment hides, written into the canonical DOT.
+
+Collapsing is presentation only: a collapsed node's title and shape say little of the
+ops it stands for, so its DOT statement also carries, in the ``comment`` attribute
+(which no renderer draws: the PNG is unchanged), a signature of everything it hides:
+
+``3f2a9c0b1d4e 7 ops: conv2d, batch_norm, relu, conv2d, batch_norm, add_, relu``
+
+* a 12-hex-digit BLAKE2b digest over each member op, in execution order: its function,
+  where its inputs come from (an earlier member, or the n-th outside source), its output
+  shape and dtype, its args row with every arg shown, its params (name, shape,
+  trainable) and the nested module calls it runs in (address below the box, type);
+  a fold hashes every repetition, a rolled box every call;
+* how many ops one instance holds (a fold's representative), and their functions, with
+  consecutive repeats merged (``add x3``), at most :data:`MAX_LISTED_GROUPS` groups (past
+  that only the digest and the count are written).
+
+A repeat-fold cluster (``@h.0-11 (Block) x12``: the first repetition drawn, standing for
+all) carries one too, on its ``graph [...]`` line: the digest of every op of every
+repetition and their count (:func:`fold_cluster_signatures`).
+
+Any change inside therefore fails the DOT comparison, and :func:`read_signature` reads
+the attribute back so a failure report can name what changed. The digest depends only
+on the trace, never on the process (no ``hash()``), so a snapshot written by one run
+matches the next.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from pytest_tlgraph.draw.collapse.records import BoxRecord, FoldRecord, SegmentRecord
+from pytest_tlgraph.draw.labels import args_row, dtype_name, format_shape
+from pytest_tlgraph.draw.plan import Plan, PlanNode
+from pytest_tlgraph.trace import Op, Trace
+
+__all__ = [
+    "DIGEST_HEX",
+    "MAX_LISTED_GROUPS",
+    "SIGNATURE_ATTR",
+    "Signature",
+    "content_signature",
+    "content_signatures",
+    "expand_funcs",
+    "fold_cluster_signatures",
+    "read_signature",
+]
+
+#: The DOT attribute the signature is written in: Graphviz keeps it out of every picture.
+SIGNATURE_ATTR: Final = "comment"
+#: Hex digits of the digest: 48 bits, no accidental collision among a drawing's nodes.
+DIGEST_HEX: Final = 12
+#: At most this many function groups are listed; a longer box writes its digest only.
+MAX_LISTED_GROUPS: Final = 200
+
+_SIGNATURE: Final = re.compile(rf"([0-9a-f]{{{DIGEST_HEX}}}) (\d+) ops?(?:: (.+))?")
+_REPEAT: Final = re.compile(r"(.+) x(\d+)")
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """A collapsed node's signature read back: the digest, how many ops one instance
+    holds, and their functions in order (``None`` when the list was left out)."""
+
+    digest: str
+    count: int
+    funcs: tuple[str, ...] | None
+
+
+#: Each module call's type and depth.
+Calls = dict[tuple[str, int], tuple[str, int]]
+
+
+def _op_lines(
+    trace: Trace, members: Sequence[str], depth: int | None, calls: Calls
+) -> Iterator[str]:
+    """One line per member op: everything the full-detail drawing would show of it,
+    its module calls written below the box's call (at ``depth``; ``None``: a segment,
+    below nothing)."""
+    position = {label: i for i, label in enumerate(members)}
+    outside: dict[str, int] = {}
+    for label in members:
+        op = trace.op(label)
+        sources = []
+        for parent in op.parents:
+            if parent in position:
+                sources.append(str(position[parent]))
+            else:
+                sources.append(f"in{outside.setdefault(parent, len(outside))}")
+        params = ";".join(f"{n}:{format_shape(shape)}:{int(t)}" for n, shape, t in op.params)
+        yield "\x1f".join(
+            (
+                op.func,
+                ",".join(sources),
+                format_shape(op.shape),
+                dtype_name(op.dtype) or "",
+                _args(op),
+                params,
+                _nested(op, depth, calls),
+            )
+        )
+
+
+def _args(op: Op) -> str:
+    """The op's args row with every arg shown (a hidden default is still content)."""
+    row = args_row(
+        op.module_args,
+        family=op.module_family,
+        input_shape=None,
+        output_shape=None,
+        show_redundant=True,
+        module_type=op.module_type,
+    )
+    return row or ""
+
+
+def _nested(op: Op, depth: int | None, calls: Calls) -> str:
+    """The module calls ``op`` runs in below the box's call (the one at ``depth``):
+    each one's address below the box's and its type."""
+    chain = op.module_calls
+    start, prefix = 0, ""
+    if depth is not None:
+        for i, key in enumerate(chain):
+            if calls.get(key, ("", -1))[1] == depth:
+                start, prefix = i + 1, f"{key[0]}."
+                break
+    parts = []
+    for key in chain[start:]:
+        below = key[0][len(prefix) :] if prefix and key[0].startswith(prefix) else key[0]
+        parts.append(f"{below}:{calls.get(key, ('?', 0))[0]}")
+    return "/".join(parts)
+
+
+def content_signatures(trace: Trace, nodes: Iterable[PlanNode]) -> dict[str, str]:
+    """The ``comment`` text of each box, fold and segment among ``nodes``, by node id."""
+    calls: Calls = {call.key: (call.type_name, call.depth) for call in trace.modules}
+    out: dict[str, str] = {}
+    for node in nodes:
+        record = node.record
+        if isinstance(record, (BoxRecord, FoldRecord, SegmentRecord)):
+            out[node.id] = content_signature(trace, node, calls)
+    return out
+
+
+def fold_cluster_signatures(trace: Trace, plan: Plan) -> dict[str, str]:
+    """The ``comment`` text of each repeat-fold cluster (``@h.0-11 (Block) x12``), by
+    cluster id: a digest of every op of every repetition it folds (the nodes inside
+    stand for them all) and how many there are. No function list: the representative's
+    ops are drawn, and a repetition running other functions is not folded."""
+    folds = {c.id for c in plan.clusters if c.caption is not None}
+    if not folds:
+        return {}
+    parent = {c.id: c.parent for c in plan.clusters}
+    hidden: dict[str, list[str]] = {cid: [] for cid in folds}
+    for node in plan.nodes:
+        cid = node.cluster
+        while cid is not None:
+            if cid in hidden:
+                hidden[cid].extend(node.members)
+            cid = parent[cid]
+    calls: Calls = {call.key: (call.type_name, call.depth) for call in trace.modules}
+    index = {label: trace.op(label).index for labels in hidden.values() for label in labels}
+    out = {}
+    for cid, labels in hidden.items():
+        members = sorted(labels, key=index.__getitem__)
+        lines = ["repeat fold", *_op_lines(trace, members, None, calls)]
+        out[cid] = f"{_digest(lines)} {len(members)} {'op' if len(members) == 1 else 'ops'}"
+    return out
+
+
+def _digest(lines: Sequence[str]) -> str:
+    text = "\n".join(lines).encode("utf-8", "backslashreplace")
+    return hashlib.blake2b(text, digest_size=DIGEST_HEX // 2).hexdigest()
+
+
+def content_signature(trace: Trace, node: PlanNode, calls: Calls | None = None) -> str:
+    """The ``comment`` text of one collapsed node (see the module docstring): its digest
+    covers every op it stands for (``node.members``: every folded repetition too), its
+    list the ops of the one instance its rows show."""
+    if calls is None:
+        calls = {call.key: (call.type_name, call.depth) for call in trace.modules}
+    record = node.record
+    if isinstance(record, FoldRecord):
+        box: BoxRecord | None = record.representative_box
+        head = f"fold {record.count} {record.boxes[0].module_type}"
+    elif isinstance(record, BoxRecord):
+        box = record
+        head = f"box {record.module_type} {record.num_calls}"
+    elif isinstance(record, SegmentRecord):
+        box, head = None, "segment"
+    else:
+        raise TypeError(f"node {node.id!r} of kind {node.kind!r} hides no ops")
+    depth = None if box is None else box.depth
+    digest = _digest([head, *_op_lines(trace, node.members, depth, calls)])
+    funcs = [trace.op(label).func for label in record.members]
+    noun = "op" if len(funcs) == 1 else "ops"
+    listed = _listing(funcs)
+    return f"{digest} {len(funcs)} {noun}" + (f": {listed}" if listed else "")
+
+
+def _listing(funcs: Sequence[str]) -> str | None:
+    """``conv2d, batch_norm, add x3``; ``None`` past :data:`MAX_LISTED_GROUPS` groups or
+    when a function name could not be read back from the list."""
+    groups: list[list[str | int]] = []
+    for func in funcs:
+        if ", " in func or _REPEAT.fullmatch(func) or not func:
+            return None
+        if groups and groups[-1][0] == func:
+            groups[-1][1] = int(groups[-1][1]) + 1
+        else:
+            groups.append([func, 1])
+            if len(groups) > MAX_LISTED_GROUPS:
+                return None
+    return ", ".join(f"{f} x{n}" if n != 1 else str(f) for f, n in groups) or None
+
+
+def expand_funcs(listed: str) -> tuple[str, ...]:
+    """``conv2d, add x3`` -> ``("conv2d", "add", "add", "add")``."""
+    out: list[str] = []
+    for part in listed.split(", "):
+        repeat = _REPEAT.fullmatch(part)
+        if repeat is not None:
+            out.extend([repeat[1]] * int(repeat[2]))
+        else:
+            out.append(part)
+    return tuple(out)
+
+
+def read_signature(text: object) -> Signature | None:
+    """The signature in a node's ``comment`` attribute, or ``None`` when it holds none."""
+    if not isinstance(text, str):
+        return None
+    match = _SIGNATURE.fullmatch(text)
+    if match is None:
+        return None
+    funcs = expand_funcs(match[3]) if match[3] else None
+    return Signature(match[1], int(match[2]), funcs)

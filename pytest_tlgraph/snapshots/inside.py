@@ -1,0 +1,101 @@
+"""What changed inside a collapsed node, read from the two sides' content signatures.
+
+A box, fold or segment carries in its ``comment`` attribute a digest of the ops it hides
+and their functions (:mod:`pytest_tlgraph.draw.collapse.signature`). When the digests
+differ the node changed although its rows may not have: :func:`inside_change` names how
+(``relu -> gelu (2 ops)``), and :func:`full_title` names the node by its full module
+address (``@layer1.0 (BasicBlock)``), since its drawn title is written relative to its
+cluster. The structural summary and the structural diff drawing both read these, so
+their text and picture agree.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from pytest_tlgraph.draw.collapse.signature import Signature, read_signature
+
+__all__ = ["MAX_PARTS", "full_title", "inside_change", "signature_changes"]
+
+#: At most this many function changes are named; the rest are counted.
+MAX_PARTS: Final = 4
+
+_BOX_ID: Final = re.compile(r"@(.+?)(?:#\d+)?(?:\*\d+)?")
+_TITLE: Final = re.compile(r"@(\S*)( \(.*)")
+
+
+def _ops(count: int) -> str:
+    return f"{count} op{'' if count == 1 else 's'}"
+
+
+def _func_changes(old: Sequence[str], new: Sequence[str]) -> list[str]:
+    """``relu -> gelu (2 ops)``, ``add now runs (1 op)``, ``mul no longer runs (1 op)``:
+    the function edits that turn ``old`` into ``new``, in the order first met."""
+    swapped: Counter[tuple[str, str]] = Counter()
+    added: Counter[str] = Counter()
+    removed: Counter[str] = Counter()
+    matcher = difflib.SequenceMatcher(a=list(old), b=list(new), autojunk=False)
+    for tag, a0, a1, b0, b1 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        width = min(a1 - a0, b1 - b0)
+        for was, now in zip(old[a0 : a0 + width], new[b0 : b0 + width], strict=True):
+            swapped[(was, now)] += 1
+        removed.update(old[a0 + width : a1])
+        added.update(new[b0 + width : b1])
+    parts = [f"{was} -> {now} ({_ops(n)})" for (was, now), n in swapped.items()]
+    parts += [f"{func} now runs ({_ops(n)})" for func, n in added.items()]
+    parts += [f"{func} no longer runs ({_ops(n)})" for func, n in removed.items()]
+    return parts
+
+
+def inside_change(old: Signature | None, new: Signature | None) -> str | None:
+    """How a collapsed node's hidden ops changed, or ``None`` when its signature did not
+    (or a side has none: a node that is a box on one side only shows as added/removed)."""
+    if old is None or new is None or old.digest == new.digest:
+        return None
+    if old.funcs is not None and new.funcs is not None and old.funcs != new.funcs:
+        parts = _func_changes(old.funcs, new.funcs)
+        if len(parts) > MAX_PARTS:
+            parts = [*parts[:MAX_PARTS], f"and {len(parts) - MAX_PARTS} more"]
+        return ", ".join(parts)
+    if old.funcs is not None and new.funcs is not None:
+        return f"args, shapes, params or wiring changed ({_ops(new.count)})"
+    return f"content changed ({_ops(new.count)})"
+
+
+def full_title(node_id: str, title: str) -> str:
+    """A box's or fold's title with its full module address (``@layer1.0 (BasicBlock)``
+    for ``@0 (BasicBlock)`` drawn in the ``layer1`` cluster); any other title as is."""
+    box = _BOX_ID.fullmatch(node_id)
+    drawn = _TITLE.fullmatch(title)
+    if box is None or drawn is None:
+        return title
+    address, shown, rest = box[1], drawn[1], drawn[2]
+    if "*" not in node_id:  # a box: its id is its address
+        return f"@{address}{rest}"
+    first, sep, last = shown.partition("..")
+    if not sep:
+        first, sep, last = shown.partition("-")
+    if address != first and not address.endswith(f".{first}"):
+        return title
+    prefix = address[: len(address) - len(first)]
+    if sep == "..":
+        return f"@{prefix}{first}..{prefix}{last}{rest}"
+    return f"@{prefix}{shown}{rest}"
+
+
+def signature_changes(old: Mapping[str, object], new: Mapping[str, object]) -> dict[str, str]:
+    """Node id -> how it changed inside, for each node on both sides (``old`` already
+    under the received ids) whose signature changed, in ``new``'s order."""
+    out: dict[str, str] = {}
+    for node_id, text in new.items():
+        if node_id in old:
+            change = inside_change(read_signature(old[node_id]), read_signature(text))
+            if change is not None:
+                out[node_id] = change
+    return out

@@ -1,0 +1,234 @@
+"""Content signatures of boxes, folds and segments (issue 21, item 1): written into the
+canonical DOT, read back, compared and named."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+
+from pytest_tlgraph import capture
+from pytest_tlgraph.draw.collapse.signature import (
+    DIGEST_HEX,
+    MAX_LISTED_GROUPS,
+    Signature,
+    expand_funcs,
+    read_signature,
+)
+from pytest_tlgraph.draw.dot import emit
+from pytest_tlgraph.snapshots.graphdata import parse_dot
+from pytest_tlgraph.snapshots.gvparse import parse_gv
+from pytest_tlgraph.snapshots.inside import full_title, inside_change
+from pytest_tlgraph.snapshots.structure import summarize
+from pytest_tlgraph.snapshots.summary import structure_data
+
+
+class _Block(nn.Module):
+    def __init__(self, hidden: int = 8, act: type[nn.Module] = nn.ReLU) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(4, hidden)
+        self.act = act()
+        self.fc2 = nn.Linear(hidden, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.fc2(self.act(self.fc1(x)))  # type: ignore[no-any-return]
+
+
+class _Net(nn.Module):
+    def __init__(self, *blocks: nn.Module) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(*blocks)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.blocks(x))
+
+
+def _dot(model: nn.Module, **opts: Any) -> str:
+    torch.manual_seed(0)
+    return capture(model, torch.zeros(1, 4)).draw(**opts).dot
+
+
+def _summary(old: nn.Module, new: nn.Module, **opts: Any) -> list[str]:
+    summary = summarize(parse_dot(_dot(old, **opts)), parse_dot(_dot(new, **opts)))
+    return [str(change) for change in summary.row_changes]
+
+
+def test_a_box_writes_its_digest_count_and_functions() -> None:
+    graph = parse_dot(_dot(_Net(_Block()), depth=0))
+    assert graph.nodes["@blocks#1"][0] == "@blocks (Sequential)"
+    signature = read_signature(graph.signatures["@blocks#1"])
+    assert signature is not None
+    assert len(signature.digest) == DIGEST_HEX
+    assert signature.count == 4
+    assert signature.funcs == ("linear", "relu", "linear", "add")
+    assert "tanh_1" not in graph.signatures  # a plain op carries none
+
+
+def test_a_hidden_width_change_fails_though_every_row_is_the_same() -> None:
+    old, new = _Net(_Block(hidden=8)), _Net(_Block(hidden=16))
+    old_graph, new_graph = parse_dot(_dot(old, depth=0)), parse_dot(_dot(new, depth=0))
+    assert old_graph.nodes == new_graph.nodes
+    assert _summary(old, new, depth=0) == [
+        "@blocks (Sequential), inside: args, shapes, params or wiring changed (4 ops)"
+    ]
+
+
+def test_a_fold_hashes_every_repetition() -> None:
+    old = _Net(_Block(), _Block(), _Block())
+    new = _Net(_Block(), _Block(), _Block())
+    new.blocks[2].fc1.weight.requires_grad_(False)  # frozen: the params differ, not the rows
+    opts = {"collapse": "auto", "collapse_budget": 4}
+    old_graph, new_graph = parse_dot(_dot(old, **opts)), parse_dot(_dot(new, **opts))
+    fold = "@blocks.0#1*3"
+    assert old_graph.nodes[fold][0] == "@blocks.0-2 (_Block) x3"
+    assert old_graph.nodes == new_graph.nodes
+    assert old_graph.signatures[fold] != new_graph.signatures[fold]
+    changes = _summary(old, new, **opts)
+    assert changes == [
+        "@blocks.0-2 (_Block) x3, inside: args, shapes, params or wiring changed (4 ops)"
+    ]
+
+
+def test_a_swapped_function_is_named() -> None:
+    changes = _summary(_Net(_Block()), _Net(_Block(act=nn.GELU)), depth=0)
+    assert changes == ["@blocks (Sequential), inside: relu -> gelu (1 op)"]
+
+
+def test_a_segment_carries_a_signature_too() -> None:
+    class Root(nn.Module):
+        def __init__(self, dim: int) -> None:
+            super().__init__()
+            self.dim = dim
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.tanh(x.unsqueeze(self.dim).squeeze(self.dim) * 2)
+
+    old, new = parse_dot(_dot(Root(0), collapse="max")), parse_dot(_dot(Root(2), collapse="max"))
+    segment = next(k for k in new.nodes if k.startswith("segment:"))
+    assert old.nodes == new.nodes
+    assert old.signatures[segment] != new.signatures[segment]
+
+
+def test_node_spec_fn_cannot_overwrite_the_signature() -> None:
+    def spec(node: Any, attrs: dict[str, Any]) -> dict[str, Any]:
+        return {**attrs, "comment": "mine"}
+
+    graph = parse_dot(_dot(_Net(_Block()), depth=0, node_spec_fn=spec))
+    assert read_signature(graph.signatures["@blocks#1"]) is not None
+
+
+def test_the_signature_round_trips_through_the_stored_gv() -> None:
+    dot = _dot(_Net(_Block(), _Block()), collapse="auto", color_by="flops", collapse_budget=4)
+    assert "comment=" in dot
+    assert emit(parse_gv(dot).graph) == dot
+
+
+def test_the_ci_summary_counts_and_names_the_change() -> None:
+    old, new = _dot(_Net(_Block()), depth=0), capture(_Net(_Block(act=nn.GELU)), torch.zeros(1, 4))
+    data = structure_data(old, new.draw(depth=0))
+    assert data is not None
+    assert list(data["changed_nodes"]) == ["@blocks#1"]
+    assert data["row_changes"] == ["@blocks (Sequential), inside: relu -> gelu (1 op)"]
+
+
+def test_a_long_box_lists_no_functions_and_says_its_content_changed() -> None:
+    funcs = tuple(f"f{i}" for i in range(MAX_LISTED_GROUPS + 1))
+    model = nn.Sequential(*(nn.Linear(2, 2) if i % 2 else nn.ReLU() for i in range(500)))
+    graph = parse_dot(capture(nn.Sequential(model), torch.zeros(1, 2)).draw(depth=0).dot)
+    signature = read_signature(graph.signatures["@0#1"])
+    assert signature is not None and signature.funcs is None and signature.count == 500
+    old, new = Signature("a" * 12, 3, None), Signature("b" * 12, 3, None)
+    assert inside_change(old, new) == "content changed (3 ops)"
+    assert expand_funcs(", ".join(funcs)) == funcs
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "said"),
+    [
+        (("relu", "add", "relu"), ("gelu", "add", "gelu"), "relu -> gelu (2 ops)"),
+        (("linear", "add"), ("linear", "mul", "add"), "mul now runs (1 op)"),
+        (("linear", "mul", "add"), ("linear", "add"), "mul no longer runs (1 op)"),
+        (("a", "b"), ("c", "d"), "a -> c (1 op), b -> d (1 op)"),
+    ],
+)
+def test_inside_change_names_the_function_edits(
+    old: tuple[str, ...], new: tuple[str, ...], said: str
+) -> None:
+    before = Signature("0" * 12, len(old), old)
+    after = Signature("1" * 12, len(new), new)
+    assert inside_change(before, after) == said
+    assert inside_change(before, before) is None
+    assert inside_change(None, after) is None
+
+
+def test_many_function_edits_are_counted_past_four() -> None:
+    old = tuple("abcdef")
+    new = tuple(f"{c}2" for c in old)
+    said = inside_change(Signature("0" * 12, 6, old), Signature("1" * 12, 6, new))
+    assert said == "a -> a2 (1 op), b -> b2 (1 op), c -> c2 (1 op), d -> d2 (1 op), and 2 more"
+
+
+@pytest.mark.parametrize(
+    ("node_id", "title", "full"),
+    [
+        ("@layer2.0#1", "@0 (BasicBlock)", "@layer2.0 (BasicBlock)"),
+        ("@layer2.0", "@0 (BasicBlock) (x3)", "@layer2.0 (BasicBlock) (x3)"),
+        ("@layer1.0#1*2", "@0-1 (BasicBlock) x2", "@layer1.0-1 (BasicBlock) x2"),
+        ("@a.head#1*2", "@head..head_dist (Linear) x2", "@a.head..a.head_dist (Linear) x2"),
+        ("@h.0#1*12", "@h.0-11 (Block) x12", "@h.0-11 (Block) x12"),
+        ("segment:mul_1", "mul_1..tanh_1", "mul_1..tanh_1"),
+    ],
+)
+def test_full_title_writes_the_full_address(node_id: str, title: str, full: str) -> None:
+    assert full_title(node_id, title) == full
+
+
+def test_read_signature_refuses_other_comments() -> None:
+    assert read_signature("a user's comment") is None
+    assert read_signature(None) is None
+    assert read_signature("0123456789ab 1 op: relu") == Signature("0123456789ab", 1, ("relu",))
+
+
+def test_a_repeat_fold_cluster_hashes_every_repetition() -> None:
+    from pytest_tlgraph.snapshots.graphdiff import graph_diff
+    from pytest_tlgraph.snapshots.report import summary_lines
+
+    old = _Net(_Block(), _Block(), _Block())
+    new = _Net(_Block(), _Block(), _Block())
+    new.blocks[2].fc1.weight.requires_grad_(False)  # the third repetition: never drawn
+    old_dot, new_dot = _dot(old, collapse="auto"), _dot(new, collapse="auto")
+    old_graph, new_graph = parse_dot(old_dot), parse_dot(new_dot)
+    assert old_graph.nodes == new_graph.nodes and not new_graph.signatures
+    title, text = new_graph.cluster_signatures["cluster_blocks.0#1"]
+    assert title == "@blocks.0-2 (_Block) x3"
+    assert text.endswith(" 12 ops")
+    summary = summarize(old_graph, new_graph)
+    said = "@blocks.0-2 (_Block) x3, inside: content changed (12 ops)"
+    assert summary.clusters_changed == (said,)
+    assert not summary.unchanged
+    assert f"clusters changed (1): {said}" in summary_lines(summary)
+    diff = graph_diff(old_dot, new_dot)
+    line = next(x for x in diff.dot.splitlines() if "inside: content changed" in x)
+    assert line.strip().startswith("graph [label=<@blocks.0-2 (_Block) x3<BR/>inside: ")
+    assert 'color="#B07800"' in line  # amber: changed
+    assert emit(parse_gv(new_dot).graph) == new_dot
+    assert summarize(
+        old_graph, parse_dot(_dot(_Net(_Block(), _Block(), _Block()), collapse="auto"))
+    ).unchanged
+
+
+def test_a_drawing_stored_without_signatures_says_so_and_how_to_rewrite_it() -> None:
+    import re
+
+    from pytest_tlgraph.snapshots.report import summary_lines
+
+    new = _dot(_Net(_Block(), _Block(), _Block()), depth=1)
+    old = re.sub(r', comment="[^"]*"', "", new)  # as 0.2 wrote it
+    summary = summarize(parse_dot(old), parse_dot(new))
+    assert summary.unsigned == ("@blocks.0#1", "@blocks.1#1", "@blocks.2#1")
+    assert not summary.unchanged and not summary.row_changes
+    (line,) = summary_lines(summary)
+    assert line.startswith("content signature on one side only (3): @blocks.0#1, ")
+    assert line.endswith("run pytest --snapshot-update to rewrite it")
