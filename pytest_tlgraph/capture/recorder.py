@@ -22,7 +22,9 @@ from torch.overrides import TorchFunctionMode
 from pytest_tlgraph.capture.flops import (
     COUNTED_FUNCS,
     REDUCTION_COST,
+    WORK_FUNCS,
     count_flops,
+    element_work,
     flop_fields,
     input_work,
     is_counted,
@@ -348,10 +350,12 @@ class Recorder(TorchFunctionMode):
         stack = self._stack
         module = stack[-1].address if stack else ""
         index = len(self.ops)
-        work = 0
+        work, worked = 0, None
         if name in REDUCTION_COST:
             work = input_work(name, tensors[0] if tensors else None, args, kwargs)
-        forward, backward, total, macs = flop_fields(name, counted, numel, work)
+        elif name in WORK_FUNCS:
+            worked = element_work(name, tensors, first, args, kwargs)
+        forward, backward, total, macs = flop_fields(name, counted, numel, work, worked)
         raw = RawOp(
             "", "", name, 1, 1, index, parents, (), tuple(first.shape), first.dtype, module,
             self._chain, tuple(params) if params else (), None, None, None, elapsed, size,
