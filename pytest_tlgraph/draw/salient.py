@@ -11,6 +11,7 @@ outside torch.nn, and classes whose signature cannot be read, show every arg.
 
 from __future__ import annotations
 
+import types
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -27,6 +28,7 @@ DEFINING: Final = frozenset(
     }
 )  # fmt: skip
 _REQUIRED: Final = REQUIRED
+_FUNCTIONS: Final = (types.FunctionType, types.BuiltinFunctionType)
 
 
 def constructor_defaults(type_name: str) -> Mapping[str, Any] | None:
@@ -39,6 +41,10 @@ def constructor_defaults(type_name: str) -> Mapping[str, Any] | None:
 def _at_default(value: Any, default: Any) -> bool:
     if default is _REQUIRED:
         return False
+    if isinstance(default, _FUNCTIONS):
+        # A function is recorded by its name (``activation=relu``).
+        name: str = getattr(default, "__qualname__", None) or default.__name__
+        return bool(value == name)
     if value == default and type(value) is type(default):
         return True
     # A size given as one int is stored per dimension: (1, 1) is the default 1.
