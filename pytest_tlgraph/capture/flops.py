@@ -210,7 +210,7 @@ RESAMPLE_FUNCS: Final[dict[str, str | None]] = {
     "_upsample_nearest_exact3d": "nearest-exact", "upsample_linear1d": "linear",
     "upsample_bilinear2d": "bilinear", "upsample_bicubic2d": "bicubic",
     "upsample_trilinear3d": "trilinear", "_upsample_bilinear2d_aa": "bilinear aa",
-    "_upsample_bicubic2d_aa": "bicubic aa",
+    "_upsample_bicubic2d_aa": "bicubic aa", "grid_sample": None,
 }  # fmt: skip
 #: Every call whose count :func:`element_work` works out from its arguments.
 WORK_FUNCS: Final = INDEXED_COST | frozenset(RESAMPLE_FUNCS)
@@ -421,6 +421,8 @@ def _mode(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[str
     if implied is not None:
         mode, _, aa = implied.partition(" ")
         return mode, bool(aa)
+    if name == "grid_sample":  # grid_sample(input, grid, mode, padding_mode, ...)
+        return str(kwargs.get("mode", args[2] if len(args) > 2 else "bilinear")), False
     # interpolate(input, size, scale_factor, mode, align_corners, recompute, antialias)
     mode = kwargs.get("mode", args[3] if len(args) > 3 else "nearest")
     antialias = kwargs.get("antialias", args[6] if len(args) > 6 else False)

@@ -337,3 +337,12 @@ def test_weight_norm_costs_three_per_weight_element() -> None:
     trace = capture(conv, torch.randn(1, 4, 8))
     (norm,) = [op for op in trace.ops if op.func == "_weight_norm"]
     assert norm.shape == (6, 4, 3) and norm.flops_forward == 3 * 6 * 4 * 3
+
+
+def test_grid_sample_costs_its_taps_per_output_element() -> None:
+    grid = torch.rand(1, 3, 5, 2) * 2 - 1
+    for mode, taps in (("nearest", 1), ("bilinear", 4), ("bicubic", 16)):
+        op = _only_op(lambda x, g, m=mode: F.grid_sample(x, g, mode=m, align_corners=False),
+                      _IMAGE, grid)  # fmt: skip
+        assert op.func == "grid_sample" and op.shape == (1, 2, 3, 5)
+        assert op.flops_forward == taps * 2 * 3 * 5, mode
