@@ -3,7 +3,8 @@
 Matmul, linear, conv, bmm, baddbmm and attention FLOPs come from torch's own counter
 (``torch.utils.flop_counter.flop_registry``), attributed to the op that issued them.
 Pointwise ops cost a per-element factor times the output numel; views, reshapes and
-copies cost 0; anything else is ``None``.
+copies cost 0; indexed writes one per element written; resampling one per tap read;
+anything else is ``None``.
 
 Counting runs the call again under a dispatch mode, after the timed real call, so the
 counter's overhead never shows up in ``func_duration``. A count depends only on the
@@ -28,8 +29,10 @@ from pytest_tlgraph.memo import remember
 __all__ = [
     "COUNTED_FUNCS",
     "REDUCTION_COST",
+    "WORK_FUNCS",
     "TorchFlopCounter",
     "count_flops",
+    "element_work",
     "flop_fields",
     "input_work",
     "is_counted",
@@ -94,15 +97,27 @@ POINTWISE_COST: Final = {
             "ge", "isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not",
             "logical_xor", "and", "or", "xor", "invert", "bitwise_and", "bitwise_or",
             "bitwise_not", "masked_fill", "masked_fill_", "addcmul", "addcdiv", "lerp",
-            "nan_to_num", "neg_", "exp_",
+            "nan_to_num", "neg_", "exp_", "abs_", "sqrt_", "rsqrt_", "clamp_min_",
+            "clamp_max_", "hardtanh_", "leaky_relu_", "threshold_", "relu6_", "prelu",
+            "rrelu", "hardshrink", "softshrink", "sgn", "signbit", "heaviside", "copysign",
+            "hypot", "xlogy", "logit", "lerp_", "addcmul_", "addcdiv_", "square_",
         ),
         1,
     ),
-    **dict.fromkeys(("sigmoid", "tanh", "hardsigmoid", "hardswish", "elu", "selu"), 4),
-    **dict.fromkeys(("silu", "mish", "softplus"), 5),
-    **dict.fromkeys(("gelu",), 8),
-    **dict.fromkeys(("softmax", "log_softmax", "layer_norm", "group_norm", "rms_norm"), 5),
+    **dict.fromkeys(
+        ("sigmoid", "tanh", "hardsigmoid", "hardswish", "elu", "selu", "celu", "sigmoid_",
+         "tanh_", "hardsigmoid_", "hardswish_", "elu_", "selu_", "celu_", "softsign",
+         "tanhshrink"),
+        4,
+    ),
+    **dict.fromkeys(("silu", "mish", "softplus", "silu_", "mish_", "logsigmoid", "glu"), 5),
+    **dict.fromkeys(("gelu", "gelu_"), 8),
+    **dict.fromkeys(
+        ("softmax", "log_softmax", "softmin", "layer_norm", "group_norm", "rms_norm"), 5
+    ),
     **dict.fromkeys(("batch_norm", "instance_norm"), 4),
+    # The norm of ``v`` (a square and an add per element), then ``v`` scaled by ``g``.
+    **dict.fromkeys(("_weight_norm", "_weight_norm_interface", "normalize"), 3),
 }  # fmt: skip
 
 #: Per-element cost of reductions, scans and selections, times the numel of the larger
@@ -117,6 +132,7 @@ REDUCTION_COST: Final = {
             "count_nonzero", "topk", "histc", "bincount", "searchsorted", "bucketize",
             "embedding_bag", "sort", "argsort", "msort", "avg_pool1d", "avg_pool2d",
             "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+            "nonzero", "argwhere",
         ),
         1,
     ),
@@ -133,16 +149,71 @@ ZERO_COST: Final = frozenset(
         "cat", "concat", "stack", "split", "chunk", "narrow", "select", "detach",
         "view_as", "reshape_as", "movedim", "dropout", "identity", "zeros", "ones",
         "zeros_like", "ones_like", "full", "empty", "arange", "tensor", "pad",
-        "unbind", "index_select", "gather", "embedding", "cpu", "cuda", "flip", "roll",
+        "unbind", "embedding", "cpu", "cuda", "flip", "roll",
         "tile", "tril", "triu", "masked_select", "max_pool1d", "max_pool2d",
         "max_pool3d", "adaptive_max_pool2d", "pixel_shuffle", "full_like", "empty_like",
         "rand_like", "randn_like", "new_ones", "new_zeros", "new_full", "new_empty",
         "new_tensor", "zero_", "fill_", "copy_", "index", "as_strided",
-        "view_as_real", "view_as_complex", "unfold", "scatter", "index_put_",
+        "view_as_real", "view_as_complex", "unfold",
         "repeat_interleave", "one_hot", "randint", "randn", "rand", "empty_strided",
         "diagonal", "type_as", "long", "int", "bool", "eye", "linspace",
+        # Layout and views: axes moved, tensors split, stacked or broadcast.
+        "swapaxes", "swapdims", "moveaxis", "adjoint", "ravel", "broadcast_to",
+        "broadcast_tensors", "tensor_split", "hsplit", "vsplit", "dsplit",
+        "split_with_sizes", "unsafe_split", "unsafe_chunk", "atleast_1d", "atleast_2d",
+        "atleast_3d", "squeeze_", "unsqueeze_", "t_", "transpose_", "swapaxes_",
+        "swapdims_", "resize_", "resize_as_", "hstack", "vstack", "dstack",
+        "column_stack", "row_stack", "fliplr", "flipud", "rot90", "diag_embed",
+        "diagflat", "block_diag", "pixel_unshuffle", "channel_shuffle",
+        "native_channel_shuffle", "real", "imag", "conj", "resolve_conj", "resolve_neg",
+        "select_scatter", "slice_scatter", "diagonal_scatter", "as_strided_",
+        "unfold_copy", "expand_copy", "permute_copy", "view_copy", "alias",
+        "constant_pad_nd", "reflection_pad1d", "reflection_pad2d", "reflection_pad3d",
+        "replication_pad1d", "replication_pad2d", "replication_pad3d",
+        "adaptive_max_pool1d", "adaptive_max_pool3d", "max_unpool1d", "max_unpool2d",
+        "max_unpool3d", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
+        "feature_alpha_dropout", "feature_dropout",
+        # Constructors and casts: tensors made or converted, no arithmetic.
+        "meshgrid", "as_tensor", "asarray", "from_numpy", "scalar_tensor", "logspace",
+        "randperm", "randint_like", "normal", "bernoulli", "tril_indices", "triu_indices",
+        "new_empty_strided", "fill", "char", "byte", "short", "cfloat", "cdouble", "requires_grad_",
+        "detach_", "to_dense", "pin_memory", "cartesian_prod",
     }
 )  # fmt: skip
+
+#: Indexed writes and reads: one per element written (a computed address and a store),
+#: an add with it for the accumulating ones. See :func:`element_work` for which count.
+INDEXED_COST: Final = frozenset(
+    {
+        "gather", "take", "take_along_dim", "index_select", "scatter", "scatter_",
+        "scatter_add", "scatter_add_", "scatter_reduce", "scatter_reduce_", "index_add",
+        "index_add_", "index_copy", "index_copy_", "index_reduce", "index_reduce_",
+        "index_fill", "index_fill_", "index_put", "index_put_", "put", "put_",
+        "masked_scatter", "masked_scatter_",
+    }
+)  # fmt: skip
+
+#: Resampling: one per input element each output element reads (its taps): this many
+#: along each resampled axis, by mode (``bilinear`` 2 x 2 = 4, ``bicubic`` 4 x 4 = 16,
+#: ``trilinear`` 2 x 2 x 2 = 8). ``area`` reads its window, ``ceil(in / out)`` per axis;
+#: with ``antialias`` an axis that shrinks by ``s`` reads ``ceil(taps * s)`` along it.
+RESAMPLE_TAPS: Final = {
+    "nearest": 1, "nearest-exact": 1, "linear": 2, "bilinear": 2, "bicubic": 4,
+    "trilinear": 2,
+}  # fmt: skip
+#: Resampling calls and the mode each implies (``None``: the call's ``mode`` argument).
+RESAMPLE_FUNCS: Final[dict[str, str | None]] = {
+    "interpolate": None, "upsample": None, "upsample_nearest": "nearest",
+    "upsample_bilinear": "bilinear", "upsample_nearest1d": "nearest",
+    "upsample_nearest2d": "nearest", "upsample_nearest3d": "nearest",
+    "_upsample_nearest_exact1d": "nearest-exact", "_upsample_nearest_exact2d": "nearest-exact",
+    "_upsample_nearest_exact3d": "nearest-exact", "upsample_linear1d": "linear",
+    "upsample_bilinear2d": "bilinear", "upsample_bicubic2d": "bicubic",
+    "upsample_trilinear3d": "trilinear", "_upsample_bilinear2d_aa": "bilinear aa",
+    "_upsample_bicubic2d_aa": "bicubic aa", "grid_sample": None,
+}  # fmt: skip
+#: Every call whose count :func:`element_work` works out from its arguments.
+WORK_FUNCS: Final = INDEXED_COST | frozenset(RESAMPLE_FUNCS)
 
 
 #: Fragments of the names of fused kernels torch's table does not list (CPU flash
@@ -344,20 +415,131 @@ def input_work(
     return numel
 
 
+def _mode(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[str, bool]:
+    """A resampling call's mode and whether it antialiases."""
+    implied = RESAMPLE_FUNCS[name]
+    if implied is not None:
+        mode, _, aa = implied.partition(" ")
+        return mode, bool(aa)
+    if name == "grid_sample":  # grid_sample(input, grid, mode, padding_mode, ...)
+        return str(kwargs.get("mode", args[2] if len(args) > 2 else "bilinear")), False
+    # interpolate(input, size, scale_factor, mode, align_corners, recompute, antialias)
+    mode = kwargs.get("mode", args[3] if len(args) > 3 else "nearest")
+    antialias = kwargs.get("antialias", args[6] if len(args) > 6 else False)
+    return str(mode), bool(antialias)
+
+
+def _resample_work(
+    name: str, first: torch.Tensor, out: torch.Tensor, args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> int | None:  # fmt: skip
+    """Output elements times the taps each reads (:data:`RESAMPLE_TAPS`)."""
+    mode, antialias = _mode(name, args, kwargs)
+    spatial = min(first.dim(), out.dim()) - 2
+    if spatial < 1 or first.dim() != out.dim():
+        return None
+    taps = 1
+    for size_in, size_out in zip(first.shape[2:], out.shape[2:], strict=True):
+        shrink = size_in / size_out if size_out else 1.0
+        if mode == "area":
+            taps *= max(1, math.ceil(shrink))
+            continue
+        along = RESAMPLE_TAPS.get(mode)
+        if along is None:
+            return None
+        taps *= math.ceil(along * shrink) if antialias and shrink > 1 else along
+    return out.numel() * taps
+
+
+def _index_tensor(tensors: list[torch.Tensor]) -> torch.Tensor | None:
+    """The first integer tensor after the one indexed: the call's index."""
+    return next((t for t in tensors[1:] if not (t.is_floating_point() or t.is_complex())
+                 and t.dtype is not torch.bool), None)  # fmt: skip
+
+
+def _put_work(first: torch.Tensor, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    """The elements ``index_put`` writes: those its indices select."""
+    indices = kwargs.get("indices", args[1] if len(args) > 1 else None)
+    if not isinstance(indices, (list, tuple)):
+        return None
+    shapes: list[tuple[int, ...]] = []
+    kept = 1
+    axis = 0
+    for index in indices:
+        if index is None:
+            kept *= first.shape[axis] if axis < first.dim() else 1
+            axis += 1
+        elif isinstance(index, torch.Tensor) and index.dtype is torch.bool:
+            shapes.append((int(index.count_nonzero()),))
+            axis += index.dim()
+        elif isinstance(index, torch.Tensor):
+            shapes.append(tuple(index.shape))
+            axis += 1
+        else:
+            return None
+    for size in first.shape[axis:]:
+        kept *= size
+    if not shapes:
+        return None
+    selected: tuple[int, ...] = torch.broadcast_shapes(*shapes)  # type: ignore[no-untyped-call]
+    return math.prod(selected) * kept
+
+
+def element_work(
+    name: str, tensors: list[torch.Tensor], out: torch.Tensor, args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> int | None:  # fmt: skip
+    """The forward count of a :data:`WORK_FUNCS` call, worked out from its arguments:
+    the elements an indexed op writes (:data:`INDEXED_COST`: a gather's output, a
+    scatter's index, an ``index_add``'s source), or a resampling call's output elements
+    times its taps (:data:`RESAMPLE_TAPS`). ``None`` when the call's arguments do not say
+    (an unknown mode, a shape the formula does not cover)."""
+    if not tensors:
+        return None
+    first = tensors[0]
+    if name in RESAMPLE_FUNCS:
+        return _resample_work(name, first, out, args, kwargs)
+    base = name.removesuffix("_")
+    if base in ("gather", "take", "take_along_dim", "index_select"):
+        return out.numel()
+    if base in ("scatter", "scatter_add", "scatter_reduce", "put"):
+        index = _index_tensor(tensors)
+        return None if index is None else index.numel()
+    if base in ("index_add", "index_copy", "index_reduce"):
+        return tensors[2].numel() if len(tensors) > 2 else None
+    if base == "index_fill":
+        index = _index_tensor(tensors)
+        dim = kwargs.get("dim", args[1] if len(args) > 1 else None)
+        if index is None or type(dim) is not int or not first.dim() or not first.shape[dim]:
+            return None
+        return index.numel() * (first.numel() // first.shape[dim])
+    if base == "index_put":
+        return _put_work(first, args, kwargs)
+    if base == "masked_scatter" and len(tensors) > 1:
+        return int(tensors[1].expand(first.shape).count_nonzero())
+    return None
+
+
 FlopFields = tuple[int | None, int | None, int | None, int | None]
 _UNKNOWN: Final[FlopFields] = (None, None, None, None)
 _ZERO: Final[FlopFields] = (0, 0, 0, 0)
 
 
-def flop_fields(func: str, counted: int | None, out_numel: int, in_numel: int = 0) -> FlopFields:
+def flop_fields(
+    func: str, counted: int | None, out_numel: int, in_numel: int = 0, work: int | None = None
+) -> FlopFields:
     """``(forward, backward, total, macs)`` for a call named ``func``.
 
     ``counted`` is what torch's counter measured (for ``COUNTED_FUNCS``), ``out_numel``
     the numel of the first tensor output, ``in_numel`` that of the first tensor
-    argument (read by reductions).
+    argument (read by reductions), ``work`` what :func:`element_work` worked out (for
+    ``WORK_FUNCS``).
     """
     if counted is not None and func in COUNTED_FUNCS:
         return (counted, 2 * counted, 3 * counted, counted // 2)
+    if func in WORK_FUNCS:
+        # The backward reads the same taps, or scatters to what the forward gathered.
+        return _UNKNOWN if work is None else (work, work, 2 * work, 0)
     if func in ZERO_COST:
         return _ZERO
     cost = POINTWISE_COST.get(func)

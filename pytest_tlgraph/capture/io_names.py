@@ -2,7 +2,8 @@
 
 Inputs are named by the forward argument they fill (``input_ids``, ``args[2]`` for a
 ``*args`` entry, a ``**kwargs`` key as given), outputs by their path in the returned
-structure (``logits``, ``past_key_values[0][1]``, ``[1]``; one tensor is ``output``).
+structure (``logits``, ``past_key_values[0][1]``, ``[1]``; one tensor is ``output``); a
+named tuple's items by their field (GoogLeNet's ``logits``, ``aux_logits2``).
 A tensor nested in an argument adds its path (``batch.image``). The walk mirrors
 :func:`pytest_tlgraph.capture.measure.iter_tensors` exactly, so the n-th name belongs to
 the n-th input or output record.
@@ -32,6 +33,11 @@ def _walk(value: Any, path: str, out: list[str]) -> None:
     elif value is None or isinstance(value, _SCALARS):
         return
     elif isinstance(value, (list, tuple)):
+        named = _field_names(value)
+        if named is not None:
+            for name, item in zip(named, value, strict=True):
+                _walk(item, f"{path}.{name}" if path else name, out)
+            return
         for i, item in enumerate(value):
             _walk(item, f"{path}[{i}]", out)
     elif isinstance(value, dict):
@@ -40,6 +46,22 @@ def _walk(value: Any, path: str, out: list[str]) -> None:
     elif is_dataclass(value) and not isinstance(value, type):
         for f in fields(value):
             _walk(getattr(value, f.name), f"{path}.{f.name}" if path else f.name, out)
+
+
+def _field_names(value: list[Any] | tuple[Any, ...]) -> tuple[str, ...] | None:
+    """The field names of a named tuple (a ``NamedTuple``, ``collections.namedtuple`` or
+    one of torch's ``torch.return_types``), one per item; ``None`` for plain sequences."""
+    kind = type(value)
+    if kind is tuple or kind is list or not isinstance(value, tuple):
+        return None
+    names = getattr(kind, "_fields", None) or getattr(kind, "__match_args__", None)
+    if (
+        isinstance(names, tuple)
+        and len(names) == len(value)
+        and all(isinstance(n, str) for n in names)
+    ):
+        return names
+    return None
 
 
 def _checked(names: list[str], value: Any) -> list[str] | None:

@@ -1,52 +1,51 @@
 """Constructor args of a module, read from the instance's attributes at capture time.
 
-Reading attributes (not the arguments the constructor once received) is deliberate: an
-attribute edited after construction so that it no longer matches the captured shapes is
-exactly what the checked suppression must reveal.
+The names are the constructor parameters of the module's torch.nn class, read from its
+signature (:func:`pytest_tlgraph.constructors.constructor_params`), so every arg a
+layer was built with is on the record (``padding_mode``, ``max_norm``, ``momentum``):
+which ones a drawing shows is decided there. Reading attributes (not the arguments the
+constructor once received) is deliberate: an attribute edited after construction so
+that it no longer matches the captured shapes is exactly what the checked suppression
+must reveal.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from types import MappingProxyType
+import inspect
+import re
+import types
+from collections.abc import Callable
 from typing import Any, Final
 
 import torch
 from torch import nn
 
-__all__ = ["computes", "module_args"]
+from pytest_tlgraph.constructors import ModuleArgs, constructor_params, torch_class
 
-# Ordered attribute lists of the torch.nn families we know; other torch.nn modules fall
-# back to their declared ``__constants__``; user modules have no args row.
-_FAMILY_ARGS: Final[tuple[tuple[str, tuple[type[nn.Module], ...], tuple[str, ...]], ...]] = (
-    ("linear", (nn.Linear,), ("in_features", "out_features", "bias")),
-    (
-        "conv",
-        (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d,
-         nn.ConvTranspose3d),
-        ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation",
-         "groups", "bias"),
-    ),
-    (
-        "norm",
-        (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.InstanceNorm1d,
-         nn.InstanceNorm2d, nn.InstanceNorm3d),
-        ("num_features", "eps", "affine"),
-    ),
-    ("layernorm", (nn.LayerNorm,), ("normalized_shape", "eps", "elementwise_affine")),
-    ("embedding", (nn.Embedding,), ("num_embeddings", "embedding_dim", "padding_idx")),
-    ("mha", (nn.MultiheadAttention,), ("embed_dim", "num_heads", "dropout", "batch_first")),
-    ("dropout", (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d), ("p",)),
+__all__ = ["ModuleArgs", "computes", "module_args"]
+
+# The module families of the arg-suppression table; other torch.nn modules are
+# ``"torch"``; user modules that derive from no torch.nn class have no args row.
+_FAMILIES: Final[tuple[tuple[str, tuple[type[nn.Module], ...]], ...]] = (
+    ("linear", (nn.Linear,)),
+    ("conv", (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d,
+              nn.ConvTranspose3d)),
+    ("norm", (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.InstanceNorm1d,
+              nn.InstanceNorm2d, nn.InstanceNorm3d)),
+    ("layernorm", (nn.LayerNorm,)),
+    ("embedding", (nn.Embedding,)),
+    ("mha", (nn.MultiheadAttention,)),
+    ("dropout", (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d)),
 )  # fmt: skip
 
-_SKIPPED_CONSTANTS: Final = frozenset({"inplace", "padding_mode", "output_padding"})
-
-
 _ATOMS: Final = frozenset({bool, int, float, str, type(None)})
+_ADDRESS: Final = re.compile(r" at 0x[0-9a-fA-F]+")
+_FUNCTIONS: Final = (types.FunctionType, types.BuiltinFunctionType)
 
 
 def _plain(value: Any) -> Any:
-    """A plain, printable copy of an attribute value (tensors and containers included)."""
+    """A plain, printable copy of an attribute value (tensors and containers included);
+    never a text that depends on where an object lives in memory."""
     kind = type(value)
     if kind in _ATOMS:  # the common case first: ints, bools, floats
         return value
@@ -55,20 +54,22 @@ def _plain(value: Any) -> Any:
     if kind is tuple or isinstance(value, (list, tuple)):
         return tuple(_plain(v) for v in value)
     if isinstance(value, torch.Tensor):
-        return None
+        return "tensor " + ("x".join(map(str, value.shape)) or "scalar")
     if isinstance(value, torch.dtype):
         return str(value).removeprefix("torch.")
     if isinstance(value, (bool, int, float, str)):
         return value
-    return repr(value)
+    if isinstance(value, _FUNCTIONS):
+        return getattr(value, "__qualname__", None) or value.__name__
+    return _ADDRESS.sub("", repr(value))
 
 
 def _torch_forward(cls: type[nn.Module]) -> bool:
     """Whether the module runs a ``forward`` written in torch itself.
 
-    A subclass of a table family that overrides ``forward`` keeps its args, but its
-    output no longer follows the torch module's shape contract, so it gets no family
-    (and no arg of it is ever suppressed).
+    A subclass that overrides ``forward`` keeps its args, but its output no longer
+    follows the torch module's shape contract: its module call gets no family (and no
+    arg of it is suppressed against the call's shapes).
     """
     for klass in cls.__mro__:
         if "forward" in vars(klass):
@@ -77,27 +78,69 @@ def _torch_forward(cls: type[nn.Module]) -> bool:
 
 
 _MISSING: Final = object()
-# What a module class contributes, worked out once per class: (family, arg names,
-# whether it has args at all, whether its bias is read from the parameter dict). The
-# values themselves are read on every call.
-_layouts: dict[type[nn.Module], tuple[str | None, tuple[str, ...], bool, bool]] = {}
 
 
-def _layout(cls: type[nn.Module]) -> tuple[str | None, tuple[str, ...], bool, bool]:
+def _present(module: nn.Module, name: str) -> bool:
+    return getattr(module, name, None) is not None
+
+
+def _unless(equal_to: str) -> Callable[[nn.Module, str], Any]:
+    """An arg torch stores filled in from another (``kdim = kdim or embed_dim``): read
+    back as ``None``, its default, when it is the other arg's value."""
+
+    def read(module: nn.Module, name: str) -> Any:
+        value = getattr(module, name, _MISSING)
+        return None if value is not _MISSING and value == getattr(module, equal_to) else value
+
+    return read
+
+
+#: Args a torch.nn class keeps under another name or only as what it built.
+_READERS: Final[dict[tuple[str, str], Callable[[nn.Module, str], Any]]] = {
+    ("MultiheadAttention", "bias"): lambda m, _: _present(m, "in_proj_bias"),
+    ("MultiheadAttention", "add_bias_kv"): lambda m, _: _present(m, "bias_k"),
+    ("MultiheadAttention", "kdim"): _unless("embed_dim"),
+    ("MultiheadAttention", "vdim"): _unless("embed_dim"),
+    ("PairwiseDistance", "p"): lambda m, _: getattr(m, "norm", _MISSING),
+}
+#: Flags that turn the learnable parameters off: with one of them false, no ``bias``
+#: arg can be read back (there is no bias, whatever was passed).
+_AFFINE_FLAGS: Final = ("affine", "elementwise_affine")
+
+
+class _Layout:
+    """What a module class contributes, worked out once per class; the values
+    themselves are read on every call."""
+
+    __slots__ = ("base", "family", "flags", "names", "plain_bias", "readers", "torch_forward")
+
+    def __init__(self, cls: type[nn.Module]) -> None:
+        base = torch_class(cls)
+        self.base = base.__name__ if base is not None else None
+        self.family: str | None = None
+        if base is not None:
+            self.family = next((f for f, kinds in _FAMILIES if issubclass(cls, kinds)), "torch")
+        params = constructor_params(self.base) if self.base is not None else None
+        self.names: tuple[str, ...] = tuple(params or ())
+        self.readers = {
+            name: _READERS[(self.base or "", name)]
+            for name in self.names
+            if (self.base or "", name) in _READERS
+        }
+        self.plain_bias = _plain_bias(cls)
+        self.torch_forward = _torch_forward(cls)
+        #: Names whose default is a flag, read as "has it" when the attribute is a
+        #: tensor or ``None`` (``bias=True`` is stored as the bias parameter).
+        self.flags = frozenset(n for n in self.names if params and type(params[n]) is bool)
+
+
+_layouts: dict[type[nn.Module], _Layout] = {}
+
+
+def _layout(cls: type[nn.Module]) -> _Layout:
     layout = _layouts.get(cls)
     if layout is None:
-        for family, classes, names in _FAMILY_ARGS:
-            if issubclass(cls, classes):
-                layout = (family if _torch_forward(cls) else None, names, True, _plain_bias(cls))
-                break
-        else:
-            if cls.__module__.startswith("torch.nn."):
-                constants = getattr(cls, "__constants__", ())
-                names = tuple(n for n in constants if n not in _SKIPPED_CONSTANTS)
-                layout = ("torch", names, True, False)
-            else:
-                layout = (None, (), False, False)
-        _layouts[cls] = layout
+        layout = _layouts[cls] = _Layout(cls)
     return layout
 
 
@@ -113,37 +156,60 @@ def _plain_bias(cls: type[nn.Module]) -> bool:
 
 
 def _bias(module: nn.Module, plain: bool) -> Any:
-    """``getattr(module, "bias", None)``; read from the parameter dict where it lives
+    """``getattr(module, "bias", _MISSING)``; read from the parameter dict where it lives
     when the class is ``plain`` (:func:`_plain_bias`), sparing ``nn.Module.__getattr__``."""
     state = module.__dict__
     if plain and "bias" not in state:
         found = state.get("_parameters", {}).get("bias", _MISSING)
         if found is not _MISSING:
             return found
-    return getattr(module, "bias", None)
+    return getattr(module, "bias", _MISSING)
 
 
-def module_args(module: nn.Module) -> tuple[str | None, Mapping[str, Any] | None]:
-    """``(family, args)``: the module's family in the arg-suppression table (``"linear"``,
+def _skipped(value: Any) -> bool:
+    """Attributes that are not a constructor arg's value but what the constructor built
+    from it (a submodule, a bound method of the module)."""
+    return isinstance(value, nn.Module) or inspect.ismethod(value)
+
+
+def module_args(module: nn.Module) -> tuple[str | None, str | None, ModuleArgs | None]:
+    """``(family, call family, args)`` of one module call.
+
+    ``family`` is the module's family in the arg-suppression table (``"linear"``,
     ``"conv"``, ``"norm"``, ``"layernorm"``, ``"embedding"``, ``"mha"``, ``"dropout"``,
-    ``"torch"`` for other torch.nn modules) and the constructor args shown on its output
-    op; ``(None, None)`` for modules outside torch.nn, whose args we cannot name. A
-    subclass of a table family that overrides ``forward`` gets ``(None, args)``."""
+    ``"torch"`` for other torch.nn classes), whatever its ``forward``; ``call family``
+    the same, or ``None`` for a subclass that overrides ``forward`` (its call's shapes
+    follow no torch contract). ``args`` holds every constructor arg of the module's
+    torch.nn class that the instance keeps, in signature order; ``(None, None, None)``
+    for modules outside torch.nn, whose args we cannot name.
+    """
     cls = type(module)
-    family, names, has_args, plain_bias = _layouts.get(cls) or _layout(cls)
-    if not has_args:
-        return None, None
+    layout = _layouts.get(cls) or _layout(cls)
+    if layout.family is None:
+        return None, None, None
     values: dict[str, Any] = {}
-    for name in names:
-        if name == "bias" and family != "torch":
-            values[name] = _bias(module, plain_bias) is not None
+    readers, flags = layout.readers, layout.flags
+    for name in layout.names:
+        if name in readers:
+            value = readers[name](module, name)
+        elif name == "bias":
+            value = _bias(module, layout.plain_bias)
+        else:
+            value = getattr(module, name, _MISSING)
+        if value is _MISSING:
             continue
-        value = getattr(module, name, _MISSING)
-        if value is not _MISSING:
-            values[name] = value if type(value) in _ATOMS else _plain(value)
-    if family == "torch" and not values:
-        return "torch", None
-    return family, MappingProxyType(values)
+        if name in flags and (value is None or isinstance(value, torch.Tensor)):
+            # A flag stored as what it made: ``bias=True`` is the bias parameter.
+            if value is None and any(values.get(f) is False for f in _AFFINE_FLAGS):
+                continue  # no learnable parameters: no bias to read back
+            value = value is not None
+        elif type(value) not in _ATOMS:
+            if _skipped(value):
+                continue
+            value = _plain(value)
+        values[name] = value
+    call_family = layout.family if layout.torch_forward else None
+    return layout.family, call_family, ModuleArgs(values, layout.base) if values else None
 
 
 #: The functions that are a family's computation (others match by class name).
@@ -159,12 +225,13 @@ _FAMILY_FUNCS: Final = {
 }  # fmt: skip
 
 
-def computes(func: str, frame: Any) -> bool:
-    """Whether an op of function ``func`` is the computation of the module call
-    ``frame`` (its ``module_family`` and ``type_name``): the family's function, or a
+def computes(func: str, family: str | None, class_name: str) -> bool:
+    """Whether an op of function ``func`` is the computation of a module call of
+    ``family`` whose torch.nn class is ``class_name``: the family's function, or a
     function named like the class (``lstm`` in ``LSTM``, ``rnn_tanh`` in ``RNN``,
-    ``embedding_bag`` in ``EmbeddingBag``)."""
-    funcs = _FAMILY_FUNCS.get(frame.module_family or "")
+    ``embedding_bag`` in ``EmbeddingBag``, ``group_norm`` in a ``GroupNorm``
+    subclass)."""
+    funcs = _FAMILY_FUNCS.get(family or "")
     if funcs is not None:
         return func in funcs
-    return func.replace("_", "").startswith(frame.type_name.lower())
+    return func.replace("_", "").startswith(class_name.lower())

@@ -22,7 +22,9 @@ from torch.overrides import TorchFunctionMode
 from pytest_tlgraph.capture.flops import (
     COUNTED_FUNCS,
     REDUCTION_COST,
+    WORK_FUNCS,
     count_flops,
+    element_work,
     flop_fields,
     input_work,
     is_counted,
@@ -187,11 +189,16 @@ class Recorder(TorchFunctionMode):
         self._chain = self._chain[:-1]
         # Read per call, not once per module: a forward may edit an attribute between
         # two calls, and the args row must show what each call ran with.
-        frame.module_family, frame.module_args = module_args(module)
+        family, frame.module_family, args = module_args(module)
+        frame.module_args = args
         raw = None
-        if frame.module_args is not None:
-            raw = self._computation(frame)
-        if raw is None:
+        if args is not None:
+            raw = self._computation(frame, family, args.torch_class or "")
+        if raw is not None:
+            # The op the family names: its shapes follow the functional's contract,
+            # the module's, even where a subclass overrides ``forward``.
+            raw.module_family = family
+        else:
             t = output if isinstance(output, _Tensor) else first_tensor(output)
             if t is None:
                 return
@@ -199,20 +206,21 @@ class Recorder(TorchFunctionMode):
             if entry is None or entry[0]() is not t or self.ops[entry[1]].module != address:
                 return
             raw = self.ops[entry[1]]
+            raw.module_family = frame.module_family
         raw.module_args = frame.module_args
         raw.module_type = frame.type_name
-        raw.module_family = frame.module_family
 
-    def _computation(self, frame: ModuleFrame) -> RawOp | None:
+    def _computation(self, frame: ModuleFrame, family: str | None, base: str) -> RawOp | None:
         """The call's own op that *is* the module's computation (REVIEW.md §1.6): the
-        last one whose function the module's family or class names
+        last one whose function the module's family or torch.nn class ``base`` names
         (``multi_head_attention_forward`` in ``MultiheadAttention``, not a ``transpose``
-        after it), or ``None``."""
+        after it; ``layer_norm`` in a ``LayerNorm2d`` that permutes around it), or
+        ``None``."""
         key = (frame.address, frame.call_number)
         for raw in reversed(self.ops):
             if key not in raw.module_calls:
                 return None
-            if raw.module == frame.address and computes(raw.func, frame):
+            if raw.module == frame.address and computes(raw.func, family, base):
                 return raw
         return None
 
@@ -342,10 +350,12 @@ class Recorder(TorchFunctionMode):
         stack = self._stack
         module = stack[-1].address if stack else ""
         index = len(self.ops)
-        work = 0
+        work, worked = 0, None
         if name in REDUCTION_COST:
             work = input_work(name, tensors[0] if tensors else None, args, kwargs)
-        forward, backward, total, macs = flop_fields(name, counted, numel, work)
+        elif name in WORK_FUNCS:
+            worked = element_work(name, tensors, first, args, kwargs)
+        forward, backward, total, macs = flop_fields(name, counted, numel, work, worked)
         raw = RawOp(
             "", "", name, 1, 1, index, parents, (), tuple(first.shape), first.dtype, module,
             self._chain, tuple(params) if params else (), None, None, None, elapsed, size,

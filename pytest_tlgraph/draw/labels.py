@@ -15,9 +15,9 @@ from __future__ import annotations
 import marshal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any, Final
 
+from pytest_tlgraph.constructors import ModuleArgs
 from pytest_tlgraph.draw.plan import PlanNode, relative_address, wrap_row
 from pytest_tlgraph.draw.salient import hidden_defaults
 from pytest_tlgraph.draw.suppression import hidden_args, input_shape, output_shape
@@ -196,7 +196,10 @@ def _module_args(record: Record) -> Mapping[str, Any] | None:
     for name in dict.fromkeys(name for args in per_pass for name in args):
         values = tuple(dict.fromkeys(args[name] for args in per_pass if name in args))
         merged[name] = values[0] if len(values) == 1 else _Varying(values)
-    return MappingProxyType(merged)
+    # Every pass is a call of one module: the torch class its args were read against
+    # is the same in each.
+    first = per_pass[0]
+    return ModuleArgs(merged, first.torch_class if isinstance(first, ModuleArgs) else None)
 
 
 def _record_args_row(record: Record, trace: Trace | None, show_redundant: bool) -> str | None:
@@ -253,9 +256,10 @@ def _row_key(
     writes, are keyed by their :mod:`marshal` bytes (one call in C): marshal writes each
     value with its exact type, so ``1``, ``1.0`` and ``True`` (equal, yet read
     differently) get different keys, and so do ``0.0`` and ``-0.0``. The rest (names,
-    family, module type, shapes, the flag) is only compared, so it is keyed as it is.
-    ``None`` when a value is not a plain atom or a flat tuple of atoms, or cannot be
-    marshalled (a subclass of an atom): such rows are written every time."""
+    family, module type, the torch class the args were read against, shapes, the flag)
+    is only compared, so it is keyed as it is. ``None`` when a value is not a plain atom
+    or a flat tuple of atoms, or cannot be marshalled (a subclass of an atom): such rows
+    are written every time."""
     values = tuple(args.values())
     kinds = set(map(type, values))
     if not _ATOMS.issuperset(kinds):
@@ -268,7 +272,8 @@ def _row_key(
         written = marshal.dumps(values, 2)
     except ValueError:
         return None
-    return (family, module_type, source, target, show_redundant, tuple(args), written)
+    torch_class = args.torch_class if isinstance(args, ModuleArgs) else None
+    return (family, module_type, torch_class, source, target, show_redundant, tuple(args), written)
 
 
 def _params_row(record: Record) -> str | None:

@@ -4,16 +4,18 @@ An args row shows the args that define the layer (required constructor args and 
 named sizes in :data:`DEFINING`) and every other arg whose value differs from the
 constructor's default, read from torch's own signature: a convolution reads
 ``kernel_size=(3, 3), padding=(1, 1)``, not ``dilation=(1, 1), groups=1, bias=True``.
-Only torch.nn modules (a recorded family) are looked up; other modules, and classes
-whose signature cannot be read, show every arg.
+The defaults are those of the module's torch.nn class, the one its args were read
+against (``LayerNorm`` for a ``LayerNorm2d`` subclass, :class:`ModuleArgs`); modules
+outside torch.nn, and classes whose signature cannot be read, show every arg.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
+import types
 from collections.abc import Mapping
 from typing import Any, Final
+
+from pytest_tlgraph.constructors import REQUIRED, ModuleArgs, constructor_params
 
 __all__ = ["DEFINING", "constructor_defaults", "hidden_defaults"]
 
@@ -25,39 +27,24 @@ DEFINING: Final = frozenset(
         "num_heads", "hidden_size", "input_size", "d_model", "nhead",
     }
 )  # fmt: skip
-_REQUIRED: Final = object()
+_REQUIRED: Final = REQUIRED
+_FUNCTIONS: Final = (types.FunctionType, types.BuiltinFunctionType)
 
 
-@functools.cache
 def constructor_defaults(type_name: str) -> Mapping[str, Any] | None:
-    """``arg -> default`` (:data:`_REQUIRED` for an arg with none) of the torch.nn class
-    named ``type_name``: the first ``__init__`` along its MRO with named parameters
-    (``LSTM(*args, **kwargs)`` reads ``RNNBase``'s). ``None`` when there is no such class."""
-    import torch.nn
-
-    cls = getattr(torch.nn, type_name, None)
-    if not isinstance(cls, type):
-        return None
-    for klass in cls.__mro__:
-        init = vars(klass).get("__init__")
-        if init is None:
-            continue
-        try:
-            params = list(inspect.signature(init).parameters.values())[1:]
-        except (TypeError, ValueError):
-            return None
-        named = [p for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-        if named:
-            return {
-                p.name: _REQUIRED if p.default is inspect.Parameter.empty else p.default
-                for p in named
-            }
-    return None
+    """``arg -> default`` (a marker for an arg with none) of the torch.nn class named
+    ``type_name`` (:func:`pytest_tlgraph.constructors.constructor_params`); ``None``
+    when there is no such class."""
+    return constructor_params(type_name)
 
 
 def _at_default(value: Any, default: Any) -> bool:
     if default is _REQUIRED:
         return False
+    if isinstance(default, _FUNCTIONS):
+        # A function is recorded by its name (``activation=relu``).
+        name: str = getattr(default, "__qualname__", None) or default.__name__
+        return bool(value == name)
     if value == default and type(value) is type(default):
         return True
     # A size given as one int is stored per dimension: (1, 1) is the default 1.
@@ -71,10 +58,17 @@ def hidden_defaults(
     args: Mapping[str, Any], type_name: str | None, family: str | None
 ) -> tuple[str, ...]:
     """The names in ``args`` that are not salient (at their default, and not defining);
-    ``()`` when the defaults cannot be read (every arg is then shown)."""
-    if family is None or type_name is None:
-        return ()
-    defaults = constructor_defaults(type_name)
+    ``()`` when the defaults cannot be read (every arg is then shown).
+
+    Captured args name the torch.nn class they were read against; for other mappings
+    ``type_name`` must be a torch.nn class name and ``family`` set (a record built by
+    hand without a family claims no torch class)."""
+    torch_name = args.torch_class if isinstance(args, ModuleArgs) else None
+    if torch_name is None:
+        if family is None or type_name is None:
+            return ()
+        torch_name = type_name
+    defaults = constructor_defaults(torch_name)
     if defaults is None:
         return ()
     return tuple(

@@ -68,4 +68,9 @@ def build(name: str) -> Case:
 
 def _load() -> None:
     # The factories register themselves on import.
-    from tests.corpus import hf_models, models_faithful_collapse, torch_models  # noqa: F401
+    from tests.corpus import (  # noqa: F401
+        hf_models,
+        models_args,
+        models_faithful_collapse,
+        torch_models,
+    )

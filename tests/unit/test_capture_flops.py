@@ -3,6 +3,7 @@ table for pointwise ops, zero for views, ``None`` for the rest."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -228,3 +229,120 @@ def test_counts_are_memoised_on_shapes_and_scalar_arguments(
     assert _only_op(lambda a, b: F.conv2d(a, b, stride=1), *conv).flops_forward != (
         _only_op(lambda a, b: F.conv2d(a, b, stride=2), *conv).flops_forward
     )
+
+
+_IMAGE = torch.randn(1, 2, 6, 6)
+
+
+@pytest.mark.parametrize(
+    ("fn", "x", "taps"),
+    [
+        (lambda x: F.interpolate(x, scale_factor=2, mode="nearest"), _IMAGE, 1),
+        (lambda x: F.interpolate(x, scale_factor=2, mode="nearest-exact"), _IMAGE, 1),
+        (lambda x: F.interpolate(x, scale_factor=2, mode="linear"), torch.randn(1, 2, 6), 2),
+        (lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"), _IMAGE, 4),
+        (lambda x: F.interpolate(x, scale_factor=2, mode="bicubic"), _IMAGE, 16),
+        (lambda x: F.interpolate(x, scale_factor=2, mode="trilinear"),
+         torch.randn(1, 2, 3, 3, 3), 8),
+        (lambda x: nn.Upsample(scale_factor=2, mode="bilinear")(x), _IMAGE, 4),
+        # area reads its window: 6 -> 2 is 3 x 3 inputs per output element.
+        (lambda x: F.interpolate(x, size=(2, 2), mode="area"), _IMAGE, 9),
+        # antialiased, an axis shrunk by 2 reads twice the taps: (2 * 2) ** 2.
+        (lambda x: F.interpolate(x, size=(3, 3), mode="bilinear", antialias=True), _IMAGE, 16),
+    ],
+)  # fmt: skip
+def test_resampling_costs_its_taps_per_output_element(
+    fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, taps: int
+) -> None:
+    op = _only_op(fn, x)
+    assert op.func == "interpolate"
+    assert op.flops_forward == taps * op_numel(op) > 0
+    assert (op.flops_backward, op.flops_total, op.macs_forward) == (
+        op.flops_forward, 2 * op.flops_forward, 0,
+    )  # fmt: skip
+
+
+def op_numel(op: Op) -> int:
+    assert op.shape is not None
+    return math.prod(op.shape)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: x.swapaxes(0, 1),
+        lambda x: torch.swapdims(x, 0, 1),
+        lambda x: torch.moveaxis(x, 0, 1),
+        lambda x: torch.as_tensor(x),
+        lambda x: torch.broadcast_to(x, (2, 4, 3)),
+        lambda x: x.ravel(),
+        lambda x: torch.tensor_split(x, 2)[0],
+        lambda x: torch.hstack([x, x]),
+        lambda x: torch.rot90(x),
+    ],
+)
+def test_layout_ops_cost_zero(fn: Callable[[torch.Tensor], torch.Tensor]) -> None:
+    op = _only_op(fn, torch.randn(4, 3))
+    assert (op.flops_forward, op.flops_backward, op.flops_total, op.macs_forward) == (0, 0, 0, 0)
+
+
+def test_meshgrid_costs_zero() -> None:
+    def grid(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return torch.stack(torch.meshgrid(x, y, indexing="ij"))
+
+    ops = capture(_Call(grid), (torch.arange(3.0), torch.arange(4.0))).ops
+    (mesh,) = [op for op in ops if op.func == "meshgrid"]
+    assert (mesh.flops_forward, mesh.flops_total) == (0, 0)
+
+
+_INDEX = torch.tensor([[0, 2], [1, 0]])
+
+
+@pytest.mark.parametrize(
+    ("fn", "written"),
+    [
+        (lambda x: x.gather(1, _INDEX), 4),  # the output's elements
+        (lambda x: torch.take_along_dim(x[:2], _INDEX, dim=1), 4),
+        (lambda x: x.index_select(1, torch.tensor([0, 2])), 8),
+        (lambda x: torch.zeros(2, 3).scatter_(1, _INDEX, 1.0), 4),  # the index's elements
+        (lambda x: torch.zeros(2, 3).scatter(1, _INDEX, x), 4),
+        (lambda x: torch.zeros(2, 3).scatter_add(1, _INDEX, x), 4),
+        (lambda x: torch.zeros(5, 3).index_add_(0, torch.tensor([0, 3]), x[:2, :3]), 6),
+        (lambda x: torch.zeros(5, 3).index_copy(0, torch.tensor([1, 4]), x[:2, :3]), 6),
+        (lambda x: torch.zeros(4, 3).index_fill_(0, torch.tensor([0, 2]), 1.0), 6),
+        (lambda x: torch.zeros(4, 3).index_put_((torch.tensor([0, 1, 3]),), x[0, :3]), 9),
+    ],
+)  # fmt: skip
+def test_indexed_ops_cost_one_per_element_written(
+    fn: Callable[[torch.Tensor], torch.Tensor], written: int
+) -> None:
+    ops = [op for op in capture(_Call(fn), (torch.randn(4, 4),)).ops if op.has_function]
+    op = ops[-1]
+    assert op.flops_forward == written
+    assert op.flops_total == 2 * written and op.macs_forward == 0
+
+
+def test_a_masked_index_put_counts_the_selected_elements() -> None:
+    mask = torch.tensor([[True, False, True], [False, False, True]])
+
+    def fill(x: torch.Tensor) -> torch.Tensor:
+        return torch.zeros(2, 3).index_put((mask,), x)
+
+    ops = [op for op in capture(_Call(fill), (torch.tensor(1.0),)).ops if op.has_function]
+    assert ops[-1].func == "index_put" and ops[-1].flops_forward == 3
+
+
+def test_weight_norm_costs_three_per_weight_element() -> None:
+    conv = nn.utils.parametrizations.weight_norm(nn.Conv1d(4, 6, 3), dim=2)
+    trace = capture(conv, torch.randn(1, 4, 8))
+    (norm,) = [op for op in trace.ops if op.func == "_weight_norm"]
+    assert norm.shape == (6, 4, 3) and norm.flops_forward == 3 * 6 * 4 * 3
+
+
+def test_grid_sample_costs_its_taps_per_output_element() -> None:
+    grid = torch.rand(1, 3, 5, 2) * 2 - 1
+    for mode, taps in (("nearest", 1), ("bilinear", 4), ("bicubic", 16)):
+        op = _only_op(lambda x, g, m=mode: F.grid_sample(x, g, mode=m, align_corners=False),
+                      _IMAGE, grid)  # fmt: skip
+        assert op.func == "grid_sample" and op.shape == (1, 2, 3, 5)
+        assert op.flops_forward == taps * 2 * 3 * 5, mode

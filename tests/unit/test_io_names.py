@@ -3,7 +3,7 @@ output's structure; node ids and op labels stay ``input_1``, ``output_1``."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 import torch
@@ -91,3 +91,24 @@ def test_input_names_follow_the_forward_each_capture_calls() -> None:
     assert titles(capture(_Later(), (x, x)))["input_2"] == "right"
     _Later.forward = swapped  # type: ignore[method-assign,assignment]
     assert titles(capture(_Later(), (x, x)))["input_2"] == "b"
+
+
+class _Heads(NamedTuple):
+    logits: torch.Tensor
+    aux: torch.Tensor
+
+
+class _NamedOutputs(nn.Module):
+    def forward(self, x: torch.Tensor, batch: _Heads) -> Any:
+        top = (x * 2).max(dim=-1)  # torch.return_types.max: values, indices
+        return [_Heads(x + 1, batch.aux * 3), top, (x - 1, x - 2)]
+
+
+def test_named_tuples_are_titled_by_field_plain_tuples_by_position() -> None:
+    x = torch.randn(2, 3)
+    trace = capture(_NamedOutputs(), (x, _Heads(x, x)))
+    assert titles(trace) == {
+        "input_1": "x", "input_2": "batch.logits", "input_3": "batch.aux",
+        "output_1": "[0].logits", "output_2": "[0].aux", "output_3": "[1].values",
+        "output_4": "[1].indices", "output_5": "[2][0]", "output_6": "[2][1]",
+    }  # fmt: skip

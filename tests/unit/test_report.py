@@ -53,7 +53,8 @@ def test_sections_come_in_order_with_the_args_callout() -> None:
     report = _report(_draw(), _draw(show_redundant_args=True))
     assert [heading for heading, _ in report.sections] == HEADINGS
     sections = dict(report.sections)
-    assert sections[HEADINGS[0]][0] == "label rows changed (2 nodes):"
+    # fc1, fc2 and the ReLU between them (inplace=False): every arg comes back.
+    assert sections[HEADINGS[0]][0] == "label rows changed (3 nodes):"
     assert "  fc1: args row now shows in_features=8" in sections[HEADINGS[0]]
     diff = sections[HEADINGS[1]]
     stored = "stored: __snapshots__/test_m/test_mlp.gv"

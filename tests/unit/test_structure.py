@@ -83,8 +83,10 @@ def test_summary_calls_out_args_rows_by_module() -> None:
     quiet = _graph(MLP(), torch.zeros(2, 8))
     loud = _graph(MLP(), torch.zeros(2, 8), show_redundant_args=True)
     summary = summarize(quiet, loud)
-    assert summary.changed_nodes == ("linear_1", "linear_2")
+    # Every arg comes back, ReLU's inplace=False too.
+    assert summary.changed_nodes == ("linear_1", "relu_1", "linear_2")
     shown = [str(change) for change in summary.row_changes]
+    assert "act: args row now shows inplace=False" in shown
     assert "fc1: args row now shows in_features=8" in shown
     assert "fc1: args row now shows out_features=16" in shown
     assert "fc2: args row now shows in_features=16" in shown

@@ -21,14 +21,16 @@ torch.manual_seed(0)
 
 
 def _args_rows(trace: Trace, **options: Any) -> dict[str, str]:
-    """Node id -> the args row, for every node that has one (found by its ``=``)."""
+    """Node id -> the args row, for every node that has one (found by its ``=``; a row
+    wrapped over several lines is joined again)."""
     drawing = trace.draw(**options)
-    return {
-        node_id: row
+    rows = {
+        node_id: " ".join(
+            row for row in node.rows if "=" in row and not row.startswith(("params:", "@"))
+        )
         for node_id, node in drawing.nodes.items()
-        for row in node.rows
-        if "=" in row and not row.startswith("params:")
     }
+    return {node_id: row for node_id, row in rows.items() if row}
 
 
 def _arg_names(row: str) -> list[str]:
@@ -90,7 +92,9 @@ def test_batchnorm_suppresses_num_features_only() -> None:
     rows = _args_rows(capture(nn.BatchNorm2d(7, eps=1e-3), torch.randn(2, 7, 3, 3)))
     assert _arg_names(rows["batch_norm_1"]) == ["eps"]
     full = _args_rows(capture(nn.BatchNorm2d(7), torch.randn(2, 7, 3, 3)), show_redundant_args=True)
-    assert _arg_names(full["batch_norm_1"]) == ["num_features", "eps", "affine"]
+    assert _arg_names(full["batch_norm_1"]) == [
+        "num_features", "eps", "momentum", "affine", "track_running_stats", "bias"
+    ]  # fmt: skip
 
 
 def test_unbatched_instance_norm_mismatch_stays_visible() -> None:
@@ -197,8 +201,9 @@ def test_two_data_inputs_keep_the_input_side_arg() -> None:
     parametrize.register_parametrization(linear, "weight", _Doubled())
     trace = capture(linear, torch.randn(2, 4))
     assert len(trace.op("linear_1").parents) == 2
-    # A parametrized class is not torch's own: its defaults are unknown, every arg shows.
-    assert _args_rows(trace)["linear_1"] == "in_features=4, bias=True"
+    # The parametrized class torch makes derives from Linear: Linear's defaults apply.
+    assert type(linear).__name__ == "ParametrizedLinear"
+    assert _args_rows(trace)["linear_1"] == "in_features=4"
 
 
 class _Doubled(nn.Module):
@@ -229,12 +234,18 @@ class _Reshaping(nn.Linear):
         return super().forward(x).reshape(-1, self.out_features)
 
 
-def test_subclass_with_own_forward_is_never_a_candidate() -> None:
-    trace = capture(_Reshaping(4, 4), torch.randn(2, 3, 4))
-    rows = _args_rows(trace)
-    [(label, row)] = rows.items()
-    assert trace.op(label).shape == (6, 4)
-    assert row == "in_features=4, out_features=4, bias=True"
+def test_subclass_with_own_forward_keeps_its_args_on_the_family_op() -> None:
+    trace = capture(nn.Sequential(_Reshaping(4, 5)), torch.randn(2, 3, 4))
+    linear, reshape = trace.op("linear_1"), trace.op("reshape_1")
+    assert (linear.module_type, linear.module_family) == ("_Reshaping", "linear")
+    assert reshape.shape == (6, 5) and reshape.module_args is None
+    # On the linear op the functional's own shapes prove both sizes; bias=True is
+    # Linear's default.
+    assert _args_rows(trace) == {}
+    full = _args_rows(trace, show_redundant_args=True)
+    assert full == {"linear_1": "in_features=4, out_features=5, bias=True"}
+    # The call's box follows no torch contract: nothing is suppressed against its shapes.
+    assert _args_rows(trace, depth=0) == {"@0#1": "in_features=4, out_features=5"}
 
 
 def test_torch_module_outside_the_table_shows_its_args() -> None:

@@ -73,8 +73,8 @@ def test_built_record_stays_frozen(cls: type[Any]) -> None:
 
 def test_built_records_copy_pickle_and_replace_like_constructed_ones() -> None:
     trace = capture(seeded(MLP()), torch.randn(2, 8))
-    op = trace.op("relu_1")  # module args are a mapping proxy, which does not pickle
-    assert op.module_args is None and op.params == ()
+    op = trace.op("relu_1")
+    assert op.module_args == {"inplace": False} and op.params == ()
     built = frozen_builder(Op)(*_values(op))
     assert pickle.loads(pickle.dumps(built)) == op
     assert copy.deepcopy(built) == op
