@@ -37,6 +37,7 @@ _DEFAULT_RENDERER: Final = pytest.StashKey[str]()
 _HTML: Final = pytest.StashKey["tuple[Path, int]"]()
 _FIXTURE: Final = pytest.StashKey["TlgraphSnapshot"]()
 _FAILED: Final = pytest.StashKey[bool]()
+_WARNINGS: Final = pytest.StashKey["list[str]"]()
 _DEFAULT_RESULTS: Final = "tlgraph-results"
 _FALSE: Final = frozenset({"false", "no", "off", "0"})
 _TRUE: Final = frozenset({"true", "yes", "on", "1"})
@@ -332,18 +333,24 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if settings.summary:
         from pytest_tlgraph.snapshots.summary import write_summaries
 
-        write_summaries(results, settings.summary, report=path)
+        # Never fails the run: a summary that cannot be written is a warning line.
+        config.stash[_WARNINGS] = write_summaries(results, settings.summary, report=path)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    """Point at the HTML report when snapshots failed."""
+    """Point at the HTML report when snapshots failed; one line per summary that could
+    not be written."""
     found = config.stash.get(_HTML, None)
+    warned = config.stash.get(_WARNINGS, [])
+    if found is not None or warned:
+        terminalreporter.write_sep("-", "tlgraph")
     if found is not None:
         path, count = found
         from pytest_tlgraph.snapshots.call import display_path
 
         shown = display_path(path, config.invocation_params.dir)
-        terminalreporter.write_sep("-", "tlgraph")
         terminalreporter.write_line(
             f"{count} snapshot failure{'s' if count != 1 else ''}; report: {shown}"
         )
+    for line in warned:
+        terminalreporter.write_line(line, yellow=True)
