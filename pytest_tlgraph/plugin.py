@@ -242,8 +242,16 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
-    """Remember whether each phase of a test failed (the fixture's teardown reads it)."""
+    """Remember whether each phase of a test failed (the fixture's teardown reads it);
+    a failure's traceback leaves out the plugin's own frames (``--full-trace``: all)."""
+    excinfo = None if item.config.getoption("fulltrace", False) else call.excinfo
+    if excinfo is not None:
+        from pytest_tlgraph.snapshots.tracebacks import hide_plugin_frames, name_the_test
+
+        hide_plugin_frames(excinfo)
     report = yield
+    if excinfo is not None:
+        name_the_test(report, item, excinfo)
     item.stash[_FAILED] = item.stash.get(_FAILED, False) or bool(report.failed)
     return report
 
