@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "pytest_addoption",
+    "pytest_collection_modifyitems",
     "pytest_configure",
     "pytest_pyfunc_call",
     "pytest_report_header",
@@ -38,6 +39,8 @@ _HTML: Final = pytest.StashKey["tuple[Path, int]"]()
 _FIXTURE: Final = pytest.StashKey["TlgraphSnapshot"]()
 _FAILED: Final = pytest.StashKey[bool]()
 _WARNINGS: Final = pytest.StashKey["list[str]"]()
+_COLLISIONS: Final = pytest.StashKey["dict[str, str]"]()
+_CLAIMS: Final = pytest.StashKey["dict[tuple[str, str], str]"]()
 _DEFAULT_RESULTS: Final = "tlgraph-results"
 _FALSE: Final = frozenset({"false", "no", "off", "0"})
 _TRUE: Final = frozenset({"true", "yes", "on", "1"})
@@ -240,6 +243,15 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return [f"tlgraph: {torch}, renderer {settings.renderer} ({drawn_by}){png}"]
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Find the selected tests whose snapshots would share a file (session wide)."""
+    if any("tlgraph_snapshot" in getattr(item, "fixturenames", ()) for item in items):
+        from pytest_tlgraph.snapshots.collisions import collisions
+
+        config.stash[_COLLISIONS] = collisions(items)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     """Remember whether each phase of a test failed (the fixture's teardown reads it);
@@ -295,8 +307,13 @@ def tlgraph_snapshot(request: pytest.FixtureRequest) -> Iterator[TlgraphSnapshot
         marker=marker,
         nodeid=request.node.nodeid,
         module=module,
+        claims=config.stash.setdefault(_CLAIMS, {}),
     )
     request.node.stash[_FIXTURE] = fixture
+    collision = config.stash.get(_COLLISIONS, {}).get(request.node.nodeid)
+    if collision is not None:  # another test stores the same files: neither writes
+        fixture.keep_stored()
+        raise ValueError(collision)
     yield fixture
     if request.node.stash.get(_FAILED, True):
         # A failed test (even one that failed before its first call) proves none of its

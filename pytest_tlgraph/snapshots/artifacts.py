@@ -8,7 +8,7 @@ Layout (``tlgraph-results/`` by default)::
     <module path>/<snapshot name>-graphdiff.png  the structural diff drawing
     <module path>/<snapshot name>.dot.diff       the full unified DOT diff
     <module path>/<snapshot name>-measured.png   the unmasked picture of a time channel
-    .records/<stem>.json                         one failure, for report.html
+    .records/<stem, flattened>.json              one failure, for report.html
     report.html                                  written once, at the end of the session
     .tlgraph-manifest/<process>.txt              every file and folder the plugin made
 
@@ -179,8 +179,12 @@ class ResultsDir:
 
     def record_path(self, stem: Path, suffix: str) -> Path:
         """Where one snapshot's record of kind ``suffix`` goes: a file per snapshot in
-        ``.records`` (xdist safe), its name fitted to the file-name limit."""
-        name = fitted_name(stem.relative_to(self.root).as_posix().replace("/", "__"))
+        ``.records`` (xdist safe), its name fitted to the file-name limit.
+
+        The path is flattened by percent-escaping ``%`` and ``/``, which no two paths
+        share: ``tests/a__b/x`` and ``tests/a/b/x`` never share a record."""
+        relative = stem.relative_to(self.root).as_posix()
+        name = fitted_name(relative.replace("%", "%25").replace("/", "%2F"))
         return self.root / RECORDS / (name + suffix)
 
     def read_records(self) -> list[dict[str, Any]]:
