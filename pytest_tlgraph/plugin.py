@@ -18,12 +18,14 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_tlgraph.snapshots.fixture import TlgraphSnapshot
+    from pytest_tlgraph.snapshots.runs import Run
     from pytest_tlgraph.snapshots.settings import Settings
 
 __all__ = [
     "pytest_addoption",
     "pytest_collection_modifyitems",
     "pytest_configure",
+    "pytest_configure_node",
     "pytest_pyfunc_call",
     "pytest_report_header",
     "pytest_runtest_makereport",
@@ -41,6 +43,7 @@ _FAILED: Final = pytest.StashKey[bool]()
 _WARNINGS: Final = pytest.StashKey["list[str]"]()
 _COLLISIONS: Final = pytest.StashKey["dict[str, str]"]()
 _CLAIMS: Final = pytest.StashKey["dict[tuple[str, str], str]"]()
+_RUN: Final = pytest.StashKey["Run"]()
 _DEFAULT_RESULTS: Final = "tlgraph-results"
 _FALSE: Final = frozenset({"false", "no", "off", "0"})
 _TRUE: Final = frozenset({"true", "yes", "on", "1"})
@@ -204,9 +207,21 @@ def pytest_configure(config: pytest.Config) -> None:
         "max_diff_pixels) for the tlgraph_snapshot calls of a test; per-call arguments win",
     )
     settings = _settings(config)
+    if _is_worker(config):
+        # The controller chose the folder (its own when another run holds the shared one).
+        chosen = config.workerinput.get("tlgraph_results")  # type: ignore[attr-defined]
+        if chosen:
+            from pytest_tlgraph.snapshots.artifacts import ResultsDir
+
+            settings = replace(settings, results=ResultsDir(Path(chosen)))
+    else:
+        from pytest_tlgraph.snapshots.runs import start_run
+
+        # Clears what finished runs left; never the files of a run still going.
+        run = start_run(settings.results.root)
+        config.stash[_RUN] = run
+        settings = replace(settings, results=run.results)
     config.stash[_SETTINGS] = settings
-    if not _is_worker(config):
-        settings.results.clear_previous()
     from pytest_tlgraph import render
 
     # Drawing.png() inside a test uses the run's renderer too; restored at unconfigure.
@@ -214,8 +229,20 @@ def pytest_configure(config: pytest.Config) -> None:
     render.set_default_renderer(settings.renderer)
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist: every worker writes into the folder the controller chose."""
+    node.workerinput["tlgraph_results"] = str(node.config.stash[_SETTINGS].results.root)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Put back the renderer default this run replaced."""
+    """Give the results folder back; put back the renderer default this run replaced."""
+    run: Run | None = config.stash.get(_RUN, None)
+    if run is not None:
+        from pytest_tlgraph.snapshots.runs import end_run
+
+        del config.stash[_RUN]
+        end_run(run)
     previous = config.stash.get(_DEFAULT_RENDERER, None)
     if previous is not None:
         from pytest_tlgraph import render

@@ -11,6 +11,11 @@ Layout (``tlgraph-results/`` by default)::
     .records/<stem, flattened>.json              one failure, for report.html
     report.html                                  written once, at the end of the session
     .tlgraph-manifest/<process>.txt              every file and folder the plugin made
+    .tlgraph-lock                                held by the live run that owns the folder
+    run-<UTC time>-<pid>/                        a run started while another held it
+    .tlgraph-last                                names that folder when it ended last
+
+(``runs.py``: runs sharing the folder never delete each other's live files.)
 
 Every file is named after one snapshot, and a snapshot belongs to one test, which runs
 on one pytest-xdist worker: two workers never write the same file. The HTML report is
@@ -71,6 +76,9 @@ class ResultsDir:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._written: set[Path] = set()
+        #: The folder was made by the plugin before anything was written in it (to hold
+        #: a run's lock): the first write lists it, so it is removed again once empty.
+        self.made_root = False
 
     def stem(self, module_path: Path, snapshot_name: str) -> Path:
         """``<root>/<module path without suffix>/<snapshot name>``."""
@@ -127,8 +135,9 @@ class ResultsDir:
         manifest: the folders made for it before they are made, the file once written
         (a refused write never lists a file that is not the plugin's)."""
         missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
-        if self.root in missing:  # made by the plugin: removed again once it is empty
+        if self.root in missing or self.made_root:  # the plugin's: removed once empty
             self.root.mkdir(parents=True, exist_ok=True)
+            self.made_root = False
             self._note("d", self.root)
         for folder in reversed(missing):
             if folder != self.root and folder.is_relative_to(self.root):
@@ -147,6 +156,13 @@ class ResultsDir:
             return self.root / ("tlgraph-" + REPORT_NAME)
         return path
 
+    def note_root(self) -> None:
+        """List the folder itself in the manifest when the plugin made it and nothing
+        listed it yet: a later session removes it once it is empty."""
+        if self.made_root:
+            self.made_root = False
+            self._note("d", self.root)
+
     def note_written(self, path: Path) -> None:
         """List a file written by other code (the HTML report) in the manifest."""
         self._note("f", path)
@@ -163,10 +179,18 @@ class ResultsDir:
         return path in self._written
 
     def write_record(
-        self, stem: Path, *, nodeid: str, report: Report, artifacts: Artifacts
+        self,
+        stem: Path,
+        *,
+        nodeid: str,
+        report: Report,
+        artifacts: Artifacts,
+        base: Path | None = None,
     ) -> None:
-        """Keep one failure for the HTML report (a file per snapshot: xdist safe)."""
+        """Keep one failure for the HTML report (a file per snapshot: xdist safe).
+        ``base`` is the folder the report's paths are relative to (where pytest ran)."""
         record = {
+            "base": None if base is None else str(base.resolve()),
             "nodeid": nodeid,
             "title": report.title,
             "sections": [[heading, list(lines)] for heading, lines in report.sections],
@@ -202,16 +226,17 @@ class ResultsDir:
                 out.append(record)
         return out
 
-    def clear_previous(self) -> None:
+    def clear_previous(self) -> bool:
         """Remove what earlier sessions wrote, as their manifests list it: the files,
         then the folders they made (deepest first) that are now empty, then the
-        manifests. Nothing else in the directory is touched.
+        manifests. Nothing else in the directory is touched. Returns whether the folder
+        itself was made by the plugin (it is removed here when empty).
 
         A folder without a manifest (written by 0.1) loses only its ``.records``."""
         manifest = self.root / MANIFEST
         if not manifest.is_dir():
             _clear_legacy_records(self.root / RECORDS)
-            return
+            return False
         files: set[str] = set()
         folders: set[str] = set()
         lists = sorted(manifest.glob("*.txt"))
@@ -238,6 +263,7 @@ class ResultsDir:
         if "." in folders and not Path.cwd().resolve().is_relative_to(self.root.resolve()):
             with contextlib.suppress(OSError):
                 self.root.rmdir()
+        return "." in folders
 
     def _inside(self, rel: str) -> Path | None:
         """``root / rel`` when it stays inside the folder (no ``..``, no link out)."""

@@ -207,7 +207,9 @@ class SnapshotCall:
             notes=_notes(dot, graphdiff_note, written.graphdiff, root),
             write_errors=write_errors,
         )
-        settings.results.write_record(stem, nodeid=nodeid, report=report, artifacts=written)
+        settings.results.write_record(
+            stem, nodeid=nodeid, report=report, artifacts=written, base=root
+        )
         if settings.summary:
             missing = dot.expected is None and dot.error is None
             record = {
