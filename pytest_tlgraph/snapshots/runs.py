@@ -65,6 +65,7 @@ def start_run(shared: Path) -> Run:
     """Take the shared folder, or make a folder of this run's own when another live run
     holds it (see the module docstring)."""
     made = not shared.exists()
+    stale = (shared / LOCK).exists()  # a run that was killed: its lock file stays
     with contextlib.suppress(OSError):
         shared.mkdir(parents=True, exist_ok=True)
     lock = _lock(shared) if shared.is_dir() else False
@@ -72,6 +73,9 @@ def start_run(shared: Path) -> Run:
         return _own_folder(shared)
     results = ResultsDir(shared)
     made = results.clear_previous() or made
+    if stale and lock:  # nothing but that run's lock file: that run made the folder
+        with contextlib.suppress(OSError):
+            made = made or all(p.name == LOCK for p in shared.iterdir())
     _clear_finished_runs(shared)
     with contextlib.suppress(OSError):
         (shared / LAST).unlink()

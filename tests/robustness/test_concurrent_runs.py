@@ -146,3 +146,13 @@ def test_a_finished_run_folder_is_cleared_a_live_one_is_not(tmp_path: Path) -> N
     assert not second.results.root.exists() and last_run(shared) == shared
     end_run(fifth)
     assert not shared.exists(), "a folder the plugin made, left empty, is removed"
+
+
+def test_a_killed_runs_lock_file_is_not_a_live_run(tmp_path: Path) -> None:
+    shared = tmp_path / "tlgraph-results"
+    shared.mkdir()
+    (shared / LOCK).write_text("")  # left by a run that was killed: nobody holds it
+    run = start_run(shared)
+    assert run.results.root == shared and not run.own_folder
+    end_run(run)
+    assert not shared.exists(), "only the dead run's lock file was there"
