@@ -18,11 +18,14 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_tlgraph.snapshots.fixture import TlgraphSnapshot
+    from pytest_tlgraph.snapshots.runs import Run
     from pytest_tlgraph.snapshots.settings import Settings
 
 __all__ = [
     "pytest_addoption",
+    "pytest_collection_modifyitems",
     "pytest_configure",
+    "pytest_configure_node",
     "pytest_pyfunc_call",
     "pytest_report_header",
     "pytest_runtest_makereport",
@@ -38,6 +41,10 @@ _HTML: Final = pytest.StashKey["tuple[Path, int]"]()
 _HTML_ERROR: Final = pytest.StashKey[str]()
 _FIXTURE: Final = pytest.StashKey["TlgraphSnapshot"]()
 _FAILED: Final = pytest.StashKey[bool]()
+_WARNINGS: Final = pytest.StashKey["list[str]"]()
+_COLLISIONS: Final = pytest.StashKey["dict[str, str]"]()
+_CLAIMS: Final = pytest.StashKey["dict[tuple[str, str], str]"]()
+_RUN: Final = pytest.StashKey["Run"]()
 _DEFAULT_RESULTS: Final = "tlgraph-results"
 _FALSE: Final = frozenset({"false", "no", "off", "0"})
 _TRUE: Final = frozenset({"true", "yes", "on", "1"})
@@ -201,9 +208,21 @@ def pytest_configure(config: pytest.Config) -> None:
         "max_diff_pixels) for the tlgraph_snapshot calls of a test; per-call arguments win",
     )
     settings = _settings(config)
+    if _is_worker(config):
+        # The controller chose the folder (its own when another run holds the shared one).
+        chosen = config.workerinput.get("tlgraph_results")  # type: ignore[attr-defined]
+        if chosen:
+            from pytest_tlgraph.snapshots.artifacts import ResultsDir
+
+            settings = replace(settings, results=ResultsDir(Path(chosen)))
+    else:
+        from pytest_tlgraph.snapshots.runs import start_run
+
+        # Clears what finished runs left; never the files of a run still going.
+        run = start_run(settings.results.root)
+        config.stash[_RUN] = run
+        settings = replace(settings, results=run.results)
     config.stash[_SETTINGS] = settings
-    if not _is_worker(config):
-        settings.results.clear_previous()
     from pytest_tlgraph.snapshots.cleanup import RunLedger
 
     # Follows the run, so an update that stopped early deletes no unused snapshot.
@@ -215,13 +234,25 @@ def pytest_configure(config: pytest.Config) -> None:
     render.set_default_renderer(settings.renderer)
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist: every worker writes into the folder the controller chose."""
+    node.workerinput["tlgraph_results"] = str(node.config.stash[_SETTINGS].results.root)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Put back the renderer default this run replaced."""
+    """Give the results folder back; put back the renderer default this run replaced."""
     from pytest_tlgraph.snapshots.cleanup import RunLedger
 
     ledger = config.pluginmanager.get_plugin(RunLedger.NAME)
     if ledger is not None:
         config.pluginmanager.unregister(ledger)
+    run: Run | None = config.stash.get(_RUN, None)
+    if run is not None:
+        from pytest_tlgraph.snapshots.runs import end_run
+
+        del config.stash[_RUN]
+        end_run(run)
     previous = config.stash.get(_DEFAULT_RENDERER, None)
     if previous is not None:
         from pytest_tlgraph import render
@@ -249,10 +280,27 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return [f"tlgraph: {torch}, renderer {settings.renderer} ({drawn_by}){png}"]
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Find the selected tests whose snapshots would share a file (session wide)."""
+    if any("tlgraph_snapshot" in getattr(item, "fixturenames", ()) for item in items):
+        from pytest_tlgraph.snapshots.collisions import collisions
+
+        config.stash[_COLLISIONS] = collisions(items)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
-    """Remember whether each phase of a test failed (the fixture's teardown reads it)."""
+    """Remember whether each phase of a test failed (the fixture's teardown reads it);
+    a failure's traceback leaves out the plugin's own frames (``--full-trace``: all)."""
+    excinfo = None if item.config.getoption("fulltrace", False) else call.excinfo
+    if excinfo is not None:
+        from pytest_tlgraph.snapshots.tracebacks import hide_plugin_frames, name_the_test
+
+        hide_plugin_frames(excinfo)
     report = yield
+    if excinfo is not None:
+        name_the_test(report, item, excinfo)
     # A rerun (pytest-rerunfailures) starts again at setup: only its own phases count.
     before = item.stash.get(_FAILED, False) and call.when != "setup"
     item.stash[_FAILED] = before or bool(report.failed)
@@ -302,8 +350,13 @@ def tlgraph_snapshot(request: pytest.FixtureRequest) -> Iterator[TlgraphSnapshot
         marker=marker,
         nodeid=request.node.nodeid,
         module=module,
+        claims=config.stash.setdefault(_CLAIMS, {}),
     )
     request.node.stash[_FIXTURE] = fixture
+    collision = config.stash.get(_COLLISIONS, {}).get(request.node.nodeid)
+    if collision is not None:  # another test stores the same files: neither writes
+        fixture.keep_stored()
+        raise ValueError(collision)
     yield fixture
     if request.node.stash.get(_FAILED, True):
         # A failed test (even one that failed before its first call) proves none of its
@@ -359,13 +412,18 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if settings.summary:
         from pytest_tlgraph.snapshots.summary import write_summaries
 
-        write_summaries(results, settings.summary, report=path)
+        # Never fails the run: a summary that cannot be written is a warning line.
+        config.stash[_WARNINGS] = write_summaries(results, settings.summary, report=path)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    """Point at the HTML report when snapshots failed."""
+    """Point at the HTML report when snapshots failed; one line per summary that could
+    not be written."""
     found = config.stash.get(_HTML, None)
+    warned = config.stash.get(_WARNINGS, [])
     unwritten = config.stash.get(_HTML_ERROR, None)
+    if found is not None or warned or unwritten is not None:
+        terminalreporter.write_sep("-", "tlgraph")
     if unwritten is not None:
         terminalreporter.write_line(f"tlgraph: {unwritten}")
     if found is not None:
@@ -373,7 +431,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         from pytest_tlgraph.snapshots.call import display_path
 
         shown = display_path(path, config.invocation_params.dir)
-        terminalreporter.write_sep("-", "tlgraph")
         terminalreporter.write_line(
             f"{count} snapshot failure{'s' if count != 1 else ''}; report: {shown}"
         )
+    for line in warned:
+        terminalreporter.write_line(line, yellow=True)

@@ -29,7 +29,7 @@ _DIFF_EXAMPLE = """example:
   git show main:__snapshots__/test_zoo/test_mlp.gv | tlgraph diff - \\
       __snapshots__/test_zoo/test_mlp.gv -o mlp-diff.png"""
 _REPORT_EXAMPLE = """example:
-  tlgraph report                  (reads ./tlgraph-results)
+  tlgraph report                  (reads ./tlgraph-results, or ../tlgraph-results ...)
   tlgraph report build/tlgraph    (the folder given to --tlgraph-results)"""
 
 
@@ -132,9 +132,10 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument(
         "results",
         nargs="?",
-        default="tlgraph-results",
+        default=None,
         metavar="DIR",
-        help="the results folder (default: tlgraph-results)",
+        help="the results folder (default: tlgraph-results, here or in the nearest "
+        "parent folder that has one); exit 2 when there is none",
     )
     return parser
 

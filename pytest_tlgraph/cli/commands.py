@@ -4,6 +4,7 @@ through the public API, and raises :class:`CommandError` (one line) when it cann
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,8 @@ from pytest_tlgraph.option_table import option_specs
 __all__ = ["draw_options", "run_diff", "run_draw", "run_report"]
 
 _OUTPUTS = (".gv", ".dot", ".png", ".svg")
+_DEFAULT_RESULTS = "tlgraph-results"
+_PROJECT_MARKERS = (".git", "pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 
 
 def draw_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -138,35 +141,85 @@ def run_diff(args: argparse.Namespace) -> None:
         print("\n".join(summary))
 
 
+def _results_folder(given: str | None) -> Path:
+    """The folder ``tlgraph report`` reads: the one given, else ``tlgraph-results`` in
+    the current folder or the nearest parent that has one, up to the project's root (a
+    folder with an ini file or ``.git``): pytest run from a subfolder writes it at the
+    rootdir."""
+    from pytest_tlgraph.snapshots.runs import last_run
+
+    if given is not None:
+        root = Path(given)
+        if root.exists() and not root.is_dir():
+            raise CommandError(f"{given!r} is a file; give the results folder")
+        if not root.is_dir():
+            raise CommandError(
+                f"no results folder {given}: give the folder pytest wrote "
+                "(--tlgraph-results, default tlgraph-results)"
+            )
+        return last_run(root)
+    here = Path.cwd()
+    for folder in (here, *here.parents):
+        if (folder / _DEFAULT_RESULTS).is_dir():
+            return last_run(folder / _DEFAULT_RESULTS)
+        if any((folder / marker).exists() for marker in _PROJECT_MARKERS):
+            break  # the project's root: a folder above it is another project's
+    raise CommandError(
+        f"no results folder {_DEFAULT_RESULTS}/ here or in a parent folder: the last run "
+        "passed (a passing run leaves none) or wrote elsewhere; run tlgraph report where "
+        "pytest ran, or give the folder: tlgraph report DIR"
+    )
+
+
+def _shown(path: Path) -> str:
+    """``path`` as printed: relative to the current folder, absolute when it cannot be."""
+    try:
+        return Path(os.path.relpath(path.resolve(), Path.cwd().resolve())).as_posix()
+    except ValueError:  # another drive
+        return str(path.resolve())
+
+
+def _rebased(line: str, base: Path | None) -> str:
+    """A report line with each path in it (written relative to the folder pytest ran
+    in, ``base``) made relative to the current folder."""
+    if base is None:
+        return line
+    words = line.split(" ")
+    for i, word in enumerate(words):
+        core = word.rstrip(":;,")
+        if "/" in core and (base / core).exists():
+            words[i] = _shown(base / core) + word[len(core) :]
+    return " ".join(words)
+
+
 def run_report(args: argparse.Namespace) -> None:
-    """``tlgraph report``: the report's path and the last run's failures."""
+    """``tlgraph report``: the report's path and the last run's failures; every path it
+    prints is relative to the current folder."""
     from pytest_tlgraph.snapshots.artifacts import REPORT_NAME, ResultsDir
 
-    root = Path(args.results)
-    if root.exists() and not root.is_dir():
-        raise CommandError(f"{args.results!r} is a file; give the results folder")
+    root = _results_folder(args.results)
     records = ResultsDir(root).read_records()
-    report = root / REPORT_NAME
     counts = _call_counts(root)
     if counts is not None:
         print(f"snapshot calls in the last run: {counts}")
     if not records:
-        print(
-            f"no snapshot failures recorded in {root}/: the last run passed, or ran with "
-            "another --tlgraph-results folder"
-        )
+        print(f"no snapshot failures recorded in {_shown(root)}/: the last run passed")
         return
     count = len(records)
-    where = str(report) if report.is_file() else f"{report} (not written yet)"
+    report = root / ("tlgraph-" + REPORT_NAME)  # written there when report.html is a user's
+    if not report.is_file():
+        report = root / REPORT_NAME
+    where = _shown(report) if report.is_file() else f"{_shown(report)} (not written yet)"
     print(f"report: {where}")
     print(f"{count} snapshot failure{'s' if count != 1 else ''} in the last run:")
     for record in records:
+        base = Path(record["base"]) if isinstance(record.get("base"), str) else None
         print(f"  {record.get('title', '?')}")
         for heading, lines in record.get("sections", ())[:1]:
             if heading.startswith("structure"):
-                print("\n".join(f"    {line}" for line in lines))
+                print("\n".join(f"    {_rebased(line, base)}" for line in lines))
         for kind, rel in record.get("images", {}).items():
-            print(f"    {kind + ':':<9} {root / rel}")
+            print(f"    {kind + ':':<9} {_shown(root / rel)}")
 
 
 def _call_counts(root: Path) -> str | None:

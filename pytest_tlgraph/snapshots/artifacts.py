@@ -8,9 +8,14 @@ Layout (``tlgraph-results/`` by default)::
     <module path>/<snapshot name>-graphdiff.png  the structural diff drawing
     <module path>/<snapshot name>.dot.diff       the full unified DOT diff
     <module path>/<snapshot name>-measured.png   the unmasked picture of a time channel
-    .records/<stem>.json                         one failure, for report.html
+    .records/<stem, flattened>.json              one failure, for report.html
     report.html                                  written once, at the end of the session
     .tlgraph-manifest/<process>.txt              every file and folder the plugin made
+    .tlgraph-lock                                held by the live run that owns the folder
+    run-<UTC time>-<pid>/                        a run started while another held it
+    .tlgraph-last                                names that folder when it ended last
+
+(``runs.py``: runs sharing the folder never delete each other's live files.)
 
 Every file is named after one snapshot, and a snapshot belongs to one test, which runs
 on one pytest-xdist worker: two workers never write the same file. The HTML report is
@@ -72,6 +77,9 @@ class ResultsDir:
         self.root = root
         self._written: set[Path] = set()
         self._of_test: dict[str, set[Path]] = {}  # node id -> the files of its failures
+        #: The folder was made by the plugin before anything was written in it (to hold
+        #: a run's lock): the first write lists it, so it is removed again once empty.
+        self.made_root = False
 
     def stem(self, module_path: Path, snapshot_name: str) -> Path:
         """``<root>/<module path without suffix>/<snapshot name>``."""
@@ -130,11 +138,12 @@ class ResultsDir:
         (a refused write never lists a file that is not the plugin's). A file written
         for test ``nodeid`` goes again when the test is run again (:meth:`forget`)."""
         missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
-        if self.root in missing:  # made by the plugin: removed again once it is empty
+        if self.root in missing or self.made_root:  # the plugin's: removed once empty
             try:
                 self.root.mkdir(parents=True, exist_ok=True)
             except OSError as error:
                 raise _unwritable(self.root, error) from error
+            self.made_root = False
             self._note("d", self.root)
         for folder in reversed(missing):
             if folder != self.root and folder.is_relative_to(self.root):
@@ -163,6 +172,13 @@ class ResultsDir:
             return self.root / ("tlgraph-" + REPORT_NAME)
         return path
 
+    def note_root(self) -> None:
+        """List the folder itself in the manifest when the plugin made it and nothing
+        listed it yet: a later session removes it once it is empty."""
+        if self.made_root:
+            self.made_root = False
+            self._note("d", self.root)
+
     def note_written(self, path: Path) -> None:
         """List a file written by other code (the HTML report) in the manifest."""
         self._note("f", path)
@@ -186,10 +202,18 @@ class ResultsDir:
         return path in self._written
 
     def write_record(
-        self, stem: Path, *, nodeid: str, report: Report, artifacts: Artifacts
+        self,
+        stem: Path,
+        *,
+        nodeid: str,
+        report: Report,
+        artifacts: Artifacts,
+        base: Path | None = None,
     ) -> None:
-        """Keep one failure for the HTML report (a file per snapshot: xdist safe)."""
+        """Keep one failure for the HTML report (a file per snapshot: xdist safe).
+        ``base`` is the folder the report's paths are relative to (where pytest ran)."""
         record = {
+            "base": None if base is None else str(base.resolve()),
             "nodeid": nodeid,
             "title": report.title,
             "sections": [[heading, list(lines)] for heading, lines in report.sections],
@@ -202,8 +226,12 @@ class ResultsDir:
 
     def record_path(self, stem: Path, suffix: str) -> Path:
         """Where one snapshot's record of kind ``suffix`` goes: a file per snapshot in
-        ``.records`` (xdist safe), its name fitted to the file-name limit."""
-        name = fitted_name(stem.relative_to(self.root).as_posix().replace("/", "__"))
+        ``.records`` (xdist safe), its name fitted to the file-name limit.
+
+        The path is flattened by percent-escaping ``%`` and ``/``, which no two paths
+        share: ``tests/a__b/x`` and ``tests/a/b/x`` never share a record."""
+        relative = stem.relative_to(self.root).as_posix()
+        name = fitted_name(relative.replace("%", "%25").replace("/", "%2F"))
         return self.root / RECORDS / (name + suffix)
 
     def read_records(self) -> list[dict[str, Any]]:
@@ -221,16 +249,17 @@ class ResultsDir:
                 out.append(record)
         return out
 
-    def clear_previous(self) -> None:
+    def clear_previous(self) -> bool:
         """Remove what earlier sessions wrote, as their manifests list it: the files,
         then the folders they made (deepest first) that are now empty, then the
-        manifests. Nothing else in the directory is touched.
+        manifests. Nothing else in the directory is touched. Returns whether the folder
+        itself was made by the plugin (it is removed here when empty).
 
         A folder without a manifest (written by 0.1) loses only its ``.records``."""
         manifest = self.root / MANIFEST
         if not manifest.is_dir():
             _clear_legacy_records(self.root / RECORDS)
-            return
+            return False
         files: set[str] = set()
         folders: set[str] = set()
         lists = sorted(manifest.glob("*.txt"))
@@ -257,6 +286,7 @@ class ResultsDir:
         if "." in folders and not Path.cwd().resolve().is_relative_to(self.root.resolve()):
             with contextlib.suppress(OSError):
                 self.root.rmdir()
+        return "." in folders
 
     def _inside(self, rel: str) -> Path | None:
         """``root / rel`` when it stays inside the folder (no ``..``, no link out)."""

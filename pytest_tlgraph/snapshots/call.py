@@ -258,7 +258,9 @@ class SnapshotCall:
         )
         try:
             if unsaved is None:
-                settings.results.write_record(stem, nodeid=nodeid, report=report, artifacts=written)
+                settings.results.write_record(
+                    stem, nodeid=nodeid, report=report, artifacts=written, base=root
+                )
             if settings.summary:
                 missing = dot.expected is None and dot.error is None
                 record = {

@@ -19,6 +19,7 @@ from pytest_tlgraph.snapshots.checks import (
     check_draw_options,
     check_results_folder,
 )
+from pytest_tlgraph.snapshots.collisions import Claims, claim
 from pytest_tlgraph.snapshots.extensions import (
     DPI,
     TlgraphDotExtension,
@@ -53,8 +54,11 @@ class TlgraphSnapshot:
         marker: Mapping[str, Any],
         nodeid: str,
         module: Path,
+        claims: Claims | None = None,
     ) -> None:
         self._snapshot = snapshot
+        #: The files claimed by every test of the session so far (collisions.claim).
+        self._claims: Claims = {} if claims is None else claims
         self._nodeid = nodeid
         self._module = module
         self._settings = settings
@@ -243,6 +247,7 @@ class TlgraphSnapshot:
                 'and " and ignore case on some systems); give the calls names that differ '
                 "in letters or digits"
             )
+        claim(self._claims, TlgraphDotExtension.dirname(test_location=location), file, self._nodeid)
         return index
 
     def _resolve(self, per_call: Mapping[str, Any]) -> Settings:

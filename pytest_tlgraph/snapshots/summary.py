@@ -150,28 +150,51 @@ def render_markdown(calls: Sequence[Mapping[str, Any]], report: str | None) -> s
     return "\n".join(lines) + "\n"
 
 
-def write_summaries(
-    results: ResultsDir, kinds: Sequence[str], *, report: Path | None
-) -> list[Path]:
+def write_summaries(results: ResultsDir, kinds: Sequence[str], *, report: Path | None) -> list[str]:
     """Write the asked summaries into the results folder; append the markdown to
-    ``$GITHUB_STEP_SUMMARY`` when set. Returns the files written in the folder."""
+    ``$GITHUB_STEP_SUMMARY`` when set.
+
+    A summary never fails the run: a file that cannot be written (a missing folder, a
+    directory, no permission, a full disk) is left out, and the returned list holds one
+    warning line for each (empty when everything was written)."""
     root = results.root
     calls = read_calls(root)
-    written = []
+    problems: list[str] = []
     if "json" in kinds:
-        path = root / SUMMARY_JSON
         counts = dict(Counter(str(c.get("verdict")) for c in calls))
         payload = {"counts": counts, "calls": calls}
-        results.write(path, (json.dumps(payload, indent=1, sort_keys=True) + "\n").encode())
-        written.append(path)
+        data = (json.dumps(payload, indent=1, sort_keys=True) + "\n").encode()
+        problems += _write_in_folder(results, root / SUMMARY_JSON, data)
     if "markdown" in kinds:
         shown = None if report is None else f"{report.parent.name}/{report.name}"
         text = render_markdown(calls, shown)
-        path = root / SUMMARY_MD
-        results.write(path, text.encode("utf-8"))
-        written.append(path)
+        missed = _write_in_folder(results, root / SUMMARY_MD, text.encode("utf-8"))
+        problems += missed
         step = os.environ.get("GITHUB_STEP_SUMMARY")
         if step:
-            with open(step, "a", encoding="utf-8") as handle:
-                handle.write(text)
-    return written
+            problems += _append_step_summary(step, text, kept=None if missed else root)
+    return problems
+
+
+def _write_in_folder(results: ResultsDir, path: Path, data: bytes) -> list[str]:
+    try:
+        results.write(path, data)
+    except OSError as error:  # a SnapshotWriteError names the file, cause and remedy
+        return [f"tlgraph: CI summary not written: {error}; the run's result is unchanged"]
+    return []
+
+
+def _append_step_summary(step: str, text: str, *, kept: Path | None) -> list[str]:
+    """Append ``text`` to the file ``$GITHUB_STEP_SUMMARY`` names; a warning line when
+    it cannot be (the run's exit status never depends on it)."""
+    try:
+        with open(step, "a", encoding="utf-8") as handle:
+            handle.write(text)
+    except (OSError, ValueError) as error:  # ValueError: a NUL byte in the name
+        reason = getattr(error, "strerror", None) or str(error)
+        where = "" if kept is None else f" ({kept / SUMMARY_MD} has it)"
+        return [
+            f"tlgraph: could not append the markdown summary to GITHUB_STEP_SUMMARY={step!r} "
+            f"({reason}); set it to a writable file{where}"
+        ]
+    return []

@@ -147,5 +147,8 @@ def test_draw_to_stdout_and_svg(folder: Path, capsys: pytest.CaptureFixture[str]
 
 
 def test_report_without_a_results_folder(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["report"]) == 0
-    assert "no snapshot failures recorded in tlgraph-results" in capsys.readouterr().out
+    # No folder is no result: exit 2 and one line, never "the last run passed".
+    assert main(["report"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert "no results folder tlgraph-results/ here or in a parent folder" in err
