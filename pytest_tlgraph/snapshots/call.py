@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_tlgraph.draw.canvas import png_problem
 from pytest_tlgraph.snapshots.dotdiff import unified_dot_diff
 from pytest_tlgraph.snapshots.extensions import (
     TlgraphDotExtension,
@@ -176,11 +177,22 @@ class SnapshotCall:
         graphdiff, graphdiff_note = None, None
         if dot.expected is not None and not dot.passed and settings.png:
             graphdiff, graphdiff_note = graph_diff_png(dot.expected, drawing.dot, settings.renderer)
+        refused: list[str] = []  # images over the size guard's limits: not written
         written = settings.results.write_failure(
             stem,
             actual=received_png,
-            expected=expected_png if isinstance(expected_png, bytes) else None,
-            diff=match.comparison.diff_png if match and match.comparison else None,
+            expected=_guarded(
+                expected_png if isinstance(expected_png, bytes) else None,
+                "the stored PNG's copy",
+                "it is not copied to the results; run pytest --snapshot-update to redraw it",
+                refused,
+            ),
+            diff=_guarded(
+                match.comparison.diff_png if match and match.comparison else None,
+                "the pixel diff",
+                "it is not written; the pixel count above stands",
+                refused,
+            ),
             dot_diff="\n".join(diff) + "\n" if diff and not dot.passed else None,
             graphdiff=graphdiff,
         )
@@ -204,7 +216,7 @@ class SnapshotCall:
             if written.dot_diff is None
             else display_path(written.dot_diff, root),
             state_text=drawing.state.describe() if drawing.state is not None else None,
-            notes=_notes(dot, graphdiff_note, written.graphdiff, root),
+            notes=[*_notes(dot, graphdiff_note, written.graphdiff, root), *refused],
             write_errors=write_errors,
         )
         settings.results.write_record(stem, nodeid=nodeid, report=report, artifacts=written)
@@ -218,6 +230,16 @@ class SnapshotCall:
             write_call(settings.results, stem, record)
         hint = "" if self.update else "\nto accept the received drawing: pytest --snapshot-update"
         return terminal_report(report).text(color=settings.color) + hint
+
+
+def _guarded(png: bytes | None, what: str, remedy: str, refused: list[str]) -> bytes | None:
+    """``png``, or ``None`` with the one-line reason added to ``refused`` when it is over
+    the size guard's limits (a stored baseline can be any size: it is not copied then)."""
+    problem = None if png is None else png_problem(png, what, remedy)
+    if problem is None:
+        return png
+    refused.append(problem)
+    return None
 
 
 def _notes(dot: DotOutcome, note: str | None, drawn: Path | None, root: Path) -> list[str]:

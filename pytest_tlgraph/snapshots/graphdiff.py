@@ -302,12 +302,12 @@ def _cluster_attrs(cid: str, old: _Side, new: _Side) -> dict[str, Any]:
 
 def graph_diff_png(old_dot: str, new_dot: str, renderer: str) -> tuple[bytes | None, str | None]:
     """The structural diff rendered at the snapshot dpi, or ``None`` and the one-line
-    reason it could not be drawn (a damaged stored file, a renderer failure): a failure
-    report never fails on its own picture."""
+    reason it could not be drawn (a damaged stored file, a renderer failure, a drawing
+    over the size guard's limits, estimated before rendering or read from the rendered
+    image): a failure report never fails on its own picture."""
     from pytest_tlgraph.errors import TlgraphError
-    from pytest_tlgraph.render import render_png
 
     try:
-        return render_png(graph_diff(old_dot, new_dot).dot, renderer=renderer, dpi=96), None
+        return graph_diff(old_dot, new_dot).png(96, renderer=renderer), None
     except (DotParseError, TlgraphError) as error:
         return None, f"structural diff drawing not made: {str(error).splitlines()[0]}"
