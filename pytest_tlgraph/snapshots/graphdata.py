@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Final
 
 __all__ = [
+    "MAX_NESTING",
     "DotParseError",
     "GraphData",
     "html_label_body",
@@ -37,6 +38,21 @@ class GraphData:
 
 class DotParseError(ValueError):
     """The text is not canonical tlgraph DOT; the message names the line."""
+
+
+#: Deepest cluster nesting a stored drawing may have. The plugin draws one cluster per
+#: module call, and torch walks modules recursively, so no model it can capture nests
+#: near this; the bound keeps a hostile file's canonical re-indentation (two spaces a
+#: level, so quadratic in the depth) and the renderer's work small.
+MAX_NESTING: Final = 2_000
+
+
+def check_nesting(depth: int) -> None:
+    """Raise :class:`DotParseError` when clusters open ``depth`` deep (over the bound)."""
+    if depth > MAX_NESTING:
+        raise DotParseError(
+            f"clusters nested deeper than {MAX_NESTING:,}: not a drawing pytest-tlgraph writes"
+        )
 
 
 _NODE: Final = re.compile(r'\s*("(?:[^"\\]|\\.)*") \[(.*)\];', re.DOTALL)
@@ -160,6 +176,7 @@ def parse_dot(text: str) -> GraphData:
                 continue
             elif cluster := _CLUSTER.fullmatch(line):
                 open_clusters.append(_unquote(cluster[1]))
+                check_nesting(len(open_clusters))
                 expect_title = True
             elif stripped == "}":
                 if not open_clusters:

@@ -16,7 +16,7 @@ from typing import Final
 
 from pytest_tlgraph.draw.dot import DotGraph, NodeStatement
 from pytest_tlgraph.draw.plan import Cluster
-from pytest_tlgraph.snapshots.graphdata import DotParseError, _statements
+from pytest_tlgraph.snapshots.graphdata import DotParseError, _statements, check_nesting
 
 __all__ = ["ParsedGraph", "parse_attrs", "parse_gv"]
 
@@ -137,6 +137,7 @@ def parse_gv(text: str) -> ParsedGraph:
                 tail = True
                 clusters.append(_cluster(cid, stack[-1] if stack else None))
                 stack.append(cid)
+                check_nesting(len(stack))
                 pending = cid
             elif line.strip() == "}":
                 if stack:

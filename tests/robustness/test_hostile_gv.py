@@ -220,3 +220,17 @@ def _inserted_union(new: list[int], old: list[int]) -> list[int]:
 @given(st.lists(st.integers(0, 12), unique=True), st.lists(st.integers(0, 12)))
 def test_the_linear_union_orders_items_as_insertion_did(new: list[int], old: list[int]) -> None:
     assert _union(new, old) == _inserted_union(new, old)
+
+
+@pytest.mark.parametrize("reader", [parse_gv, parse_dot], ids=["parse_gv", "parse_dot"])
+def test_nesting_past_the_bound_is_one_line_and_never_reindented(
+    reader: Callable[[str], object],
+) -> None:
+    from pytest_tlgraph.snapshots.graphdata import MAX_NESTING
+
+    reader(nested(chain(2, "linear", "2x4, 32 B"), "linear_1", MAX_NESTING))
+    # 100,000 levels without indentation: re-indented canonically they would be 10 GB.
+    opening = f'subgraph "c" {{\ngraph [label=<@c (Sequential)>, {CLUSTER_ATTRS}];\n'
+    text = chain(2, "linear", "2x4, 32 B")[: -len("}\n")] + opening * 100_000 + "}\n"
+    with pytest.raises(DotParseError, match=r"^line \d+: clusters nested deeper than 2,000"):
+        reader(text)
