@@ -6,7 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
 "$PY" -m pip install --quiet --disable-pip-version-check "torch==2.13.0"
-"$PY" -m pip install --quiet --disable-pip-version-check -e ".[test]"
+# The test extra through the pinned constraints: the same pytest, syrupy, transformers,
+# hypothesis ... on every machine (pyproject keeps the user-facing ranges wide).
+"$PY" -m pip install --quiet --disable-pip-version-check -c constraints/test.txt -e ".[test]"
 # The system renderer (--tlgraph-renderer=system) needs Graphviz's dot.
 if ! command -v dot >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1; then

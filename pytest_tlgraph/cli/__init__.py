@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from pytest_tlgraph.cli.model import CommandError
+from pytest_tlgraph.draw.canvas import MAX_DPI, check_dpi
 from pytest_tlgraph.option_table import option_specs
 
 __all__ = ["build_parser", "main"]
@@ -154,7 +155,19 @@ def _add_output(parser: argparse.ArgumentParser) -> None:
         help="pure (graphviz-pure, identical on every machine) or system "
         "(Graphviz dot); default pure",
     )
-    parser.add_argument("--dpi", type=int, default=96, help="PNG resolution (default 96)")
+    parser.add_argument(
+        "--dpi", type=_dpi, default=96, help=f"PNG resolution, 1 to {MAX_DPI} (default 96)"
+    )
+
+
+def _dpi(text: str) -> int:
+    """``--dpi``: a whole number from 1 to ``MAX_DPI``, checked before any capture."""
+    try:
+        return check_dpi(int(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"bad --dpi {text!r}: give a whole number from 1 to {MAX_DPI}, e.g. --dpi 96"
+        ) from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -7,16 +7,21 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_tlgraph.cli.model import CommandError
 from pytest_tlgraph.option_table import option_specs
+
+if TYPE_CHECKING:
+    from pytest_tlgraph.draw import Drawing
 
 __all__ = ["draw_options", "run_diff", "run_draw", "run_report"]
 
 _OUTPUTS = (".gv", ".dot", ".png", ".svg")
 _DEFAULT_RESULTS = "tlgraph-results"
 _PROJECT_MARKERS = (".git", "pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+_DRAW_REMEDY = "draw fewer nodes with --collapse auto or --depth N, or write a .gv or .svg"
+_DIFF_REMEDY = "write the diff as a .gv or .svg instead (-o diff.svg)"
 
 
 def draw_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -40,21 +45,31 @@ def draw_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
-def _write(dot: str, output: str | None, renderer: str, dpi: int) -> None:
+def _write(drawing: Drawing, output: str | None, renderer: str, dpi: int, remedy: str) -> None:
+    """Write the drawing's DOT, SVG or PNG; a PNG goes through the size guard (estimated
+    before rendering, then read from the rendered image), as the fixture's do, and is
+    refused with ``remedy`` when over its limits."""
+    from pytest_tlgraph.draw.canvas import canvas_problem, png_problem
     from pytest_tlgraph.render import render_png, render_svg
 
     if output is None:
-        sys.stdout.write(dot)
+        sys.stdout.write(drawing.dot)
         return
     suffix = Path(output).suffix.lower()
     if suffix not in _OUTPUTS:
         raise CommandError(f"cannot write {output!r}: -o takes a .gv, .png or .svg path")
     if suffix in (".gv", ".dot"):
-        data = dot.encode("utf-8")
+        data = drawing.dot.encode("utf-8")
     elif suffix == ".png":
-        data = render_png(dot, renderer=renderer, dpi=dpi)
+        problem = canvas_problem(drawing, dpi, remedy)
+        if problem is not None:
+            raise CommandError(problem)
+        data = render_png(drawing.dot, renderer=renderer, dpi=dpi)
+        problem = png_problem(data, "PNG", remedy)
+        if problem is not None:  # the estimate read low; nothing is written
+            raise CommandError(problem)
     else:
-        data = render_svg(dot, renderer=renderer)
+        data = render_svg(drawing.dot, renderer=renderer)
     try:
         Path(output).write_bytes(data)
     except OSError as error:
@@ -99,7 +114,7 @@ def run_draw(args: argparse.Namespace) -> None:
         drawing = trace.draw(**options)
     except (TypeError, ValueError) as error:  # EncodingRefusal is a ValueError too
         raise CommandError(str(error)) from None
-    _write(drawing.dot, args.output, args.renderer, args.dpi)
+    _write(drawing, args.output, args.renderer, args.dpi, _DRAW_REMEDY)
 
 
 def _read_dot(path: str) -> str:
@@ -136,7 +151,7 @@ def run_diff(args: argparse.Namespace) -> None:
             f"cannot diff {args.old} and {args.new}: not tlgraph drawings ({error}); give "
             "two .gv snapshots written by pytest-tlgraph"
         ) from None
-    _write(drawing.dot, args.output, args.renderer, args.dpi)
+    _write(drawing, args.output, args.renderer, args.dpi, _DIFF_REMEDY)
     if args.output is not None:
         print("\n".join(summary))
 

@@ -129,10 +129,17 @@ def random_inputs(shapes: Sequence[str], dtypes: Sequence[str]) -> tuple[torch.T
                 "float16, bfloat16 or int64"
             )
         shape = parse_shape(shape_text)
-        if dtype.is_floating_point or dtype.is_complex:
-            out.append(torch.randn(shape, generator=generator).to(dtype))
-        else:
-            out.append(torch.zeros(shape, dtype=dtype))
+        try:
+            if dtype.is_floating_point or dtype.is_complex:
+                out.append(torch.randn(shape, generator=generator).to(dtype))
+            else:
+                out.append(torch.zeros(shape, dtype=dtype))
+        except (RuntimeError, MemoryError, OverflowError, TypeError) as error:  # too large
+            first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+            raise CommandError(
+                f"cannot make an input of shape {shape_text!r} as {name} ({first[:200]}); "
+                "give a smaller --input-shape"
+            ) from None
     return tuple(out)
 
 

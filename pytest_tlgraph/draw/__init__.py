@@ -76,15 +76,19 @@ class Drawing:
 
         ``dpi`` is a whole number from 1 to 600. A drawing whose estimated canvas is over
         200 megapixels or 32,767 px on a side is not rendered: ``RenderError`` says the
-        estimated size and the remedy, before any renderer runs."""
-        from pytest_tlgraph.draw.canvas import canvas_problem, check_dpi
+        estimated size and the remedy, before any renderer runs; nor is a rendered PNG
+        over either limit returned (the estimate can read low)."""
+        from pytest_tlgraph.draw.canvas import canvas_problem, check_dpi, png_problem
         from pytest_tlgraph.errors import RenderError
         from pytest_tlgraph.render import get_default_renderer, render_png
 
         problem = canvas_problem(self, check_dpi(dpi))
-        if problem is not None:
-            raise RenderError(problem, renderer=renderer or get_default_renderer())
-        return render_png(self.dot, renderer=renderer, dpi=dpi)
+        if problem is None:
+            png = render_png(self.dot, renderer=renderer, dpi=dpi)
+            problem = png_problem(png)  # the estimate read low: the image is refused still
+            if problem is None:
+                return png
+        raise RenderError(problem, renderer=renderer or get_default_renderer())
 
 
 def caption(trace: Trace) -> str:

@@ -40,7 +40,7 @@ class Drawing(Protocol):
 
 
 __all__ = ["MAX_DPI", "MAX_MEGAPIXELS", "MAX_SIDE", "canvas_problem", "check_dpi",
-           "estimate_canvas"]  # fmt: skip
+           "estimate_canvas", "png_problem"]  # fmt: skip
 
 #: Above either limit a PNG is not rendered.
 MAX_MEGAPIXELS: Final = 200
@@ -89,17 +89,39 @@ def estimate_canvas(drawing: Drawing) -> tuple[float, float]:
     return (along_total, across_total) if sideways else (across_total, along_total)
 
 
-def canvas_problem(drawing: Drawing, dpi: int) -> str | None:
+def _over(width: int, height: int) -> bool:
+    return width * height / 1e6 > MAX_MEGAPIXELS or max(width, height) > MAX_SIDE
+
+
+_LIMIT: Final = f"over the limit of {MAX_MEGAPIXELS} Mpx and {MAX_SIDE:,} px a side"
+_REMEDY: Final = "draw fewer nodes with collapse='auto' or depth=N, or skip the PNG with png=False"
+
+
+def canvas_problem(drawing: Drawing, dpi: int, remedy: str = _REMEDY) -> str | None:
     """One line saying why the drawing is too large to render at ``dpi`` (the estimated
-    size, the limit and the remedy), or ``None`` when it is not."""
+    size, the limit and ``remedy``), or ``None`` when it is not."""
     width_in, height_in = estimate_canvas(drawing)
     width, height = round(width_in * dpi), round(height_in * dpi)
-    megapixels = width * height / 1e6
-    if megapixels <= MAX_MEGAPIXELS and max(width, height) <= MAX_SIDE:
+    if not _over(width, height):
         return None
     return (
         f"PNG not rendered: the estimated canvas is {width:,} x {height:,} px "
-        f"({megapixels:,.0f} Mpx) at {dpi} dpi, over the limit of {MAX_MEGAPIXELS} Mpx "
-        f"and {MAX_SIDE:,} px a side; draw fewer nodes with collapse='auto' or depth=N, "
-        "or skip the PNG with png=False"
+        f"({width * height / 1e6:,.0f} Mpx) at {dpi} dpi, {_LIMIT}; {remedy}"
+    )
+
+
+def png_problem(png: bytes, what: str = "PNG", remedy: str = _REMEDY) -> str | None:
+    """One line saying why the rendered ``png`` is too large to keep (its size read from
+    the header, the limit and the remedy), or ``None`` when it is within the limit or
+    not a PNG at all. The second half of the guard: an estimate can read low, and no
+    image over the limit is written or inlined whatever drew it."""
+    from pytest_tlgraph.snapshots.pngmeta import read_png_size
+
+    size = read_png_size(png)
+    if size is None or not _over(*size):
+        return None
+    width, height = size
+    return (
+        f"{what} refused: it is {width:,} x {height:,} px ({width * height / 1e6:,.0f} Mpx), "
+        f"{_LIMIT}; {remedy}"
     )

@@ -179,27 +179,36 @@ def _written(attrs: Mapping[str, Any] | str) -> str:
     return attrs if isinstance(attrs, str) else attr_list(attrs)
 
 
-def _write_cluster(
+def _write_clusters(
     lines: list[str],
-    cluster: Cluster,
-    indent: str,
+    roots: Sequence[Cluster],
     cluster_attrs: Mapping[str, Mapping[str, Any] | str],
     members: Mapping[str | None, list[str]],
     children: Mapping[str | None, list[Cluster]],
     quoted: Mapping[str, str],
 ) -> None:
-    """Append ``cluster``'s subgraph, its member nodes and its child clusters.
+    """Append each of ``roots``' subgraphs: its member nodes, then its child clusters,
+    then its closing brace.
 
-    A module-level function, not a closure calling itself: such a closure is a
-    reference cycle that keeps the whole graph alive until the cyclic collector runs.
+    A loop over an explicit stack, not a function calling itself: clusters nested as
+    deep as a stored file says (a damaged or hostile ``.gv`` read back for the
+    structural diff) never reach the interpreter's recursion limit.
     """
-    lines.append(f"{indent}subgraph {quote(cluster.id)} {{")
-    lines.append(f"{indent}  graph {_written(cluster_attrs[cluster.id])};")
-    for node_id in members.get(cluster.id, ()):
-        lines.append(f"{indent}  {quoted[node_id]};")
-    for child in children.get(cluster.id, ()):
-        _write_cluster(lines, child, indent + "  ", cluster_attrs, members, children, quoted)
-    lines.append(f"{indent}}}")
+    # A work item is a cluster to open, or the closing line of one already open.
+    stack: list[tuple[Cluster, str] | str] = [(c, "  ") for c in reversed(roots)]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            lines.append(item)
+            continue
+        cluster, indent = item
+        lines.append(f"{indent}subgraph {quote(cluster.id)} {{")
+        lines.append(f"{indent}  graph {_written(cluster_attrs[cluster.id])};")
+        for node_id in members.get(cluster.id, ()):
+            lines.append(f"{indent}  {quoted[node_id]};")
+        stack.append(f"{indent}}}")
+        inner = indent + "  "
+        stack.extend((child, inner) for child in reversed(children.get(cluster.id, ())))
 
 
 def emit(graph: DotGraph) -> str:
@@ -229,8 +238,7 @@ def emit(graph: DotGraph) -> str:
     for cluster in graph.clusters:
         children.setdefault(cluster.parent, []).append(cluster)
 
-    for cluster in children.get(None, ()):
-        _write_cluster(lines, cluster, "  ", graph.cluster_attrs, members, children, quoted)
+    _write_clusters(lines, children.get(None, ()), graph.cluster_attrs, members, children, quoted)
     for group in graph.rank_groups:
         lines.append("  { rank=same; " + " ".join(f"{quote(n)};" for n in group) + " }")
     for node in graph.extra_nodes:

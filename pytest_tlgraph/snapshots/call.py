@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_tlgraph.draw.canvas import png_problem
 from pytest_tlgraph.snapshots.artifacts import Artifacts
 from pytest_tlgraph.snapshots.dotdiff import unified_dot_diff
 from pytest_tlgraph.snapshots.extensions import (
@@ -220,12 +221,23 @@ class SnapshotCall:
         # A full disk may refuse the results folder too: the failure is still reported,
         # with one line saying its files were not saved (never a traceback).
         unsaved: str | None = None
+        refused: list[str] = []  # images over the size guard's limits: not written
         try:
             written = settings.results.write_failure(
                 stem,
                 actual=received_png,
-                expected=expected_png if isinstance(expected_png, bytes) else None,
-                diff=match.comparison.diff_png if match and match.comparison else None,
+                expected=_guarded(
+                    expected_png if isinstance(expected_png, bytes) else None,
+                    "the stored PNG's copy",
+                    "it is not copied to the results; run pytest --snapshot-update to redraw it",
+                    refused,
+                ),
+                diff=_guarded(
+                    match.comparison.diff_png if match and match.comparison else None,
+                    "the pixel diff",
+                    "it is not written; the pixel count above stands",
+                    refused,
+                ),
                 dot_diff="\n".join(diff) + "\n" if diff and not dot.passed else None,
                 graphdiff=graphdiff,
                 nodeid=nodeid,
@@ -253,7 +265,7 @@ class SnapshotCall:
             if written.dot_diff is None
             else display_path(written.dot_diff, root),
             state_text=drawing.state.describe() if drawing.state is not None else None,
-            notes=_notes(dot, graphdiff_note, written.graphdiff, root),
+            notes=[*_notes(dot, graphdiff_note, written.graphdiff, root), *refused],
             write_errors=write_errors,
         )
         try:
@@ -278,6 +290,16 @@ class SnapshotCall:
         hint = "" if self.update else "\nto accept the received drawing: pytest --snapshot-update"
         text = terminal_report(report).text(color=settings.color)
         return "\n".join([text, *notes]) + hint
+
+
+def _guarded(png: bytes | None, what: str, remedy: str, refused: list[str]) -> bytes | None:
+    """``png``, or ``None`` with the one-line reason added to ``refused`` when it is over
+    the size guard's limits (a stored baseline can be any size: it is not copied then)."""
+    problem = None if png is None else png_problem(png, what, remedy)
+    if problem is None:
+        return png
+    refused.append(problem)
+    return None
 
 
 def _notes(dot: DotOutcome, note: str | None, drawn: Path | None, root: Path) -> list[str]:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from pytest_tlgraph.draw.canvas import canvas_problem
+from pytest_tlgraph.draw.canvas import canvas_problem, png_problem
 from pytest_tlgraph.snapshots.call import SnapshotCall
 from pytest_tlgraph.snapshots.checks import (
     check_draw_names,
@@ -125,6 +125,9 @@ class TlgraphSnapshot:
                 if settings.png and too_large is None
                 else None
             )
+            if received_png is not None:  # the estimate read low: refused all the same
+                too_large = png_problem(received_png, "the received PNG")
+                received_png = None if too_large is not None else received_png
         except BaseException:
             # A draw that failed writes nothing; its stored snapshots count as used, so
             # --snapshot-update does not delete them as obsolete either.
@@ -145,10 +148,14 @@ class TlgraphSnapshot:
         png_off = not settings.png and not self._settings.png
         if png_off and not (call.update and call.drop_stale_png()):
             call.keep(call.png)
-        if settings.png and _VOLATILE.intersection(
-            str(options.get(k)) for k in ("color_by", "size_by")
+        if (
+            settings.png
+            and too_large is None
+            and _VOLATILE.intersection(str(options.get(k)) for k in ("color_by", "size_by"))
         ):
-            _write_measured(trace, options, stem, settings)
+            measured_too_large = _write_measured(trace, options, stem, settings)
+            if measured_too_large is not None:
+                warnings.warn(f"{call.name}: {measured_too_large}", stacklevel=2)
         if message is not None:
             # Compared, recorded and written; the test goes on, so every later call is
             # compared too, and finish() fails the test once at its end.
@@ -322,9 +329,17 @@ def _capture(model: Any, args: Any, kwargs: dict[str, Any], backward: bool) -> T
 
 def _write_measured(
     trace: Trace, options: Mapping[str, Any], stem: Path, settings: Settings
-) -> None:
-    """Time channels are snapshotted masked; the measured picture goes to the results."""
+) -> str | None:
+    """Time channels are snapshotted masked; the measured picture goes to the results,
+    through the size guard (the one-line reason it was not written, or ``None``)."""
     from pytest_tlgraph.draw import draw
 
     measured = draw(trace, **options)
-    settings.results.write_measured(stem, render_snapshot_png(measured.dot, settings.renderer))
+    problem = canvas_problem(measured, DPI)
+    if problem is not None:
+        return f"measured picture not written: {problem}"
+    png = render_snapshot_png(measured.dot, settings.renderer)
+    problem = png_problem(png, "the measured picture")
+    if problem is None:
+        settings.results.write_measured(stem, png)
+    return problem

@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Final
 
 __all__ = [
+    "MAX_NESTING",
     "DotParseError",
     "GraphData",
     "html_label_body",
@@ -45,11 +46,27 @@ class DotParseError(ValueError):
     """The text is not canonical tlgraph DOT; the message names the line."""
 
 
+#: Deepest cluster nesting a stored drawing may have. The plugin draws one cluster per
+#: module call, and torch walks modules recursively, so no model it can capture nests
+#: near this; the bound keeps a hostile file's canonical re-indentation (two spaces a
+#: level, so quadratic in the depth) and the renderer's work small.
+MAX_NESTING: Final = 2_000
+
+
+def check_nesting(depth: int) -> None:
+    """Raise :class:`DotParseError` when clusters open ``depth`` deep (over the bound)."""
+    if depth > MAX_NESTING:
+        raise DotParseError(
+            f"clusters nested deeper than {MAX_NESTING:,}: not a drawing pytest-tlgraph writes"
+        )
+
+
 _NODE: Final = re.compile(r'\s*("(?:[^"\\]|\\.)*") \[(.*)\];', re.DOTALL)
 _EDGE: Final = re.compile(r'\s*("(?:[^"\\]|\\.)*") -> ("(?:[^"\\]|\\.)*");', re.DOTALL)
 _MEMBER: Final = re.compile(r'\s*("(?:[^"\\]|\\.)*");', re.DOTALL)
 _CLUSTER: Final = re.compile(r'\s*subgraph ("(?:[^"\\]|\\.)*") \{', re.DOTALL)
 _TAG: Final = re.compile(r"<[^>]*>")
+_ESCAPE: Final = re.compile(r"\\.")
 _ROW_TAG: Final = re.compile(r"<TR[^>]*>(.*?)</TR>", re.DOTALL)
 _CELL: Final = re.compile(r"<TD[^>]*>(.*?)</TD>", re.DOTALL)
 # Label text is escaped (&quot;), so the first `, comment="` is the attribute.
@@ -101,26 +118,43 @@ def _table_row(row: str) -> str:
 
 def _statements(text: str) -> list[tuple[int, str]]:
     """``(line number, statement)``: physical lines, joined where a quoted identifier
-    holds a line break (module names may)."""
+    holds a line break (module names may).
+
+    Linear in the text: each line's quote count is taken once, and the lines of one
+    statement are joined once, so a stray ``"`` (every later line then joins the
+    statement it opened) costs no more than a clean file.
+    """
     out: list[tuple[int, str]] = []
-    pending: tuple[int, str] | None = None
+    start = 0
+    parts: list[str] = []  # the lines of an open statement (one with an odd quote count)
     # Only "\n" ends a line: splitlines() would also break on characters such as
     # U+2028 that the emitter leaves in labels.
     for number, line in enumerate(text.split("\n"), start=1):
-        start, joined = (
-            (number, line) if pending is None else (pending[0], pending[1] + "\n" + line)
-        )
-        # Label text is escaped (&quot;), so every bare " delimits an identifier.
-        if re.sub(r"\\.", "", joined).count('"') % 2:
-            pending = (start, joined)
+        # Label text is escaped (&quot;), so every bare " delimits an identifier; an
+        # escape never spans a line break, so the counts of the lines add up.
+        odd = (line.count('"') - _escaped_quotes(line)) % 2 == 1
+        if not parts:
+            if odd:
+                start, parts = number, [line]
+            else:
+                out.append((number, line))
         else:
-            pending = None
-            out.append((start, joined))
-    if pending is not None:
-        out.append(pending)
+            parts.append(line)
+            if odd:
+                out.append((start, "\n".join(parts)))
+                parts = []
+    if parts:
+        out.append((start, "\n".join(parts)))
     while out and out[-1][1] == "":
         out.pop()
     return out
+
+
+def _escaped_quotes(line: str) -> int:
+    """How many ``"`` of ``line`` are escaped (``\\"``, read left to right as DOT does)."""
+    if "\\" not in line:
+        return 0
+    return sum(1 for escape in _ESCAPE.findall(line) if escape == '\\"')
 
 
 def parse_dot(text: str) -> GraphData:
@@ -154,6 +188,7 @@ def parse_dot(text: str) -> GraphData:
                 continue
             elif cluster := _CLUSTER.fullmatch(line):
                 open_clusters.append(_unquote(cluster[1]))
+                check_nesting(len(open_clusters))
                 expect_title = True
             elif stripped == "}":
                 if not open_clusters:

@@ -115,16 +115,30 @@ def _side(text: str, which: str) -> _Side:
 
 def _union(new: Sequence[_T], old: Sequence[_T]) -> list[_T]:
     """``new`` in order, each item only in ``old`` placed after its nearest old
-    predecessor (at the front when it has none)."""
-    out = list(new)
-    present = set(out)
-    previous: _T | None = None
+    predecessor (at the front when it has none).
+
+    Linear: each item only in ``old`` is filed under its predecessor, and the result is
+    walked once, depth first, with a stack (no search of the list built so far, and no
+    recursion however long a chain of old items is). Of two items filed under one
+    predecessor the later one comes first, as inserting each right after it would do.
+    """
+    present = set(new)
+    root = object()  # the predecessor of the first old item
+    after: dict[object, list[_T]] = {}
+    previous: object = root
     for item in old:
         if item not in present:
-            at = out.index(previous) + 1 if previous is not None else 0
-            out.insert(at, item)
+            after.setdefault(previous, []).append(item)
             present.add(item)
         previous = item
+    if not after:
+        return list(new)
+    out: list[_T] = []
+    stack: list[_T] = [*reversed(new), *after.get(root, ())]
+    while stack:
+        item = stack.pop()
+        out.append(item)
+        stack.extend(after.get(item, ()))
     return out
 
 
@@ -312,12 +326,12 @@ def _cluster_attrs(cid: str, old: _Side, new: _Side) -> dict[str, Any]:
 
 def graph_diff_png(old_dot: str, new_dot: str, renderer: str) -> tuple[bytes | None, str | None]:
     """The structural diff rendered at the snapshot dpi, or ``None`` and the one-line
-    reason it could not be drawn (a damaged stored file, a renderer failure): a failure
-    report never fails on its own picture."""
+    reason it could not be drawn (a damaged stored file, a renderer failure, a drawing
+    over the size guard's limits, estimated before rendering or read from the rendered
+    image): a failure report never fails on its own picture."""
     from pytest_tlgraph.errors import TlgraphError
-    from pytest_tlgraph.render import render_png
 
     try:
-        return render_png(graph_diff(old_dot, new_dot).dot, renderer=renderer, dpi=96), None
+        return graph_diff(old_dot, new_dot).png(96, renderer=renderer), None
     except (DotParseError, TlgraphError) as error:
         return None, f"structural diff drawing not made: {str(error).splitlines()[0]}"

@@ -16,7 +16,7 @@ from typing import Final
 
 from pytest_tlgraph.draw.dot import DotGraph, NodeStatement
 from pytest_tlgraph.draw.plan import Cluster
-from pytest_tlgraph.snapshots.graphdata import DotParseError, _statements
+from pytest_tlgraph.snapshots.graphdata import DotParseError, _statements, check_nesting
 
 __all__ = ["ParsedGraph", "parse_attrs", "parse_gv"]
 
@@ -29,6 +29,8 @@ _DEFAULTS: Final = re.compile(r"\s*(graph|node|edge) (\[.*\]);", re.DOTALL)
 _RANK: Final = re.compile(rf"\s*\{{ rank=same; ((?:{_QUOTED}; )*)\}}", re.DOTALL)
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _BARE: Final = re.compile(r"[^,\]\s]+")
+_BRACKET: Final = re.compile(r"[<>]")
+_QUOTED_AT: Final = re.compile(_QUOTED, re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +43,8 @@ class ParsedGraph:
 
 def unquote(quoted: str) -> str:
     """The identifier inside a DOT quoted string (backslash escapes undone)."""
+    if "\\" not in quoted:
+        return quoted[1:-1]
     return re.sub(r"\\(.)", r"\1", quoted[1:-1], flags=re.DOTALL)
 
 
@@ -61,18 +65,13 @@ def parse_attrs(text: str) -> dict[str, object]:
             raise DotParseError(f"attribute name expected at {text[i : i + 40]!r}")
         key, i = name[0][:-1], name.end()
         if text.startswith('"', i):
-            match = re.compile(_QUOTED, re.DOTALL).match(text, i)
+            match = _QUOTED_AT.match(text, i)
             if match is None:
                 raise DotParseError(f"unterminated string in attribute {key}")
             out[key], i = unquote(match[0]), match.end()
         elif text.startswith("<", i):
-            depth, j = 0, i
-            while j < end:
-                depth += {"<": 1, ">": -1}.get(text[j], 0)
-                j += 1
-                if depth == 0:
-                    break
-            if depth:
+            j = _html_end(text, i, end)
+            if j < 0:
                 raise DotParseError(f"unterminated HTML label in attribute {key}")
             out[key], i = text[i:j], j
         else:
@@ -85,6 +84,17 @@ def parse_attrs(text: str) -> dict[str, object]:
         elif i != end:
             raise DotParseError(f"',' expected after attribute {key}")
     return out
+
+
+def _html_end(text: str, start: int, end: int) -> int:
+    """The index just past the ``>`` that closes the HTML-like label opened at
+    ``start``, or -1 when it is not closed before ``end``. One scan of the brackets."""
+    depth = 0
+    for bracket in _BRACKET.finditer(text, start, end):
+        depth += 1 if bracket[0] == "<" else -1
+        if depth == 0:
+            return bracket.end()
+    return -1
 
 
 def parse_gv(text: str) -> ParsedGraph:
@@ -127,6 +137,7 @@ def parse_gv(text: str) -> ParsedGraph:
                 tail = True
                 clusters.append(_cluster(cid, stack[-1] if stack else None))
                 stack.append(cid)
+                check_nesting(len(stack))
                 pending = cid
             elif line.strip() == "}":
                 if stack:

@@ -53,12 +53,19 @@ def _diff_line(line: str) -> str:
     return text
 
 
-def _data_uri(path: Path) -> str | None:
+def _data_uri(path: Path) -> tuple[str | None, str]:
+    """The image as a data URI, or ``None`` and why it is not inlined: missing, or over
+    the size guard's limits (whatever wrote it, report.html never carries such an image)."""
+    from pytest_tlgraph.draw.canvas import png_problem
+
     try:
         data = path.read_bytes()
     except OSError:
-        return None
-    return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+        return None, "(image missing)"
+    problem = png_problem(data, "image", "open the file instead")
+    if problem is not None:
+        return None, f"({problem}: {path.name})"
+    return "data:image/png;base64," + base64.b64encode(data).decode("ascii"), ""
 
 
 _CAPTIONS: Final = {"graphdiff": "structural diff (snapshot -> received)"}
@@ -67,12 +74,12 @@ _ZOOM: Final = "this.classList.toggle('full')"
 
 
 def _figure(kind: str, rel: str, root: Path) -> str:
-    uri = _data_uri(root / rel)
+    uri, why = _data_uri(root / rel)
     body = (
         f'<div class="frame"><img alt="{escape(kind)}" src="{uri}" onclick="{_ZOOM}" '
         'title="click to enlarge"></div>'
         if uri
-        else "<p>(image missing)</p>"
+        else f"<p>{escape(why)}</p>"
     )
     caption = escape(_CAPTIONS.get(kind, kind))
     return f'<figure class="{escape(kind)}"><figcaption>{caption}</figcaption>{body}</figure>'

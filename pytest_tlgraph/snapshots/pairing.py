@@ -10,6 +10,7 @@ structural diff drawing and the structural summary both pair nodes with
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
@@ -85,30 +86,37 @@ def pair_nodes(old: Rows, old_clusters: ClusterOf, new: Rows, new_clusters: Clus
     * else a node that only its number tells apart from a new node (``linear_13`` is
       now ``linear_19``, every other row the same).
     """
+    # Linear in the nodes: queues popped from the front, membership by set, so a
+    # function called thousands of times in one module costs no search of a list.
     rename: dict[str, str] = {}
-    by_module: dict[tuple[str, str | None, str], list[str]] = {}
-    for node_id in new:
-        key = _module_key(new, new_clusters, node_id)
+    new_keys = {node_id: _module_key(new, new_clusters, node_id) for node_id in new}
+    by_module: dict[tuple[str, str | None, str], deque[str]] = {}
+    for node_id, key in new_keys.items():
         if key is not None:
-            by_module.setdefault(key, []).append(node_id)
-    for node_id in old:
-        key = _module_key(old, old_clusters, node_id)
-        if key is not None and node_id in by_module.get(key, ()):
-            by_module[key].remove(node_id)
+            by_module.setdefault(key, deque()).append(node_id)
+    old_keys = {node_id: _module_key(old, old_clusters, node_id) for node_id in old}
+    for node_id, key in old_keys.items():
+        if key is not None and new_keys.get(node_id) == key:
             rename[node_id] = node_id
-    for node_id in old:
-        key = _module_key(old, old_clusters, node_id)
-        if node_id not in rename and key is not None and by_module.get(key):
-            rename[node_id] = by_module[key].pop(0)
+    free = set(new_keys) - set(rename)  # new ids no old node has claimed yet
+    for node_id, key in old_keys.items():
+        if node_id in rename or key is None:
+            continue
+        queue = by_module.get(key)
+        while queue and queue[0] not in free:
+            queue.popleft()
+        if queue:
+            rename[node_id] = claimed = queue.popleft()
+            free.discard(claimed)
     taken = set(rename.values())
-    spare: dict[tuple[str, ...], list[str]] = {}
+    spare: dict[tuple[str, ...], deque[str]] = {}
     for node_id, rows in new.items():
         if node_id not in old and node_id not in taken and len(rows) > 1:
-            spare.setdefault((family(node_id), *rows[1:]), []).append(node_id)
+            spare.setdefault((family(node_id), *rows[1:]), deque()).append(node_id)
     for node_id, rows in old.items():
         same_rows = (family(node_id), *rows[1:])
         if node_id not in rename and node_id not in new and spare.get(same_rows):
-            rename[node_id] = spare[same_rows].pop(0)
+            rename[node_id] = spare[same_rows].popleft()
     taken = set(rename.values())
     return Pairing(
         renamed={k: v for k, v in rename.items() if k != v},

@@ -2,8 +2,9 @@
 wheel installed into a fresh virtual environment, a one-test project run against it.
 
 Packaging mistakes (a module or ``py.typed`` left out, a missing entry point) fail here.
-The venv sees the system's packages (torch is never downloaded) and the wheel is
-installed with ``--no-deps``; nothing from this checkout is on its path.
+The venv sees the packages of the environment running this suite (torch is never
+downloaded) and the wheel is installed with ``--no-deps``; nothing from this checkout
+is on its path.
 """
 
 from __future__ import annotations
@@ -92,18 +93,54 @@ def test_the_wheel_holds_the_package_its_types_and_entry_points(dist: Path) -> N
     assert {"README.md", "pyproject.toml", "pytest_tlgraph/py.typed"} <= members
 
 
+def outer_site_dirs() -> list[str]:
+    """The site-packages folders this interpreter imports from, in order.
+
+    ``--system-site-packages`` would not do: from a venv, the new venv's "system" is the
+    base interpreter's, without what the venv installed (pytest, syrupy, ...). Their
+    ``.pth`` files are not read, so an editable install of this checkout stays out.
+    """
+    checkout = str(ROOT)
+    return [
+        entry
+        for entry in sys.path
+        if Path(entry).name in ("site-packages", "dist-packages")
+        and Path(entry).is_dir()
+        and not entry.startswith(checkout)
+    ]
+
+
+def make_venv(venv: Path) -> Path:
+    """A venv, without pip, that sees this environment's packages after its own; its
+    ``python``."""
+    _run(sys.executable, "-m", "venv", "--without-pip", venv, cwd=venv.parent)
+    python = venv / "bin" / "python"
+    own = _run(python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))", cwd=venv)
+    Path(own.strip(), "_outer_environment.pth").write_text(
+        "".join(f"{entry}\n" for entry in outer_site_dirs()), encoding="utf-8"
+    )
+    return python
+
+
+def test_the_venv_sees_the_packages_of_this_environment(tmp_path: Path) -> None:
+    python = make_venv(tmp_path / "venv")
+    code = "import syrupy, pytest, torch, sys; print(sys.prefix); print(syrupy.__file__)"
+    prefix, syrupy_file = _run(python, "-c", code, cwd=tmp_path).split()
+    assert Path(prefix) == tmp_path / "venv"
+    import syrupy
+
+    assert Path(syrupy_file) == Path(syrupy.__file__)  # the suite's syrupy, whatever runs it
+
+
 @pytest.mark.packaging
 def test_a_project_runs_against_the_installed_wheel(dist: Path, tmp_path: Path) -> None:
     (wheel,) = dist.glob("*.whl")
     venv = tmp_path / "venv"
-    _run(
-        sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", venv, cwd=tmp_path
-    )
-    python, scripts = venv / "bin" / "python", venv / "bin"
+    python, scripts = make_venv(venv), venv / "bin"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST"))}
     env["PATH"] = os.pathsep.join([str(scripts), env.get("PATH", "")])
-    # pip from the system site, installing into the venv; torch and the rest are the
-    # system's, so --no-deps keeps pip off the network.
+    # pip from this environment, installing into the venv; torch and the rest are this
+    # environment's, so --no-deps keeps pip off the network.
     _run(python, "-m", "pip", "install", "-q", "--no-deps", wheel, cwd=tmp_path, env=env)
     project = tmp_path / "project"
     project.mkdir()
