@@ -44,6 +44,7 @@ def _recurrent_flops(model: nn.Module, x: object) -> int:
     return op.flops_forward
 
 
+@pytest.mark.filterwarnings("ignore:LSTM with projections is not supported with oneDNN")
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 @pytest.mark.parametrize("packed", [False, True])
 def test_the_formula_equals_torchs_counter(name: str, packed: bool) -> None:
