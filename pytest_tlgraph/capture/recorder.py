@@ -409,10 +409,11 @@ class Recorder(TorchFunctionMode):
 
 
 def _fake(t: torch.Tensor) -> bool:
-    """Whether ``t`` is a fake tensor (shapes and dtypes, no values)."""
-    from torch._subclasses.fake_tensor import is_fake
-
-    return bool(is_fake(t))
+    """Whether ``t`` is a fake tensor (shapes and dtypes, no values). No fake tensor
+    exists before torch's fake-tensor module is imported, and importing it here would
+    import sympy (seconds): a process that never imported it has none."""
+    fake_tensor = sys.modules.get("torch._subclasses.fake_tensor")
+    return fake_tensor is not None and bool(fake_tensor.is_fake(t))
 
 
 def _grad_hook(

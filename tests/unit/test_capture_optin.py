@@ -95,3 +95,23 @@ def test_on_meta_the_default_capture_also_knows_it_holds_no_values() -> None:
     assert not trace.values
     real = capture(seeded(MLP()), torch.randn(2, 8))
     assert real.values
+
+
+def test_fake_tensors_are_told_without_reading_values() -> None:
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    assert not recorder._fake(torch.nn.Parameter(torch.ones(2)))
+    with FakeTensorMode() as mode:
+        fake = mode.from_tensor(torch.ones(2, 3))
+    assert recorder._fake(fake) and not recorder._fake(torch.ones(2))
+
+
+@pytest.mark.filterwarnings("ignore:Accessing the data pointer of FakeTensor")
+def test_under_fake_tensors_nothing_reads_values() -> None:
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        model, x = MLP(), torch.randn(2, 8)
+        trace = capture(model, x, magnitudes=True, backward=True)
+    assert not trace.values
+    assert all(op.magnitude is None and op.grad_norm is None for op in trace.ops)
