@@ -2,8 +2,9 @@
 switched off, against the recording floor and torchview.
 
 Run as ``python benchmarks/capture_budget.py [--repeats N] [--rounds R]``. For each model
-of ``bench_capture.py`` it times ``capture(model, x).draw().dot`` as shipped, then with
-one of the recorder's per-op measurements switched off, with all of them off, and with
+of ``bench_capture.py`` it times ``capture(model, x).draw().dot`` as shipped, with
+magnitudes asked for (``capture(..., magnitudes=True)``, off by default), then with
+one of the recorder's other per-op measurements switched off, with all of them off, and with
 all off and no drawing; then the floor every recorder pays (the forward pass under an
 empty ``TorchFunctionMode`` with saved-tensor hooks installed), the plain forward with
 grad, and torchview's ``draw_graph``. Each cell runs in a fresh interpreter, best of N
@@ -36,19 +37,19 @@ sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from bench_capture import MODELS, best_of, in_fresh_process, torchview_dot
 
 from pytest_tlgraph import capture
-from pytest_tlgraph.capture import magnitudes, recorder
+from pytest_tlgraph.capture import recorder
 
-#: The recorder's per-op measurements, each with what switches it off.
-FEATURES = ("magnitudes", "flops", "sources", "module_args", "saved")
+#: The recorder's per-op measurements on by default, each with what switches it off.
+FEATURES = ("flops", "sources", "module_args", "saved")
 ROWS: dict[str, tuple[str, ...]] = {
     "as shipped": (),
-    "no magnitudes": ("magnitudes",),
+    "with magnitudes": ("with_magnitudes",),
     "no FLOPs": ("flops",),
     "no source chains": ("sources",),
     "no module args": ("module_args",),
     "no saved-tensor sizes": ("saved",),
-    "none of the five": FEATURES,
-    "none of the five, no draw": (*FEATURES, "nodraw"),
+    "none of the four": FEATURES,
+    "none of the four, no draw": (*FEATURES, "nodraw"),
     "recording floor": ("floor",),
     "forward with grad": ("forward",),
     "torchview": ("torchview",),
@@ -63,10 +64,7 @@ def _patch(owner: Any, name: str, value: Any) -> None:
 
 def switch_off(feature: str) -> None:
     """Switch one per-op measurement off in this process."""
-    if feature == "magnitudes":
-        _patch(recorder, "magnitude", lambda t: None)
-        _patch(magnitudes.MagnitudeBatch, "add", lambda self, raw, t, count: None)
-    elif feature == "flops":
+    if feature == "flops":
         _patch(recorder, "COUNTED_FUNCS", frozenset())
         _patch(recorder, "REDUCTION_COST", {})
     elif feature == "sources":
@@ -108,6 +106,8 @@ def runner(switches: tuple[str, ...], model: nn.Module, x: torch.Tensor) -> Call
         return lambda: model(x)
     if "torchview" in switches:
         return lambda: torchview_dot(model, x)
+    if "with_magnitudes" in switches:
+        return lambda: capture(model, x, magnitudes=True).draw().dot
     for feature in switches:
         if feature != "nodraw":
             switch_off(feature)

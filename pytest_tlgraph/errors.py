@@ -29,6 +29,7 @@ REFUSAL_CODES: Final = frozenset(
         "stack_by_auto_underivable",
         "stack_by_requires_unrolled",
         "device_time_unavailable",
+        "magnitude_unavailable",
         "node_label_field_invalid",
     }
 )

@@ -299,6 +299,12 @@ class Trace:
     #: Input and output record label -> its title (``input_ids``, ``logits``); records
     #: without a name are titled by their label.
     io_names: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    #: Whether the capture measured output magnitudes (``capture(magnitudes=True)``):
+    #: without them every ``magnitude`` is ``None`` and a channel reading it refuses.
+    magnitudes: bool = True
+    #: Whether the captured tensors held values: ``False`` when some op ran on the
+    #: meta device or on fake tensors, whose magnitudes and grad norms are ``None``.
+    values: bool = True
     _by_label: Mapping[str, Op] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -100,6 +100,7 @@ def capture(
     kwargs: Mapping[str, Any] | None = None,
     backward: BackwardSpec = False,
     profile: bool = False,
+    magnitudes: bool = False,
 ) -> Trace:
     """Run ``model(*inputs, **kwargs)`` once and return its frozen ``Trace``.
 
@@ -109,6 +110,10 @@ def capture(
     naming the failing op, with the original exception chained. ``backward=True`` (or a
     callable ``output -> loss``) backpropagates to record ``grad_norm`` without leaving
     any ``.grad`` changed. ``profile=True`` joins device kernels to ops (``device_time``).
+    ``magnitudes=True`` measures each op's output magnitude (one norm per op, the only
+    measurement that reads values); without it every ``magnitude`` is ``None`` and
+    ``color_by``/``size_by``/``stack_by="magnitude"`` refuse. On the meta device or fake
+    tensors nothing reads values: magnitudes and grad norms stay ``None``.
     A ``torch.compile``d model, and a model another capture is running, are refused
     with ``TraceError`` before anything is touched.
 
@@ -132,7 +137,9 @@ def capture(
     args = _positional(inputs)
     kw = dict(kwargs or {})
     with collector_paused():
-        return _indexed_capture(model, args, kw, backward=backward, profile=profile)
+        return _indexed_capture(
+            model, args, kw, backward=backward, profile=profile, magnitudes=magnitudes
+        )
 
 
 def _indexed_capture(
@@ -142,12 +149,15 @@ def _indexed_capture(
     *,
     backward: BackwardSpec,
     profile: bool,
+    magnitudes: bool,
 ) -> Trace:
     """Index ``model``, hold it and capture it. The index (every module and parameter
     of the model) is let go when this returns, before the collector runs again."""
     index = index_model(model)
     with exclusive(index.modules, type(model).__name__):
-        return _capture(model, index, args, kw, backward=backward, profile=profile)
+        return _capture(
+            model, index, args, kw, backward=backward, profile=profile, magnitudes=magnitudes
+        )
 
 
 def _capture(
@@ -158,8 +168,11 @@ def _capture(
     *,
     backward: BackwardSpec,
     profile: bool,
+    magnitudes: bool,
 ) -> Trace:
-    recorder = Recorder(index.params, backward=bool(backward), profile=profile)
+    recorder = Recorder(
+        index.params, backward=bool(backward), profile=profile, magnitudes=magnitudes
+    )
     # Keyword tensors are inputs too: an op reading one must have a parent to point at.
     for i, t in enumerate(iter_tensors((args, kw)), start=1):
         raw = recorder.add_record("input", ("input", i), [], t)
@@ -205,6 +218,8 @@ def _capture(
         device_join=join[1] if join else None,
         device_join_reason=join[2] if join else None,
         io_names=io_names,
+        magnitudes=magnitudes,
+        values=recorder.measured_values,
     )
 
 

@@ -140,6 +140,8 @@ def assemble(
     device_join: str | None = None,
     device_join_reason: str | None = None,
     io_names: Mapping[int, str] | None = None,
+    magnitudes: bool = True,
+    values: bool = True,
 ) -> Trace:
     """Assign layer labels, pass numbers and edges; freeze the records into a ``Trace``.
 
@@ -194,4 +196,6 @@ def assemble(
         device_join=device_join,
         device_join_reason=device_join_reason,
         io_names=MappingProxyType({labels[i]: name for i, name in (io_names or {}).items()}),
+        magnitudes=magnitudes,
+        values=values,
     )

@@ -362,6 +362,45 @@ def _replay(
     return counter.flops, counter.fused
 
 
+#: Whole-sequence recurrent calls: ``torch.lstm(input, hx, params, has_biases, ...)``
+#: or, packed, ``torch.lstm(data, batch_sizes, hx, params, has_biases, ...)``.
+RNN_FUNCS: Final = frozenset({"lstm", "gru", "rnn_tanh", "rnn_relu"})
+
+
+def rnn_flops(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    """The FLOPs torch's counter reads on the decomposition of a ``RNN_FUNCS`` call,
+    by formula: every layer and direction multiplies each of the ``N`` rows it
+    processes (time steps times batch, or the packed data's rows) by its input-hidden,
+    hidden-hidden and (LSTM) projection matrices, so the count is ``2 * N`` times the
+    elements of every weight matrix (the 2-D ``params``; biases add no matmul FLOPs).
+
+    Replaying the call instead would run the fused CPU kernel, which torch's table does
+    not list, and then the decomposition on meta tensors, whose first run in a process
+    imports sympy (seconds). ``None`` for a call of an unexpected form (then replayed).
+    """
+    if kwargs or len(args) < 5:
+        return None
+    packed = type(args[3]) is not bool  # the packed form has batch_sizes second
+    rows_of, params = args[0], args[3] if packed else args[2]
+    if not isinstance(rows_of, torch.Tensor) or not isinstance(params, (list, tuple)):
+        return None
+    if packed:
+        if rows_of.dim() != 2:
+            return None
+        rows = rows_of.shape[0]
+    else:
+        if rows_of.dim() != 3:
+            return None
+        rows = rows_of.shape[0] * rows_of.shape[1]
+    total = 0
+    for weight in params:
+        if not isinstance(weight, torch.Tensor):
+            return None
+        if weight.dim() == 2:
+            total += weight.numel()
+    return 2 * rows * total
+
+
 def count_flops(
     func: Callable[..., Any],
     name: str,
@@ -375,6 +414,10 @@ def count_flops(
     ``device_work=False`` counts on meta tensors only, so no kernel runs outside the
     op's profiler range.
     """
+    if name in RNN_FUNCS:
+        by_formula = rnn_flops(args, kwargs)
+        if by_formula is not None:
+            return by_formula
     key = _signature(name, args, kwargs)
     if key is not None:
         known = _memo.get(key)

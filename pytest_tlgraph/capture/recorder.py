@@ -97,8 +97,17 @@ class Recorder(TorchFunctionMode):
     for backward: one pair for the whole forward pass, attributed to the running op.
     """
 
-    def __init__(self, params: dict[int, ParamInfo], *, backward: bool, profile: bool) -> None:
-        """``params`` maps ``id()`` of every parameter and buffer to its ``ParamInfo``."""
+    def __init__(
+        self,
+        params: dict[int, ParamInfo],
+        *,
+        backward: bool,
+        profile: bool,
+        magnitudes: bool = False,
+    ) -> None:
+        """``params`` maps ``id()`` of every parameter and buffer to its ``ParamInfo``;
+        ``magnitudes`` asks for each op's output magnitude (the only per-op
+        measurement that reads values: it costs a norm per op)."""
         super().__init__()
         self.ops: list[RawOp] = []
         #: Each op's layer key (by op index): calls sharing a key are passes of one layer.
@@ -109,6 +118,10 @@ class Recorder(TorchFunctionMode):
         #: Profiler range id of each op, by op index (``profile=True`` only).
         self.ranges: dict[int, int] = {}
         self.failed: str | None = None
+        #: Whether a measurement met a tensor without values (meta or fake): its
+        #: magnitude or grad norm stays ``None``.
+        self.valueless = False
+        self.measures_magnitudes = magnitudes
         self._stack: list[ModuleFrame] = []
         self._chain: tuple[tuple[str, int], ...] = ()
         self._call_counts: dict[str, int] = {}
@@ -123,6 +136,7 @@ class Recorder(TorchFunctionMode):
         self._pack = self._pack_saved  # one bound method: compared by identity below
         self._hooks: AbstractContextManager[None] | None = None
         self._magnitudes = MagnitudeBatch()
+        self._valueless_grads: list[int] = []
 
     def __enter__(self) -> Recorder:
         self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, _unpack)
@@ -249,7 +263,7 @@ class Recorder(TorchFunctionMode):
         raw = RawOp(
             "", "", func, 1, 1, len(self.ops), parents, (), tuple(t.shape), t.dtype, "", (),
             (), None, None, None, 0.0, t.numel() * t.element_size(), 0, 0, 0, 0, None, None,
-            magnitude(t), None, None,
+            self._magnitude_now(t), None, None,
         )  # fmt: skip
         self.ops.append(raw)
         self.layer_keys.append(key)
@@ -365,14 +379,34 @@ class Recorder(TorchFunctionMode):
         )  # fmt: skip
         self.ops.append(raw)
         self.layer_keys.append((module, source_chain(_getframe(2)), name))
-        self._magnitudes.add(raw, first, numel)
+        if self.measures_magnitudes:
+            if first.is_meta or (type(first) is not _Tensor and _fake(first)):
+                self.valueless = True  # no values to measure: the field stays None
+            else:
+                self._magnitudes.add(raw, first, numel)
         if self._profile:
             self.ranges[index] = self._range
         ref = weakref.ref
         for t in outputs:
             producers[id(t)] = (ref(t), index)
         if self._backward and in_graph:
-            first.register_hook(_grad_hook(self.grad_norms, index))  # type: ignore[no-untyped-call]
+            hook = _grad_hook(self.grad_norms, self._valueless_grads, index)
+            first.register_hook(hook)  # type: ignore[no-untyped-call]
+
+    def _magnitude_now(self, t: torch.Tensor) -> float | None:
+        """``t``'s magnitude when asked for and ``t`` holds values, else ``None``.
+
+        Every input and output record comes here: a tensor without values among them
+        marks the trace as valueless even when nothing is measured."""
+        if t.is_meta or (type(t) is not _Tensor and _fake(t)):
+            self.valueless = True
+            return None
+        return magnitude(t) if self.measures_magnitudes else None
+
+    @property
+    def measured_values(self) -> bool:
+        """Whether every value measurement found values (no meta or fake tensor)."""
+        return not (self.valueless or self._valueless_grads)
 
     def release(self) -> None:
         """Drop every tensor reference the recorder still holds."""
@@ -384,12 +418,23 @@ class Recorder(TorchFunctionMode):
         self._pack = _released
 
 
-def _grad_hook(norms: dict[int, float], index: int) -> Callable[[torch.Tensor], None]:
+def _fake(t: torch.Tensor) -> bool:
+    """Whether ``t`` is a fake tensor (shapes and dtypes, no values). No fake tensor
+    exists before torch's fake-tensor module is imported, and importing it here would
+    import sympy (seconds): a process that never imported it has none."""
+    fake_tensor = sys.modules.get("torch._subclasses.fake_tensor")
+    return fake_tensor is not None and bool(fake_tensor.is_fake(t))
+
+
+def _grad_hook(
+    norms: dict[int, float], valueless: list[int], index: int
+) -> Callable[[torch.Tensor], None]:
     # Written to a dict, never to the record: a backward the user runs after the
     # capture (through a tensor the model kept) must not touch the frozen trace.
     def hook(grad: torch.Tensor) -> None:
-        if grad.is_meta:
-            return  # a meta model's gradients have shapes, no values: no norm
+        if grad.is_meta or (type(grad) is not _Tensor and _fake(grad)):
+            valueless.append(index)  # shapes, no values: no norm
+            return
         # The hook sees the gradient w.r.t. the whole output once it is complete.
         norms[index] = float(torch.linalg.vector_norm(grad.detach(), dtype=torch.float64))
 

@@ -85,6 +85,7 @@ def run_draw(args: argparse.Namespace) -> None:
 
     from pytest_tlgraph import capture
     from pytest_tlgraph.cli.model import load_inputs, load_model, parse_shape, random_inputs
+    from pytest_tlgraph.encoding.sources import reads_magnitudes
 
     options = draw_options(args)
     if args.dtype and not args.input_shape:
@@ -109,7 +110,13 @@ def run_draw(args: argparse.Namespace) -> None:
             inputs, kwargs = (), dict(example)
     model.eval()
     with torch.random.fork_rng(devices=[]):
-        trace = capture(model, inputs, kwargs=kwargs, backward=args.backward)
+        trace = capture(
+            model,
+            inputs,
+            kwargs=kwargs,
+            backward=args.backward,
+            magnitudes=reads_magnitudes(options),
+        )
     try:
         drawing = trace.draw(**options)
     except (TypeError, ValueError) as error:  # EncodingRefusal is a ValueError too

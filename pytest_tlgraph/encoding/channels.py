@@ -22,7 +22,13 @@ from pytest_tlgraph.draw.style import FONTSIZE, PAGES
 from pytest_tlgraph.encoding.key import KEY_ID, BarLine, KeyLine, TextLine, key_label
 from pytest_tlgraph.encoding.ramps import ramp_for_page
 from pytest_tlgraph.encoding.scales import check_scale, normalise, transform
-from pytest_tlgraph.encoding.sources import ValueSource, coerce, require_available, resolve_source
+from pytest_tlgraph.encoding.sources import (
+    VALUE_FIELDS,
+    ValueSource,
+    coerce,
+    require_available,
+    resolve_source,
+)
 from pytest_tlgraph.encoding.stack import is_auto, require_unrolled, stack
 from pytest_tlgraph.encoding.state import ChannelState, EncodingState
 from pytest_tlgraph.encoding.values import Collected, collect
@@ -200,6 +206,7 @@ def encode(
     )
     size_source = reader.source(options.size_by, "size_by") if options.size_by is not None else None
     stacking = None
+    stack_source = None
     if options.stack_by is not None:
         stack_source = (
             None if is_auto(options.stack_by) else reader.source(options.stack_by, "stack_by")
@@ -211,6 +218,17 @@ def encode(
     lines: list[KeyLine] = []
     captions: list[str] = []
     groups: tuple[tuple[str, ...], ...] = ()
+
+    if not trace.values:
+        valueless = [
+            f"{name}={src.requested}"
+            for name, src in (("color_by", color_source), ("size_by", size_source),
+                              ("stack_by", stack_source if stacking is not None else None))
+            if src is not None and src.field in VALUE_FIELDS
+        ]  # fmt: skip
+        if valueless:
+            notes.append(f"{', '.join(valueless)}: no values, the trace was captured on "
+                         "tensors without values (meta device or fake tensors)")  # fmt: skip
 
     def merge(got: Collected) -> None:
         notes.extend(n for n in got.notes if n not in notes)

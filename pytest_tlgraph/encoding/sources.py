@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Final
 
@@ -20,8 +20,10 @@ from pytest_tlgraph.trace import Layer, Op, Trace
 __all__ = [
     "ADDITIVE_FIELDS",
     "BUILTIN_FIELDS",
+    "VALUE_FIELDS",
     "ValueSource",
     "coerce",
+    "reads_magnitudes",
     "require_available",
     "resolve_source",
     "tensor_item",
@@ -45,6 +47,10 @@ ADDITIVE_FIELDS: Final = frozenset(
     {"func_duration", "activation_memory", "flops_forward", "device_time", "flops_backward",
      "flops_total", "macs_forward", "param_count"}
 )  # fmt: skip
+#: Fields measured from tensor values: ``None`` on a trace without values (meta, fake).
+VALUE_FIELDS: Final = frozenset({"magnitude", "grad_norm"})
+#: The options whose source a draw reads per node (``stack_by`` reads an annotation).
+SOURCE_OPTIONS: Final = ("color_by", "size_by", "stack_by")
 #: Fields that read run-to-run noise: masked in snapshots.
 VOLATILE_FIELDS: Final = frozenset({"func_duration", "device_time"})
 _RECORD_FIELDS: Final = frozenset(f.name for f in fields(Op)) | frozenset(
@@ -102,9 +108,29 @@ class ValueSource:
         return coerce(self.raw(record), source=self.name, node_id=node_id)
 
 
+def reads_magnitudes(options: Mapping[str, Any]) -> bool:
+    """Whether drawing with ``options`` reads output magnitudes: some channel's source
+    is the ``magnitude`` token (or field). A capture for that draw must measure them
+    (``capture(magnitudes=True)``); a callable source is opaque and asks for nothing."""
+    return any(
+        isinstance(value, str) and value == "magnitude"
+        for value in (options.get(name) for name in SOURCE_OPTIONS)
+    )
+
+
 def require_available(source: ValueSource, trace: Trace, channel: str) -> None:
-    """Refuse ``device_time_unavailable`` unless the trace's device join reached
-    ``joined``: a missing join must never read as zero device time."""
+    """Refuse ``magnitude_unavailable`` on a trace captured without magnitudes, and
+    ``device_time_unavailable`` unless the trace's device join reached ``joined``: a
+    missing measurement must never read as a drawing without values."""
+    if source.field == "magnitude" and not trace.magnitudes:
+        raise EncodingRefusal(
+            "magnitude_unavailable",
+            cause=f"{channel}={source.requested} reads output magnitudes, but this trace "
+            "was captured without them (capture() measures them only when asked).",
+            remedy="capture with capture(model, inputs, magnitudes=True), or choose another "
+            "source such as 'flops' (the tlgraph_snapshot fixture and the tlgraph CLI ask "
+            "for magnitudes themselves).",
+        )
     if source.field != "device_time" or trace.device_join == "joined":
         return
     if trace.device_join is None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_tlgraph.draw.canvas import canvas_problem, png_problem
+from pytest_tlgraph.encoding.sources import reads_magnitudes
 from pytest_tlgraph.snapshots.call import SnapshotCall
 from pytest_tlgraph.snapshots.checks import (
     check_draw_names,
@@ -115,7 +116,7 @@ class TlgraphSnapshot:
         )
         try:
             args, call_kwargs = _resolve_inputs(model, inputs, kwargs)
-            trace = _capture(model, args, call_kwargs, backward)
+            trace = _capture(model, args, call_kwargs, backward, reads_magnitudes(options))
             from pytest_tlgraph.draw import draw
 
             drawing = draw(trace, mask_volatile=True, **options)
@@ -299,8 +300,11 @@ def _resolve_inputs(
     return example, dict(kwargs or {})
 
 
-def _capture(model: Any, args: Any, kwargs: dict[str, Any], backward: bool) -> Trace:
-    """Capture in eval mode, then restore every submodule's mode and the global RNG."""
+def _capture(
+    model: Any, args: Any, kwargs: dict[str, Any], backward: bool, magnitudes: bool
+) -> Trace:
+    """Capture in eval mode, then restore every submodule's mode and the global RNG;
+    ``magnitudes``: whether a channel of the call reads them."""
     import torch
 
     from pytest_tlgraph.capture import capture
@@ -318,7 +322,7 @@ def _capture(model: Any, args: Any, kwargs: dict[str, Any], backward: bool) -> T
         # more (freeze parameters) and would not be undone by restoring the flags.
         for module, _ in modes:
             module.training = False
-        return capture(model, args, kwargs=kwargs, backward=backward)
+        return capture(model, args, kwargs=kwargs, backward=backward, magnitudes=magnitudes)
     finally:
         for module, training in modes:
             module.training = training

@@ -34,7 +34,7 @@ def _no_forward_left(model: nn.Module) -> None:
 def test_inference_mode_around_the_capture() -> None:
     case = build("gpt2")
     with torch.inference_mode():
-        trace = capture(case.model, case.inputs)
+        trace = capture(case.model, case.inputs, magnitudes=True)
     plain = capture(case.model, case.inputs)
     assert len([op for op in trace.ops if op.func == "addmm"]) == 8
     assert all(op.magnitude is not None for op in trace.ops if op.func == "addmm")
@@ -54,7 +54,7 @@ class _InferenceInside(nn.Module):
 
 def test_inference_mode_inside_forward() -> None:
     case = build("llama")
-    trace = capture(_InferenceInside(case.model), case.inputs)
+    trace = capture(_InferenceInside(case.model), case.inputs, magnitudes=True)
     assert trace.ops[-2].func == "softmax" and trace.ops[-2].magnitude is not None
 
 
@@ -104,9 +104,10 @@ def test_a_meta_model_captures_with_backward() -> None:
         case = build("nn_transformer")
     case.model.to("meta")
     inputs = tuple(t.to("meta") for t in case.inputs)
-    trace = capture(case.model, inputs, backward=True)
+    trace = capture(case.model, inputs, backward=True, magnitudes=True)
     assert any(op.func == "multi_head_attention_forward" for op in trace.ops)
     assert all(op.grad_norm is None and op.magnitude is None for op in trace.ops)
+    assert not trace.values  # the drawing notes why magnitudes and grad norms are unset
 
 
 def linear(x: torch.Tensor, counter: torch.Tensor) -> torch.Tensor:

@@ -111,7 +111,8 @@ def test_every_module_box_has_a_flop_count_at_every_depth(name: str) -> None:
 
 
 def test_the_key_shows_one_n_a_swatch_when_a_node_is_unencoded() -> None:
-    _, trace = traced("gpt2")
+    case, _ = traced("gpt2")
+    trace = capture(case.model, case.inputs, kwargs=case.kwargs, magnitudes=True)
     # Token ids are integers: they have no magnitude, every float output has one.
     drawing = trace.draw(color_by="magnitude")
     assert drawing.state is not None

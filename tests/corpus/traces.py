@@ -12,7 +12,7 @@ __all__ = ["corpus_trace"]
 
 
 @functools.cache
-def corpus_trace(name: str) -> Trace:
-    """The trace of corpus entry ``name``'s forward pass."""
+def corpus_trace(name: str, *, magnitudes: bool = False) -> Trace:
+    """The trace of corpus entry ``name``'s forward pass (``magnitudes``: measured)."""
     case = build(name)
-    return capture(case.model, case.inputs, kwargs=case.kwargs)
+    return capture(case.model, case.inputs, kwargs=case.kwargs, magnitudes=magnitudes)

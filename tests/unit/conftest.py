@@ -17,16 +17,16 @@ from tests.models import CNN, MLP, RecurrentCell, seeded
 @pytest.fixture(scope="module")
 def mlp() -> Trace:
     """``MLP`` on a batch of two."""
-    return capture(seeded(MLP()), torch.randn(2, 8))
+    return capture(seeded(MLP()), torch.randn(2, 8), magnitudes=True)
 
 
 @pytest.fixture(scope="module")
 def cnn() -> Trace:
     """``CNN`` (train mode) on one 3x8x8 image."""
-    return capture(seeded(CNN()), torch.randn(1, 3, 8, 8))
+    return capture(seeded(CNN()), torch.randn(1, 3, 8, 8), magnitudes=True)
 
 
 @pytest.fixture(scope="module")
 def recurrent() -> Trace:
     """``RecurrentCell`` on a batch of two, with its backward pass."""
-    return capture(seeded(RecurrentCell()), torch.randn(2, 8), backward=True)
+    return capture(seeded(RecurrentCell()), torch.randn(2, 8), backward=True, magnitudes=True)

@@ -24,7 +24,7 @@ def test_a_tuple_or_list_gives_positional_arguments_and_non_tensors_pass_through
     pack: type,
 ) -> None:
     a, b = torch.ones(2, 3), torch.zeros(2, 3)
-    trace = capture(Pair(), pack([a, b, 4.0]))
+    trace = capture(Pair(), pack([a, b, 4.0]), magnitudes=True)
     assert _records(trace, "input") == ["input_1", "input_2"]
     assert trace.op("sub_1").parents == ("input_1", "input_2")
     # The scalar really reached forward: (1 - 0) * 4 has magnitude 4.
@@ -74,7 +74,7 @@ def test_an_input_returned_unchanged_feeds_the_output_directly() -> None:
 
 
 def test_output_records_copy_their_tensor_metadata() -> None:
-    trace = capture(MLP().double(), torch.randn(2, 8).double().requires_grad_())
+    trace = capture(MLP().double(), torch.randn(2, 8).double().requires_grad_(), magnitudes=True)
     out = trace.op("output_1")
     assert out.shape == (2, 4) and out.dtype is torch.float64
     assert out.activation_memory == 2 * 4 * 8

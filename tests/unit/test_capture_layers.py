@@ -88,7 +88,7 @@ def test_layer_edges_join_layers_and_a_loop_feeds_itself() -> None:
 
 def test_layer_fields_hold_the_shared_value_and_varying_the_per_pass_values() -> None:
     x = torch.tensor([[1.0, 2.0, 3.0, 4.0]])
-    trace = capture(BareLoop(steps=3), x)
+    trace = capture(BareLoop(steps=3), x, magnitudes=True)
     layer = trace.layers["mul_1"]
     ops = [trace.op(label) for label in layer.ops]
     assert layer.func == "mul" and layer.shape == (1, 4) and layer.dtype is torch.float32

@@ -55,10 +55,10 @@ def test_batches_read_the_values_one_norm_per_op_reads(
 ) -> None:
     model, x = _MODELS[name]()
     with torch.set_grad_enabled(grad):
-        batched = capture(model, x)
+        batched = capture(model, x, magnitudes=True)
         # A batch of one measures each op at once, with the per-op norm.
         monkeypatch.setattr(magnitudes, "MAX_TENSORS", 1)
-        one_by_one = capture(model, x)
+        one_by_one = capture(model, x, magnitudes=True)
     assert _magnitudes(batched) == _magnitudes(one_by_one)
     assert sum(m is not None for m in _magnitudes(batched)) >= 4
 
@@ -105,7 +105,7 @@ def _setitem(y: torch.Tensor) -> None:
 )
 def test_an_op_reads_its_values_from_before_later_writes(write: Callable[..., object]) -> None:
     x = torch.randn(4, 6, generator=torch.Generator().manual_seed(3))
-    trace = capture(_WritesAfter(write), x)
+    trace = capture(_WritesAfter(write), x, magnitudes=True)
     assert trace.op("mul_1").magnitude == _rms(x * 2)
     assert trace.op("add_1").magnitude == _rms(x * 2 + 1)
 
@@ -120,14 +120,14 @@ class _HiddenWrite(nn.Module):
 
 
 def test_a_write_no_torch_function_sees_leaves_the_magnitude_unknown_not_wrong() -> None:
-    trace = capture(_HiddenWrite(), torch.randn(3, 3))
+    trace = capture(_HiddenWrite(), torch.randn(3, 3), magnitudes=True)
     assert trace.op("mul_1").magnitude is None
     assert trace.op("add_1").magnitude is not None
 
 
 def test_tensors_off_the_dense_cpu_path_are_measured_at_once() -> None:
     model = nn.Linear(4, 3, device="meta")
-    trace = capture(model, torch.randn(2, 4, device="meta"))
+    trace = capture(model, torch.randn(2, 4, device="meta"), magnitudes=True)
     assert [op.func for op in trace.ops] == ["input", "linear", "output"]
     assert _magnitudes(trace) == [None, None, None]
 

@@ -151,7 +151,7 @@ def test_shape_and_dtype_are_plain_python_values(mlp_trace: Trace) -> None:
 
 def test_half_precision_ops_record_their_dtype_and_bytes() -> None:
     model = seeded(MLP()).half()
-    trace = capture(model, torch.randn(2, 8).half())
+    trace = capture(model, torch.randn(2, 8).half(), magnitudes=True)
     for op in trace.ops:
         assert op.dtype is torch.float16
     assert trace.op("linear_1").activation_memory == 2 * 16 * 2
@@ -342,7 +342,7 @@ def test_magnitude_is_the_root_mean_square_of_the_output() -> None:
             return x * 3.0
 
     x = torch.tensor([[1.0, -2.0], [3.0, 4.0]])
-    trace = capture(Scale(), x)
+    trace = capture(Scale(), x, magnitudes=True)
     expected = math.sqrt((9 + 36 + 81 + 144) / 4)
     assert trace.op("mul_1").magnitude == pytest.approx(expected, rel=1e-6)
     assert trace.op("input_1").magnitude == pytest.approx(expected / 3, rel=1e-6)
@@ -354,7 +354,7 @@ def test_magnitude_of_half_outputs_does_not_overflow() -> None:
             return x + 0
 
     # 60000^2 overflows float16, the mean of squares must not.
-    trace = capture(Big(), torch.full((8,), 60000.0, dtype=torch.float16))
+    trace = capture(Big(), torch.full((8,), 60000.0, dtype=torch.float16), magnitudes=True)
     assert trace.op("add_1").magnitude == pytest.approx(60000.0)
 
 

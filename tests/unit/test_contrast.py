@@ -44,7 +44,7 @@ def test_role_fills_read_with_the_page_text(page: str) -> None:
 
 @pytest.mark.parametrize("name", [n for n in names() if n != "sequential_2000"])
 def test_every_corpus_node_reads_on_its_fill(name: str) -> None:
-    trace = corpus_trace(name)
+    trace = corpus_trace(name, magnitudes=True)
     for page in ("light", "dark"):
         for options in (
             {},

@@ -42,7 +42,7 @@ class Tower(nn.Module):
 
 @pytest.fixture(scope="module")
 def tower() -> Trace:
-    return capture(seeded(Tower()), torch.randn(2, 8))
+    return capture(seeded(Tower()), torch.randn(2, 8), magnitudes=True)
 
 
 def collapsed(drawing: Drawing) -> dict[str, Any]:

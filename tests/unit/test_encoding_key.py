@@ -27,7 +27,7 @@ def test_time_key_is_one_bar_line_with_both_ends(mlp: Trace) -> None:
 
 
 def test_every_channel_adds_exactly_one_line_in_channel_order() -> None:
-    trace = capture(seeded(RecurrentCell()), torch.randn(2, 8))
+    trace = capture(seeded(RecurrentCell()), torch.randn(2, 8), magnitudes=True)
     rows = trace.draw(stack_by=True, size_by="bytes", color_by="flops").nodes["tlgraph_key"].rows
     assert len(rows) == 3
     assert rows[0].startswith("forward FLOPs: ") and " [bar] " in rows[0]
@@ -59,10 +59,10 @@ def test_show_legend_false_drops_the_key_and_nothing_else(cnn: Trace) -> None:
 @functools.cache
 def _trace(model: str) -> Trace:
     if model == "loop":
-        return capture(BareLoop(), torch.randn(2, 4))
+        return capture(BareLoop(), torch.randn(2, 4), magnitudes=True)
     if model == "cnn":
-        return capture(seeded(CNN()), torch.randn(1, 3, 8, 8))
-    return capture(seeded(RecurrentCell()), torch.randn(2, 8))
+        return capture(seeded(CNN()), torch.randn(1, 3, 8, 8), magnitudes=True)
+    return capture(seeded(RecurrentCell()), torch.randn(2, 8), magnitudes=True)
 
 
 @pytest.mark.parametrize(
@@ -102,7 +102,7 @@ def test_no_transform_coverage_or_scale_wording_in_the_dot(
 
 
 def test_a_model_without_linear_layers_has_none_of_the_words_at_all() -> None:
-    trace = capture(Shrink(), torch.randn(2, 16))
+    trace = capture(Shrink(), torch.randn(2, 16), magnitudes=True)
     drawing = trace.draw(color_by="bytes", size_by="dims", size_scale="linear")
     assert "tlgraph_key" in drawing.nodes
     for word in FORBIDDEN:

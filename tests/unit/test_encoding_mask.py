@@ -14,7 +14,7 @@ from tests.models import CNN, RecurrentCell, seeded
 
 
 def two_captures(model: torch.nn.Module, inputs: torch.Tensor) -> tuple[Trace, Trace]:
-    return capture(model, inputs), capture(model, inputs)
+    return capture(model, inputs, magnitudes=True), capture(model, inputs, magnitudes=True)
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +63,7 @@ def test_masking_is_noted_and_the_key_ends_are_placeholders(
 
 
 def test_masked_drawing_keeps_which_nodes_are_encoded(cnn_pair: tuple[Trace, Trace]) -> None:
-    trace = capture(seeded(RecurrentCell()), torch.randn(2, 8))
+    trace = capture(seeded(RecurrentCell()), torch.randn(2, 8), magnitudes=True)
     masked = draw(trace, mask_volatile=True, view="rolled", color_by="time")
     real = draw(trace, view="rolled", color_by="time")
     assert masked.state is not None and real.state is not None

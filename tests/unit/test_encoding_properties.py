@@ -20,14 +20,14 @@ from tests.models import CNN, MLP, Interleaved, RecurrentCell, SharedModule, Shr
 @functools.cache
 def traces() -> dict[str, Trace]:
     return {
-        "mlp": capture(seeded(MLP()), torch.randn(2, 8), backward=True),
-        "cnn": capture(seeded(CNN()), torch.randn(1, 3, 8, 8)),
-        "recurrent": capture(seeded(RecurrentCell()), torch.randn(2, 8)),
+        "mlp": capture(seeded(MLP()), torch.randn(2, 8), backward=True, magnitudes=True),
+        "cnn": capture(seeded(CNN()), torch.randn(1, 3, 8, 8), magnitudes=True),
+        "recurrent": capture(seeded(RecurrentCell()), torch.randn(2, 8), magnitudes=True),
         # Two modules alternating in one loop (A1 B1 A2 B2 A3 B3), then one after the other.
-        "lockstep": capture(seeded(Interleaved("arb" * 3)), torch.randn(1, 4)),
-        "chained": capture(seeded(Interleaved("aaabbb")), torch.randn(1, 4)),
-        "shrink": capture(Shrink(), torch.randn(2, 16)),
-        "shared": capture(seeded(SharedModule()), torch.randn(2, 6)),
+        "lockstep": capture(seeded(Interleaved("arb" * 3)), torch.randn(1, 4), magnitudes=True),
+        "chained": capture(seeded(Interleaved("aaabbb")), torch.randn(1, 4), magnitudes=True),
+        "shrink": capture(Shrink(), torch.randn(2, 16), magnitudes=True),
+        "shared": capture(seeded(SharedModule()), torch.randn(2, 6), magnitudes=True),
     }
 
 

@@ -16,7 +16,7 @@ ROLLED_NOTE = "rolled multi-pass nodes unencoded: {} is not single-valued across
 @pytest.fixture(scope="module")
 def shrink() -> Trace:
     # A recurrence over shrinking slices: x[..., :16] -> 8 -> 4 across passes.
-    return capture(Shrink(), torch.randn(2, 16))
+    return capture(Shrink(), torch.randn(2, 16), magnitudes=True)
 
 
 def multi_pass(trace: Trace) -> list[str]:

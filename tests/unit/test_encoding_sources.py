@@ -21,7 +21,7 @@ MS = re.compile(r"^\d+(\.\d+)? ms$")
 
 @pytest.fixture(scope="module")
 def mlp_backward() -> Trace:
-    return capture(seeded(MLP()), torch.randn(2, 8), backward=True)
+    return capture(seeded(MLP()), torch.randn(2, 8), backward=True, magnitudes=True)
 
 
 def key(trace: Trace, **options: Any) -> tuple[str, ...]:

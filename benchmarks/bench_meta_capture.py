@@ -1,0 +1,131 @@
+"""Benchmark: capture of full-size production configs on the meta device against their
+meta forward.
+
+Run as ``python benchmarks/bench_meta_capture.py [--repeats N] [--models a,b]``. For
+each config of ``tests/corpus/production_configs.py`` (Llama-3-8B, Mixtral-8x7B,
+DeepSeek-V3, built on the meta device from their config values, nothing downloaded) a
+fresh interpreter builds the model, then times, best of N after one untimed call each:
+
+* the meta forward as the capture runs it (eval mode, autograd on);
+* the same forward under ``torch.no_grad()``;
+* ``capture(model, ids, kwargs=...)``;
+* ``capture(...).draw(collapse="auto").dot``.
+
+It prints the build time, the times and the capture's ratio to each forward. Target: the
+capture costs at most 1.5x the meta forward it runs; the exit status is 1 when a config
+misses it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+TARGET = 1.5
+
+
+def _best(fn: Callable[[], Any], repeats: int) -> float:
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def worker(name: str, repeats: int) -> None:
+    """Build ``name`` on meta and time its forwards and captures in this process."""
+    warnings.simplefilter("ignore")
+    import torch
+
+    from pytest_tlgraph import capture
+    from tests.corpus.production_configs import build_production, meta_inputs
+
+    start = time.perf_counter()
+    model = build_production(name)
+    build = time.perf_counter() - start
+    args, kwargs = meta_inputs()
+
+    def no_grad() -> Any:
+        with torch.no_grad():
+            return model(*args, **kwargs)
+
+    result = {
+        "build": build,
+        "forward": _best(lambda: model(*args, **kwargs), repeats),
+        "no_grad": _best(no_grad, repeats),
+        "capture": _best(lambda: capture(model, args, kwargs=kwargs), repeats),
+        "draw": _best(
+            lambda: capture(model, args, kwargs=kwargs).draw(collapse="auto").dot, repeats
+        ),
+        "ops": sum(op.has_function for op in capture(model, args, kwargs=kwargs).ops),
+    }
+    print(json.dumps(result))
+
+
+def measure(name: str, repeats: int) -> dict[str, float]:
+    """Run :func:`worker` in a fresh interpreter."""
+    done = subprocess.run(
+        [sys.executable, __file__, "--worker", name, "--repeats", str(repeats)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{name} failed:\n{done.stderr[-2000:]}")
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> int:
+    from tests.corpus.production_configs import PRODUCTION
+
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--models", default=",".join(PRODUCTION))
+    parser.add_argument("--worker", metavar="MODEL")
+    options = parser.parse_args()
+    if options.repeats < 1:
+        parser.error("--repeats takes a positive count")
+    if options.worker:
+        worker(options.worker, options.repeats)
+        return 0
+    print(f"meta device, best of {options.repeats} after one untimed call, fresh process each\n")
+    header = (
+        f"{'config':<14}{'ops':>6}{'build':>9}{'forward':>10}{'no_grad':>10}{'capture':>10}"
+        f"{'+auto DOT':>11}{'vs fwd':>8}{'vs no_grad':>12}"
+    )
+    print(header)
+    print("-" * len(header))
+    missed = []
+    for name in options.models.split(","):
+        r = measure(name, options.repeats)
+        ratio = r["capture"] / r["forward"]
+        print(
+            f"{name:<14}{int(r['ops']):>6}{r['build']:>8.1f}s{r['forward']:>9.2f}s"
+            f"{r['no_grad']:>9.2f}s{r['capture']:>9.2f}s{r['draw']:>10.2f}s"
+            f"{ratio:>7.2f}x{r['capture'] / r['no_grad']:>11.2f}x",
+            flush=True,
+        )
+        if ratio > TARGET:
+            missed.append(f"{name}: {ratio:.2f}x")
+    print("\nforward: the meta forward as the capture runs it (autograd on); vs: capture / it")
+    if missed:
+        print(f"target missed (capture <= {TARGET}x the meta forward): " + "; ".join(missed))
+        return 1
+    print(f"target met: capture <= {TARGET}x the meta forward on every config")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
