@@ -2,7 +2,8 @@
 
 * ``depth=N``: every module call nested deeper than ``N`` is one box (top-level children
   have depth 1, so ``depth=0`` boxes every top-level call); its ops are hidden and its
-  edges rerouted to the box.
+  edges rerouted to the box; a module class boxed anywhere is boxed wherever it is
+  drawn (:mod:`.detail`).
 * ``collapse="max"``: ``depth=0`` plus one segment capsule per run of root-level ops,
   with repeats folded.
 * ``collapse="auto"``: the deepest depth whose drawing, repeats folded, has at most
@@ -19,6 +20,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from pytest_tlgraph.draw.collapse.detail import Key, boxed_deeper_than
 from pytest_tlgraph.draw.collapse.folds import call_signature, fold_runs, fold_title
 from pytest_tlgraph.draw.collapse.records import (
     ADDITIVE_FIELDS,
@@ -131,7 +133,7 @@ def auto_plan(
     plain = len(trace.layers) if view == "rolled" else len(trace.ops)
     for depth in range(start, -1, -1):
         # Count before assembling: only the chosen depth pays for records and clusters.
-        grouping = _group(trace, view, depth=depth, segments=False, folds=True)
+        grouping = _group(trace, view, boxed_deeper_than(trace, depth), segments=False, folds=True)
         count = plain if grouping is None else grouping.node_count
         if count <= budget:
             return _plan(trace, view, grouping), depth
@@ -153,12 +155,15 @@ class _Grouping:
         return len({self.redirect.get(uid, uid) for uid in self.unit_of.values()})
 
 
-def _group(trace: Trace, view: str, *, depth: int, segments: bool, folds: bool) -> _Grouping | None:
-    """The grouping of ops into units, or ``None`` when nothing collapses."""
+def _group(
+    trace: Trace, view: str, boxed: frozenset[Key], *, segments: bool, folds: bool
+) -> _Grouping | None:
+    """The grouping of ops into units with the calls in ``boxed`` drawn as boxes (the
+    outermost of a chain: :mod:`.detail`), or ``None`` when nothing collapses."""
     calls = {call.key: call for call in trace.modules}
     units: dict[str, _Unit] = {}
-    repeats = find_repeats(trace, view, depth, calls) if folds else None
-    unit_of = _assign(trace, view, depth, segments, calls, units, repeats)
+    repeats = find_repeats(trace, view, boxed, calls) if folds else None
+    unit_of = _assign(trace, view, boxed, segments, calls, units, repeats)
     if repeats is None and not any(unit.kind in COLLAPSED_KINDS for unit in units.values()):
         return None
     redirect = _fold(trace, view, unit_of, units, calls) if folds else {}
@@ -174,13 +179,14 @@ def _plan(trace: Trace, view: str, grouping: _Grouping | None) -> Plan:
 
 
 def _collapsed(trace: Trace, view: str, *, depth: int, segments: bool, folds: bool) -> Plan:
-    return _plan(trace, view, _group(trace, view, depth=depth, segments=segments, folds=folds))
+    boxed = boxed_deeper_than(trace, depth)
+    return _plan(trace, view, _group(trace, view, boxed, segments=segments, folds=folds))
 
 
 def _assign(
     trace: Trace,
     view: str,
-    depth: int,
+    boxed: frozenset[Key],
     segments: bool,
     calls: Mapping[tuple[str, int], ModuleCall],
     units: dict[str, _Unit],
@@ -200,15 +206,13 @@ def _assign(
             previous_root = False
             continue
         chain = op.module_calls if repeats is None else repeats.chain(op.module_calls)
-        boxed = next(
-            (i for i, key in enumerate(chain) if key in calls and calls[key].depth > depth), None
-        )
-        if boxed is not None:
-            address, number = chain[boxed]
+        box = next((i for i, key in enumerate(chain) if key in boxed), None)
+        if box is not None:
+            address, number = chain[box]
             uid = f"@{address}" if rolled else f"@{address}#{number}"
-            unit = units.setdefault(uid, _Unit(uid, "box", chain[:boxed]))
-            if calls[chain[boxed]] not in unit.calls:
-                unit.calls.append(calls[chain[boxed]])
+            unit = units.setdefault(uid, _Unit(uid, "box", chain[:box]))
+            if calls[chain[box]] not in unit.calls:
+                unit.calls.append(calls[chain[box]])
             unit_of[op.label] = uid
         elif segments and op.has_function and len(chain) <= 1:
             if not previous_root:
@@ -221,7 +225,7 @@ def _assign(
                 kind = op.func if not op.has_function else ("layer" if rolled else "op")
                 units[uid] = _Unit(uid, kind, chain, record=record)
             unit_of[op.label] = uid
-        previous_root = boxed is None and segments and op.has_function and len(chain) <= 1
+        previous_root = box is None and segments and op.has_function and len(chain) <= 1
     for run in _merge_runs(trace, pending) if rolled else pending:
         names = list(dict.fromkeys(trace.op(label).layer for label in run)) if rolled else run
         uid = f"segment:{names[0]}"

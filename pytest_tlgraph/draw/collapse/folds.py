@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Final
 
@@ -137,13 +138,15 @@ class Run:
         return len(self.reps)
 
 
-def repeat_runs(trace: Trace, depth: int) -> list[Run]:
+def repeat_runs(
+    trace: Trace, depth: int | None = None, *, boxed: AbstractSet[Key] | None = None
+) -> list[Run]:
     """Every maximal run of two or more repetitions of one structure among the sibling
-    calls drawn at ``depth`` (children of calls at depth ``depth`` or less), outermost
-    first. Calls are siblings in a run when no op of their parent runs between them;
-    a period of up to :data:`MAX_PERIOD` calls is found (the smallest period wins a
-    tie). Only representatives are searched further: the other repetitions are drawn
-    by them."""
+    calls drawn at ``depth`` (children of calls at depth ``depth`` or less; or, given
+    ``boxed``, children of calls not in it), outermost first. Calls are siblings in a
+    run when no op of their parent runs between them; a period of up to
+    :data:`MAX_PERIOD` calls is found (the smallest period wins a tie). Only
+    representatives are searched further: the other repetitions are drawn by them."""
     calls = {call.key: call for call in trace.modules}
     types = {key: call.type_name for key, call in calls.items()}
     index_of = {op.label: op.index for op in trace.ops}
@@ -159,7 +162,7 @@ def repeat_runs(trace: Trace, depth: int) -> list[Run]:
     pending = [call for call in trace.modules if call.parent is None]
     while pending:
         parent = pending.pop(0)
-        if parent.depth > depth:
+        if parent.key in boxed if boxed is not None else parent.depth > (depth or 0):
             continue
         kids = children.get(parent.key, [])
         folded: set[Key] = set()
