@@ -196,7 +196,7 @@ def _draw(trace: Trace, *, mask_volatile: bool, options: dict[str, Any]) -> Draw
         nodes=statements,
         edges=plan.edges,
         clusters=plan.clusters,
-        cluster_attrs=_cluster_lists(plan, opts.page),
+        cluster_attrs=_cluster_lists(plan, opts.page, opts.direction),
         rank_groups=encoded.rank_groups if encoded else (),
         extra_nodes=encoded.extra_nodes if encoded else (),
     )
@@ -313,11 +313,24 @@ def _graph_attrs(
     return f"[label={caption_label}, {_graph_tail(opts.page, opts.direction)}"
 
 
-def _cluster_lists(plan: Plan, page: str) -> dict[str, str]:
+@functools.cache
+def _fold_tail(page: str, direction: str) -> str:
+    """A repeat fold cluster's attribute list after its label, written once."""
+    return _after_label(style.fold_cluster_attrs(page, direction, "<>"))
+
+
+def _cluster_lists(plan: Plan, page: str, direction: str) -> dict[str, str]:
     """Each cluster's attribute list, written: ``attr_list(style.cluster_attrs(page,
-    label))`` with the label, an HTML-like one, put in front of the page's tail."""
+    label))`` with the label, an HTML-like one, put in front of the page's tail; a
+    repeat fold's title is bold and at the top (``style.fold_cluster_attrs``)."""
     tail = _cluster_tail(page)
-    return {c.id: f"[label=<{html_escape(c.title)}>, {tail}" for c in plan.clusters}
+    lists = {}
+    for c in plan.clusters:
+        if c.caption is None:
+            lists[c.id] = f"[label=<{html_escape(c.title)}>, {tail}"
+        else:
+            lists[c.id] = f"[label=<<B>{html_escape(c.title)}</B>>, {_fold_tail(page, direction)}"
+    return lists
 
 
 def _attrs(spec: Mapping[str, Any]) -> dict[str, Any]:

@@ -33,10 +33,10 @@ def test_auto_fits_a_screen(name: str) -> None:
 @pytest.mark.parametrize(
     ("name", "title"),
     [
-        ("gpt2", "@transformer.h.0-1 (GPT2Block) x2"),
-        ("bert", "@encoder.layer.0-1 (BertLayer) x2"),
-        ("llama", "@model.layers.0-1 (LlamaDecoderLayer) x2"),
-        ("sequential_2000", "@0-3999 (Linear, ReLU) x2000"),
+        ("gpt2", "x2 @transformer.h.0-1 (GPT2Block)"),
+        ("bert", "x2 @encoder.layer.0-1 (BertLayer)"),
+        ("llama", "x2 @model.layers.0-1 (LlamaDecoderLayer)"),
+        ("sequential_2000", "x2000 @0-3999 (Linear, ReLU)"),
     ],
 )
 def test_repeated_blocks_fold_into_one_titled_cluster(name: str, title: str) -> None:
@@ -82,7 +82,7 @@ class _Block(nn.Module):
 def test_a_changed_block_splits_the_run() -> None:
     drawing = capture(_Twelve(), torch.randn(2, 4)).draw(collapse="auto")
     assert drawing.clusters == (
-        "@h.0-2 (_Block) x3", "@h.3 (_Block)", "@h.4-11 (_Block) x8",
+        "x3 @h.0-2 (_Block)", "@h.3 (_Block)", "x8 @h.4-11 (_Block)",
     )  # fmt: skip
 
 

@@ -2,7 +2,7 @@
 
 Structure is the module type plus the op sequence (each op's function and the types of
 the modules nested between the box's module and the op), so the 40 blocks of a deep
-transformer fold into ``@blocks.0-39 (Block) x40`` while a block that differs by one op
+transformer fold into ``x40 @blocks.0-39 (Block)`` while a block that differs by one op
 stays its own box.
 """
 
@@ -91,8 +91,10 @@ def fold_runs(
 
 
 def address_range(addresses: Sequence[str]) -> str:
-    """``blocks.0-39`` for numbered siblings, ``enc..dec`` for other names, the address
-    itself when every entry is one module called repeatedly."""
+    """``blocks.0-39`` for numbered siblings, ``enc..dec`` for other names (the last one
+    written past the prefix it shares with the first: ``block4.block4-1..5``; numbers
+    with a gap keep both ends whole), the address itself when every entry is one
+    module called repeatedly."""
     distinct = list(dict.fromkeys(addresses))
     if len(distinct) == 1:
         return distinct[0]
@@ -104,12 +106,29 @@ def address_range(addresses: Sequence[str]) -> str:
             head = heads.pop()
             prefix = f"{head}." if head else ""
             return f"{prefix}{numbers[0]}-{numbers[-1]}"
-    return f"{distinct[0]}..{distinct[-1]}"
+    first, last = distinct[0], distinct[-1]
+    if len(heads) == 1 and all(t.isdigit() for t in tails):  # gaps: both ends in full
+        return f"{first}..{last}"
+    return f"{first}..{last[_shared_prefix(first, last) :]}"
+
+
+def _shared_prefix(first: str, last: str) -> int:
+    """How many leading characters ``last`` shares with ``first``, never ending inside
+    a number (``conv10..12``, not ``conv10..2``) nor taking all of ``last``."""
+    size = 0
+    for a, b in zip(first, last, strict=False):
+        if a != b:
+            break
+        size += 1
+    size = min(size, len(last) - 1)
+    while size > 0 and last[size - 1].isdigit() and last[size].isdigit():
+        size -= 1
+    return max(size, 0)
 
 
 def fold_title(addresses: Sequence[str], type_name: str) -> str:
-    """``@blocks.0-39 (Block) x40``: the fold's bold title row."""
-    return f"@{address_range(addresses)} ({type_name}) x{len(addresses)}"
+    """``x40 @blocks.0-39 (Block)``: the fold's bold title row, its count first."""
+    return f"x{len(addresses)} @{address_range(addresses)} ({type_name})"
 
 
 #: The longest period a repeat is looked for with (``(Linear, ReLU)`` has period 2).
@@ -218,6 +237,6 @@ def _periodic(sigs: Sequence[Hashable]) -> list[tuple[int, int, int]]:
 
 
 def run_title(trace_addresses: Sequence[str], types: Sequence[str], count: int) -> str:
-    """``@h.0-11 (GPT2Block) x12``; ``@0-3999 (Linear, ReLU) x2000`` for a period of
-    two calls."""
-    return f"@{address_range(trace_addresses)} ({', '.join(types)}) x{count}"
+    """``x12 @h.0-11 (GPT2Block)``; ``x2000 @0-3999 (Linear, ReLU)`` for a period of
+    two calls: the count first, where the eye starts."""
+    return f"x{count} @{address_range(trace_addresses)} ({', '.join(types)})"
