@@ -13,13 +13,14 @@ from torch import nn
 from pytest_tlgraph import capture
 from pytest_tlgraph.draw import build_plan
 from pytest_tlgraph.draw.collapse import AUTO_NODE_BUDGET
+from tests.corpus import names
 from tests.corpus.traces import corpus_trace
 from tests.plan_checks import check_plan
 
 SCREEN = (4000, 8000)
 
 
-@pytest.mark.parametrize("name", ["bert", "gpt2", "llama", "t5", "whisper", "sequential_2000"])
+@pytest.mark.parametrize("name", names())
 def test_auto_fits_a_screen(name: str) -> None:
     trace = corpus_trace(name)
     drawing = trace.draw(collapse="auto")

@@ -6,8 +6,9 @@
   drawn (:mod:`.detail`).
 * ``collapse="max"``: ``depth=0`` plus one segment capsule per run of root-level ops,
   with repeats folded.
-* ``collapse="auto"``: the deepest depth whose drawing, repeats folded, has at most
-  ``AUTO_NODE_BUDGET`` visible nodes.
+* ``collapse="auto"``: from the top-level boxes, the heaviest drawn boxes opened first
+  (FLOPs, or ops when FLOPs are unknown: :mod:`.spend`) while the drawing, repeats
+  folded, has at most ``AUTO_NODE_BUDGET`` visible nodes.
 
 Every op maps to exactly one visible unit, so member lists partition the ops and edges
 are the op edges mapped onto units. The plan is a pure function of the trace and these
@@ -20,7 +21,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from pytest_tlgraph.draw.collapse.detail import Key, boxed_deeper_than
+from pytest_tlgraph.draw.collapse.detail import Key, boxed_deeper_than, drawn_calls
 from pytest_tlgraph.draw.collapse.folds import call_signature, fold_runs, fold_title
 from pytest_tlgraph.draw.collapse.records import (
     ADDITIVE_FIELDS,
@@ -32,6 +33,7 @@ from pytest_tlgraph.draw.collapse.records import (
     segment_record,
 )
 from pytest_tlgraph.draw.collapse.repeats import Repeats, find_repeats
+from pytest_tlgraph.draw.collapse.spend import spend_budget
 from pytest_tlgraph.draw.plan import (
     Plan,
     PlanNode,
@@ -122,8 +124,10 @@ def auto_plan(
     max_depth: int | None = None,
     budget: int = AUTO_NODE_BUDGET,
 ) -> tuple[Plan, int | None]:
-    """``(plan, depth)`` for ``collapse="auto"``: the deepest depth (at most
-    ``max_depth``) whose plan, repeats folded, has at most ``budget`` nodes.
+    """``(plan, depth)`` for ``collapse="auto"``: the top-level boxes opened heaviest
+    first, never deeper than ``max_depth``, while the plan, repeats folded, has at most
+    ``budget`` nodes (:func:`.spend.spend_budget`); ``depth`` is the depth down to
+    which every call is open.
 
     ``depth`` is ``None`` when even ``depth=0`` is over budget: the plan is then the
     ``collapse="max"`` plan, the most compact drawing there is.
@@ -131,13 +135,20 @@ def auto_plan(
     top = max((call.depth for call in trace.modules), default=0)
     start = top if max_depth is None else min(max_depth, top)
     plain = len(trace.layers) if view == "rolled" else len(trace.ops)
-    for depth in range(start, -1, -1):
-        # Count before assembling: only the chosen depth pays for records and clusters.
-        grouping = _group(trace, view, boxed_deeper_than(trace, depth), segments=False, folds=True)
-        count = plain if grouping is None else grouping.node_count
-        if count <= budget:
-            return _plan(trace, view, grouping), depth
-    return _collapsed(trace, view, depth=0, segments=True, folds=True), None
+
+    def count(boxed: frozenset[Key]) -> int:
+        # Count before assembling: only the chosen detail pays for records and clusters.
+        grouping = _group(trace, view, boxed, segments=False, folds=True)
+        return plain if grouping is None else grouping.node_count
+
+    top_level = boxed_deeper_than(trace, 0)
+    if count(top_level) > budget:
+        return _collapsed(trace, view, depth=0, segments=True, folds=True), None
+    boxed = spend_budget(trace, top_level, count, budget, start)
+    grouping = _group(trace, view, boxed, segments=False, folds=True)
+    # The depth down to which every call is open.
+    depth = min((call.depth - 1 for call in drawn_calls(trace.modules, boxed)[0]), default=start)
+    return _plan(trace, view, grouping), depth
 
 
 @dataclass

@@ -21,7 +21,14 @@ from typing import Final
 
 from pytest_tlgraph.trace import ModuleCall, Trace
 
-__all__ = ["CONTAINERS", "Key", "boxed_deeper_than", "drawn_calls", "same_class_detail"]
+__all__ = [
+    "CONTAINERS",
+    "Key",
+    "boxed_deeper_than",
+    "drawn_calls",
+    "exempt_classes",
+    "same_class_detail",
+]
 
 Key = tuple[str, int]
 
@@ -58,7 +65,7 @@ def drawn_calls(
     return boxes, expanded
 
 
-def _exempt(modules: Iterable[ModuleCall]) -> frozenset[str]:
+def exempt_classes(modules: Iterable[ModuleCall]) -> frozenset[str]:
     """The classes the rule leaves alone: containers and classes whose calls nest."""
     calls = {call.key: call for call in modules}
     nested = set(CONTAINERS)
@@ -87,7 +94,7 @@ def same_class_detail(trace: Trace, boxed: frozenset[Key]) -> frozenset[Key]:
         if exempt is None:
             if not classes.intersection(call.type_name for call in expanded):
                 return boxed
-            exempt = _exempt(modules)
+            exempt = exempt_classes(modules)
         classes -= exempt
         more = [call.key for call in expanded if call.type_name in classes]
         if not more:
