@@ -23,6 +23,7 @@ from typing import Any, Final
 
 from pytest_tlgraph.draw.collapse.detail import Key, boxed_deeper_than, drawn_calls
 from pytest_tlgraph.draw.collapse.folds import call_signature, fold_runs, fold_title
+from pytest_tlgraph.draw.collapse.plumbing import plumbing_runs
 from pytest_tlgraph.draw.collapse.records import (
     ADDITIVE_FIELDS,
     BoxRecord,
@@ -138,14 +139,14 @@ def auto_plan(
 
     def count(boxed: frozenset[Key]) -> int:
         # Count before assembling: only the chosen detail pays for records and clusters.
-        grouping = _group(trace, view, boxed, segments=False, folds=True)
+        grouping = _group(trace, view, boxed, segments=False, folds=True, plumbing=True)
         return plain if grouping is None else grouping.node_count
 
     top_level = boxed_deeper_than(trace, 0)
     if count(top_level) > budget:
         return _collapsed(trace, view, depth=0, segments=True, folds=True), None
     boxed = spend_budget(trace, top_level, count, budget, start)
-    grouping = _group(trace, view, boxed, segments=False, folds=True)
+    grouping = _group(trace, view, boxed, segments=False, folds=True, plumbing=True)
     # The depth down to which every call is open.
     depth = min((call.depth - 1 for call in drawn_calls(trace.modules, boxed)[0]), default=start)
     return _plan(trace, view, grouping), depth
@@ -167,14 +168,23 @@ class _Grouping:
 
 
 def _group(
-    trace: Trace, view: str, boxed: frozenset[Key], *, segments: bool, folds: bool
+    trace: Trace,
+    view: str,
+    boxed: frozenset[Key],
+    *,
+    segments: bool,
+    folds: bool,
+    plumbing: bool = False,
 ) -> _Grouping | None:
     """The grouping of ops into units with the calls in ``boxed`` drawn as boxes (the
-    outermost of a chain: :mod:`.detail`), or ``None`` when nothing collapses."""
+    outermost of a chain: :mod:`.detail`), or ``None`` when nothing collapses.
+    ``plumbing``: each run of plumbing ops is one segment (:mod:`.plumbing`)."""
     calls = {call.key: call for call in trace.modules}
     units: dict[str, _Unit] = {}
     repeats = find_repeats(trace, view, boxed, calls) if folds else None
     unit_of = _assign(trace, view, boxed, segments, calls, units, repeats)
+    if plumbing and view == "unrolled":
+        _merge_plumbing(trace, unit_of, units)
     if repeats is None and not any(unit.kind in COLLAPSED_KINDS for unit in units.values()):
         return None
     redirect = _fold(trace, view, unit_of, units, calls) if folds else {}
@@ -246,6 +256,28 @@ def _assign(
         units[uid] = _Unit(uid, "segment", (), names=list(names), funcs=funcs)
         unit_of.update(dict.fromkeys(run, uid))
     return unit_of
+
+
+def _merge_plumbing(trace: Trace, unit_of: dict[str, str], units: dict[str, _Unit]) -> None:
+    """Make each run of plumbing ops drawn one by one a segment in their module call."""
+
+    def alone(label: str) -> bool:
+        unit = units.get(unit_of[label])
+        return unit is not None and unit.id == label and unit.kind == "op"
+
+    remap: dict[str, str] = {}
+    for run in plumbing_runs(trace, alone):
+        uid = f"segment:{run[0]}"
+        chain = units[run[0]].chain
+        funcs = [trace.op(label).func for label in run]
+        units[uid] = _Unit(uid, "segment", chain, names=list(run), funcs=funcs)
+        remap.update(dict.fromkeys(run, uid))
+    for old in remap:
+        del units[old]
+    if remap:
+        for label, uid in unit_of.items():
+            if uid in remap:
+                unit_of[label] = remap[uid]
 
 
 def _merge_runs(trace: Trace, runs: Sequence[list[str]]) -> list[list[str]]:
