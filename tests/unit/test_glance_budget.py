@@ -85,3 +85,14 @@ def test_without_flops_the_subtree_with_the_most_ops_opens_first() -> None:
     blind = dataclasses.replace(trace, ops=ops)
     frames, boxes = _open(blind, collapse_budget=8)
     assert frames == {"_Light"} and "_Heavy" in boxes
+
+
+def test_depth_caps_what_auto_opens() -> None:
+    # The top-level Linear is shallow enough to open, the blocks' Linears are not: the
+    # class stays boxed everywhere rather than opening past the cap.
+    model = nn.Sequential(_Heavy(), _Heavy(), nn.Linear(64, 2))
+    trace = capture(model, torch.randn(2, 64))
+    plan = build_plan(trace, collapse="auto", depth=1)
+    check_plan(trace, plan)
+    assert all(n.record.depth <= 2 for n in plan.nodes if n.kind == "box")
+    assert "@2#1" in {n.id for n in plan.nodes}  # the head: a Linear box like the rest

@@ -117,7 +117,7 @@ def test_a_fold_holding_one_frame_keeps_its_count_and_drops_the_inner_frame() ->
     check_plan(trace, plan)
     assert [c.title for c in plan.clusters] == ["x3 @0-2 (_Wrapper)"]
     inside = [n for n in plan.nodes if n.cluster == plan.clusters[0].id]
-    # The nodes now sit in the fold's frame: their module rows are relative to it.
-    assert [n.kind for n in inside] == ["op", "op", "op", "op"]
+    # The nodes now sit in the fold's frame: their titles are relative to it.
+    assert [n.kind for n in inside] == ["box", "op", "box", "op"]
     drawn = trace.draw(collapse="auto", depth=2).nodes[inside[0].id]
-    assert "@inner.a" in drawn.rows
+    assert drawn.rows[0] == "@inner.a (Linear)"

@@ -137,19 +137,27 @@ def auto_plan(
     start = top if max_depth is None else min(max_depth, top)
     plain = len(trace.layers) if view == "rolled" else len(trace.ops)
 
+    groupings: dict[frozenset[Key], _Grouping | None] = {}
+
     def count(boxed: frozenset[Key]) -> int:
         # Count before assembling: only the chosen detail pays for records and clusters.
-        grouping = _group(trace, view, boxed, segments=False, folds=True, plumbing=True)
+        if boxed not in groupings:
+            groupings[boxed] = _group(trace, view, boxed, segments=False, folds=True, plumbing=True)
+        grouping = groupings[boxed]
         return plain if grouping is None else grouping.node_count
 
-    top_level = boxed_deeper_than(trace, 0)
-    if count(top_level) > budget:
-        return _collapsed(trace, view, depth=0, segments=True, folds=True), None
-    boxed = spend_budget(trace, top_level, count, budget, start)
-    grouping = _group(trace, view, boxed, segments=False, folds=True, plumbing=True)
+    deepest = boxed_deeper_than(trace, start)
+    if count(deepest) <= budget:  # everything auto may open fits: nothing to choose
+        boxed = deepest
+    else:
+        boxed = boxed_deeper_than(trace, 0)
+        if count(boxed) > budget:
+            return _collapsed(trace, view, depth=0, segments=True, folds=True), None
+        boxed = spend_budget(trace, boxed, count, budget, start)
+        count(boxed)
     # The depth down to which every call is open.
     depth = min((call.depth - 1 for call in drawn_calls(trace.modules, boxed)[0]), default=start)
-    return _plan(trace, view, grouping), depth
+    return _plan(trace, view, groupings[boxed]), depth
 
 
 @dataclass

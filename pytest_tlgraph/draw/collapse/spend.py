@@ -60,7 +60,7 @@ def spend_budget(
             break
         heaviest = max(open_to, key=lambda call: (weights[call.key], -call.depth))
         chosen = tag(heaviest)
-        opened = {call.key for call in boxes if tag(call) == chosen}
+        opened = {call.key for call in open_to if tag(call) == chosen}
         trial = same_class_detail(trace, boxed - opened)
         if trial != boxed and count(trial) <= budget:
             boxed = trial
