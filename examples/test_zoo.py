@@ -54,5 +54,5 @@ def test_transformer(tlgraph_snapshot):
     model = TinyTransformer()
     folded = tlgraph_snapshot(model, name="folded", collapse="max", color_by="flops")
     titles = [node.rows[0] for node in folded.nodes.values()]
-    assert "@blocks.0-3 (TransformerBlock) x4" in titles
+    assert "x4 @blocks.0-3 (TransformerBlock)" in titles
     tlgraph_snapshot(model, name="blocks", depth=0)

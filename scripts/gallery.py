@@ -82,7 +82,7 @@ ENTRIES = (
         "sequential_auto",
         "sequential_2000",
         '`Sequential` of 2,000 `Linear, ReLU` pairs, `collapse="auto"`',
-        "4,000 module calls fold to one pair in a `(Linear, ReLU) x2000` cluster.",
+        "4,000 module calls fold to one pair in an `x2000 @0-3999 (Linear, ReLU)` cluster.",
         {"collapse": "auto"},
     ),
     Entry(

@@ -212,7 +212,7 @@ def _draw(trace: Trace, *, mask_volatile: bool, options: dict[str, Any]) -> Draw
         nodes=statements,
         edges=plan.edges,
         clusters=plan.clusters,
-        cluster_attrs=_cluster_lists(plan, opts.page, cluster_signatures),
+        cluster_attrs=_cluster_lists(plan, opts.page, opts.direction, cluster_signatures),
         rank_groups=encoded.rank_groups if encoded else (),
         extra_nodes=encoded.extra_nodes if encoded else (),
     )
@@ -332,18 +332,38 @@ def _graph_attrs(
     return f"[label={caption_label}, {_graph_tail(opts.page, opts.direction)}"
 
 
+@functools.cache
+def _fold_tail(page: str, direction: str) -> str:
+    """A repeat fold cluster's attribute list after its label, written once."""
+    return _after_label(style.fold_cluster_attrs(page, direction, "<>"))
+
+
 def _cluster_lists(
-    plan: Plan, page: str, signatures: Mapping[str, str] | None = None
+    plan: Plan, page: str, direction: str, signatures: Mapping[str, str] | None = None
 ) -> dict[str, str]:
     """Each cluster's attribute list, written: ``attr_list(style.cluster_attrs(page,
     label))`` with the label, an HTML-like one, put in front of the page's tail; a
-    repeat-fold cluster's with its content signature too."""
+    repeat fold's title is bold and at the top (``style.fold_cluster_attrs``), with the
+    content signature of every repetition."""
     tail = _cluster_tail(page)
-    out = {c.id: f"[label=<{html_escape(c.title)}>, {tail}" for c in plan.clusters}
-    for cid, signature in (signatures or {}).items():
-        title = f"<{html_escape(next(c.title for c in plan.clusters if c.id == cid))}>"
-        out[cid] = attr_list({**style.cluster_attrs(page, title), SIGNATURE_ATTR: signature})
-    return out
+    lists = {}
+    for c in plan.clusters:
+        if c.caption is None:
+            lists[c.id] = f"[label=<{html_escape(c.title)}>, {tail}"
+        else:
+            lists[c.id] = f"[label=<<B>{html_escape(c.title)}</B>>, {_fold_tail(page, direction)}"
+    if signatures:
+        by_id = {c.id: c for c in plan.clusters}
+        for cid, signature in signatures.items():
+            c = by_id[cid]
+            if c.caption is None:
+                attrs = style.cluster_attrs(page, f"<{html_escape(c.title)}>")
+            else:
+                attrs = style.fold_cluster_attrs(
+                    page, direction, f"<<B>{html_escape(c.title)}</B>>"
+                )
+            lists[cid] = attr_list({**attrs, SIGNATURE_ATTR: signature})
+    return lists
 
 
 def _attrs(spec: Mapping[str, Any], signature: str | None = None) -> dict[str, Any]:

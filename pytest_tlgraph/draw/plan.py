@@ -14,7 +14,16 @@ from typing import Any, Final
 
 from pytest_tlgraph.trace import Layer, Op, Trace, frozen_builder
 
-__all__ = ["Cluster", "Plan", "PlanNode", "build_plan", "relative_address", "scopes", "wrap_row"]
+__all__ = [
+    "Cluster",
+    "Plan",
+    "PlanNode",
+    "build_plan",
+    "relative_address",
+    "scopes",
+    "single_frames",
+    "wrap_row",
+]
 
 #: Rows longer than this wrap at argument boundaries (REVIEW.md §1.4).
 ROW_WIDTH: Final = 80
@@ -145,7 +154,60 @@ def clusters_for(
             parent = cluster.id
         innermost_of[chain] = parent
     innermost = dict(zip(chains, map(innermost_of.__getitem__, listed), strict=True))
-    return tuple(kept.values()), innermost
+    clusters = tuple(kept.values())
+    if len(clusters) > 1:
+        clusters, innermost = single_frames(clusters, innermost)
+    return clusters, innermost
+
+
+def single_frames(
+    clusters: Sequence[Cluster], innermost: Mapping[str, str | None]
+) -> tuple[tuple[Cluster, ...], dict[str, str | None]]:
+    """``clusters`` with no frame drawn twice: a cluster that holds one cluster and no
+    node of its own is dropped, and what it held moves to its parent. The inner frame
+    stays (it names the same nodes more closely), unless the outer one is a repeat
+    fold's, whose count must stay: then the inner frame goes instead. Returns the kept
+    clusters, in order, and each node's innermost drawn cluster."""
+    holds = Counter(innermost.values())
+    kids: dict[str, list[str]] = {}
+    for cluster in clusters:
+        if cluster.parent is not None:
+            kids.setdefault(cluster.parent, []).append(cluster.id)
+    by_id = {c.id: c for c in clusters}
+    gone: dict[str, str | None] = {}  # dropped cluster id -> the cluster taking its place
+    for cluster in clusters:  # outermost first
+        inner = kids.get(cluster.id, ())
+        if holds[cluster.id] or len(inner) != 1:
+            continue
+        if cluster.caption is None:
+            gone[cluster.id] = None  # resolved to its parent below
+        elif by_id[inner[0]].caption is None:
+            gone[inner[0]] = cluster.id
+    if not gone:
+        return tuple(clusters), dict(innermost)
+
+    def placed(cid: str | None) -> str | None:
+        while cid is not None and cid in gone:
+            cid = gone[cid] if gone[cid] is not None else by_id[cid].parent
+        return cid
+
+    kept = tuple(
+        c if placed(c.parent) == c.parent else _replace_parent(c, placed(c.parent))
+        for c in clusters
+        if c.id not in gone
+    )
+    return kept, {node: placed(cid) for node, cid in innermost.items()}
+
+
+def _replace_parent(cluster: Cluster, parent: str | None) -> Cluster:
+    return _new_cluster(
+        cluster.id,
+        cluster.address,
+        cluster.type_name,
+        parent,
+        cluster.scope_address,
+        cluster.caption,
+    )
 
 
 def scopes(clusters: Sequence[Cluster]) -> dict[str, str]:

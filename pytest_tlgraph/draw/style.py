@@ -7,7 +7,15 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
 
-__all__ = ["FONT", "FONTSIZE", "PAGES", "RANKDIR", "Palette"]
+__all__ = [
+    "FONT",
+    "FONTSIZE",
+    "PAGES",
+    "RANKDIR",
+    "Palette",
+    "cluster_attrs",
+    "fold_cluster_attrs",
+]
 
 #: graphviz-pure carries metrics for Helvetica (its Arimo font); bold comes from <B>.
 FONT: Final = "Helvetica"
@@ -120,3 +128,14 @@ def cluster_attrs(page: str, title_label: str) -> dict[str, Any]:
         "fontsize": FONTSIZE,
         "labeljust": "l",
     }
+
+
+#: ``labelloc`` that puts a cluster title at the top of the picture: graphviz flips
+#: "top" and "bottom" with the ranks, so a bottom-up drawing names the bottom.
+_TOP: Final = MappingProxyType({"bottomup": "b", "topdown": "t", "leftright": "t"})
+
+
+def fold_cluster_attrs(page: str, direction: str, title_label: str) -> dict[str, Any]:
+    """Attributes of a repeat fold's cluster: a module cluster's, with its (already
+    escaped, bold) title at the top of the picture, where the eye starts."""
+    return {**cluster_attrs(page, title_label), "labelloc": _TOP[direction]}

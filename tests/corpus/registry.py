@@ -72,5 +72,6 @@ def _load() -> None:
         hf_models,
         models_args,
         models_faithful_collapse,
+        models_glance,
         torch_models,
     )

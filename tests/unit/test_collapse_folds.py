@@ -97,7 +97,7 @@ def test_auto_folds_forty_blocks_into_one_node_within_budget(deep: Trace) -> Non
     record = fold.record
     assert isinstance(record, FoldRecord)
     assert record.count == 40
-    assert record.title == "@blocks.0-39 (ResidualBlock) x40"
+    assert record.title == "x40 @blocks.0-39 (ResidualBlock)"
     assert [b.module for b in record.boxes] == [f"blocks.{i}" for i in range(40)]
     assert record.representative == "blocks.0"
     blocks = next(c for c in deep.modules if c.address == "blocks")
@@ -113,7 +113,7 @@ def test_auto_draws_the_representative_block_inside_an_nx_cluster(deep: Trace) -
     plan, depth = auto_plan(deep)
     assert depth == max(c.depth for c in deep.modules)  # full detail, repeats folded
     [fold] = [c for c in plan.clusters if c.caption is not None]
-    assert fold.title == "@blocks.0-39 (ResidualBlock) x40"
+    assert fold.title == "x40 @blocks.0-39 (ResidualBlock)"
     first = next(c for c in deep.modules if c.address == "blocks.0")
     inside = [n for n in plan.nodes if n.cluster == fold.id]
     # The representative's ops, each standing for its 40 repetitions.
@@ -167,14 +167,14 @@ def test_a_block_of_another_structure_splits_the_fold() -> None:
     plan = build_plan(trace, collapse="auto", depth=1)  # small enough to draw whole
     collapsed = [n.record.title for n in plan.nodes if n.kind == "fold"]
     # Inside the @blocks cluster, titles are relative to it.
-    assert collapsed == ["@0-1 (ResidualBlock) x2", "@3-5 (ResidualBlock) x3"]
+    assert collapsed == ["x2 @0-1 (ResidualBlock)", "x3 @3-5 (ResidualBlock)"]
     assert [n.id for n in plan.nodes if n.kind == "box"] == ["@blocks.2#1"]
 
 
 def test_rolled_auto_folds_the_blocks_too(deep: Trace) -> None:
     fold = only(build_plan(deep, view="rolled", collapse="auto"), "fold")
     assert fold.id == "@blocks.0*40"
-    assert fold.record.title == "@blocks.0-39 (ResidualBlock) x40"
+    assert fold.record.title == "x40 @blocks.0-39 (ResidualBlock)"
 
 
 def test_max_segments_runs_of_root_ops() -> None:
@@ -201,7 +201,7 @@ def test_max_folds_consecutive_calls_of_one_module() -> None:
     plan = build_plan(trace, collapse="max")
     fold = plan.nodes[1]
     assert fold.kind == "fold"
-    assert fold.record.title == "@lin (Linear) x4"
+    assert fold.record.title == "x4 @lin (Linear)"
     assert fold.record.count == 4
     # The two later calls are separated by sigmoid segments: not consecutive, not folded.
     assert [n.kind for n in plan.nodes[2:]] == ["segment", "box", "segment", "box", "output"]
@@ -253,6 +253,15 @@ def test_fold_runs_fold_only_stacks() -> None:
         (["lin", "lin", "lin"], "lin"),
         (["blocks.0", "blocks.2"], "blocks.0..blocks.2"),
         (["left", "right"], "left..right"),
+        # Other names: the last written past the prefix it shares with the first, never
+        # cut inside a number.
+        (
+            [f"trunk_output.block4.block4-{i}" for i in (1, 2, 5)],
+            "trunk_output.block4.block4-1..5",
+        ),
+        (["stage.layer1", "stage.layer2"], "stage.layer1..2"),
+        (["head.conv10", "head.conv12"], "head.conv10..12"),
+        (["a.conv", "a.bn"], "a.conv..bn"),
     ],
 )
 def test_address_range(addresses: list[str], expected: str) -> None:

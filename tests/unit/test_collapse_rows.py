@@ -85,7 +85,7 @@ def test_box_rows_title_shape_and_checked_args(trace: Trace) -> None:
 
 def test_fold_rows_show_the_range_and_the_representative(trace: Trace) -> None:
     fold = next(n for n in build_plan(trace, collapse="max").nodes if n.kind == "fold")
-    assert rows(fold, trace) == ["@blocks.0-2 (Block) x3", "2x8"]
+    assert rows(fold, trace) == ["x3 @blocks.0-2 (Block)", "2x8"]
 
 
 def test_segment_rows_list_first_last_and_funcs(trace: Trace) -> None:
@@ -132,11 +132,11 @@ def test_unknown_label_field_refuses(trace: Trace) -> None:
 def test_drawing_exposes_collapsed_nodes_as_plain_data(trace: Trace) -> None:
     drawing = trace.draw(collapse="max")
     fold = next(n for n in drawing.nodes.values() if n.kind == "fold")
-    assert fold.rows[0] == "@blocks.0-2 (Block) x3"
+    assert fold.rows[0] == "x3 @blocks.0-2 (Block)"
     assert fold.module == "blocks.0"
     assert "segment" in {n.kind for n in drawing.nodes.values()}
     assert set(drawing.edges) == set(build_plan(trace, collapse="max").edges)
-    assert "<B>@blocks.0-2 (Block) x3</B>" in drawing.dot
+    assert "<B>x3 @blocks.0-2 (Block)</B>" in drawing.dot
 
 
 def test_plain_draw_is_unchanged_by_the_collapse_hook(trace: Trace) -> None:

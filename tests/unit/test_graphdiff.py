@@ -151,10 +151,11 @@ def test_hidden_size_change_marks_rows(bert: Drawing) -> None:
     kinds = _kinds(diff)
     assert "added" not in kinds and "removed" not in kinds
     assert len(kinds["changed"]) >= 10 and kinds["unchanged"]
-    rows = diff.nodes["layer_norm_1"].rows
+    # The embeddings' LayerNorm is a box like the layers' (same class, same detail).
+    rows = diff.nodes["@embeddings.LayerNorm#1"].rows
     assert any(r.startswith("- ") and "1x8x32" in r for r in rows)
     assert any(r.startswith("+ ") and "1x8x48" in r for r in rows)
-    assert rows[0] == "layer_norm_1"  # the title row stays the title
+    assert rows[0] == "@LayerNorm (LayerNorm)"  # the title row stays the title
     # The input's rows did not change: it stays grey and unmarked.
     assert diff.nodes["input_1"].kind == "unchanged"
     assert not any(r.startswith(("- ", "+ ")) for r in diff.nodes["input_1"].rows)
@@ -288,6 +289,12 @@ def test_the_summary_tells_what_the_picture_shows_on_bert(options: dict[str, Any
     assert summary.nodes_added == tuple(kinds["added"])
     assert summary.nodes_removed == () and summary.changed_nodes == ()
     assert summary.row_changes == ()
+    if options:
+        # The pooler's Linear is a box like the layers' Linears, named by its address:
+        # the same, unchanged node with nothing to renumber.
+        assert summary.renumbered == ()
+        assert diff.nodes["@pooler.dense#1"].kind == "unchanged"
+        return
     # Ops after the new layer moved their numbers (the pooler's linear_13 is linear_19):
     # each is the same, unchanged node in the picture.
     assert summary.renumbered

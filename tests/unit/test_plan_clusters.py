@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import pytest
 import torch
@@ -47,7 +48,15 @@ def _walk_every_node(
             )
             parent = cid(address, number)
         innermost[node_id] = parent
-    return tuple(kept.values()), innermost
+    # No frame drawn twice: a cluster holding one cluster and no node of its own goes,
+    # what it held moving up to its parent (outermost first).
+    for cluster in list(kept.values()):
+        inner = [c for c in kept.values() if c.parent == cluster.id]
+        if len(inner) == 1 and cluster.id not in innermost.values():
+            del kept[cluster.id]
+            kept[inner[0].id] = replace(inner[0], parent=cluster.parent)
+    order = [c for c in population if c in kept]
+    return tuple(sorted(kept.values(), key=lambda c: order.index(c.id))), innermost
 
 
 def _tree_trace() -> Trace:

@@ -13,13 +13,14 @@ from torch import nn
 from pytest_tlgraph import capture
 from pytest_tlgraph.draw import build_plan
 from pytest_tlgraph.draw.collapse import AUTO_NODE_BUDGET
+from tests.corpus import names
 from tests.corpus.traces import corpus_trace
 from tests.plan_checks import check_plan
 
 SCREEN = (4000, 8000)
 
 
-@pytest.mark.parametrize("name", ["bert", "gpt2", "llama", "t5", "whisper", "sequential_2000"])
+@pytest.mark.parametrize("name", names())
 def test_auto_fits_a_screen(name: str) -> None:
     trace = corpus_trace(name)
     drawing = trace.draw(collapse="auto")
@@ -33,10 +34,10 @@ def test_auto_fits_a_screen(name: str) -> None:
 @pytest.mark.parametrize(
     ("name", "title"),
     [
-        ("gpt2", "@transformer.h.0-1 (GPT2Block) x2"),
-        ("bert", "@encoder.layer.0-1 (BertLayer) x2"),
-        ("llama", "@model.layers.0-1 (LlamaDecoderLayer) x2"),
-        ("sequential_2000", "@0-3999 (Linear, ReLU) x2000"),
+        ("gpt2", "x2 @transformer.h.0-1 (GPT2Block)"),
+        ("bert", "x2 @encoder.layer.0-1 (BertLayer)"),
+        ("llama", "x2 @model.layers.0-1 (LlamaDecoderLayer)"),
+        ("sequential_2000", "x2000 @0-3999 (Linear, ReLU)"),
     ],
 )
 def test_repeated_blocks_fold_into_one_titled_cluster(name: str, title: str) -> None:
@@ -82,7 +83,7 @@ class _Block(nn.Module):
 def test_a_changed_block_splits_the_run() -> None:
     drawing = capture(_Twelve(), torch.randn(2, 4)).draw(collapse="auto")
     assert drawing.clusters == (
-        "@h.0-2 (_Block) x3", "@h.3 (_Block)", "@h.4-11 (_Block) x8",
+        "x3 @h.0-2 (_Block)", "@h.3 (_Block)", "x8 @h.4-11 (_Block)",
     )  # fmt: skip
 
 

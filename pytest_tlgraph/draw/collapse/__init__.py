@@ -2,11 +2,13 @@
 
 * ``depth=N``: every module call nested deeper than ``N`` is one box (top-level children
   have depth 1, so ``depth=0`` boxes every top-level call); its ops are hidden and its
-  edges rerouted to the box.
+  edges rerouted to the box; a module class boxed anywhere is boxed wherever it is
+  drawn (:mod:`.detail`).
 * ``collapse="max"``: ``depth=0`` plus one segment capsule per run of root-level ops,
   with repeats folded.
-* ``collapse="auto"``: the deepest depth whose drawing, repeats folded, has at most
-  ``AUTO_NODE_BUDGET`` visible nodes.
+* ``collapse="auto"``: from the top-level boxes, the heaviest drawn boxes opened first
+  (FLOPs, or ops when FLOPs are unknown: :mod:`.spend`) while the drawing, repeats
+  folded, has at most ``AUTO_NODE_BUDGET`` visible nodes.
 
 Every op maps to exactly one visible unit, so member lists partition the ops and edges
 are the op edges mapped onto units. The plan is a pure function of the trace and these
@@ -19,7 +21,9 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from pytest_tlgraph.draw.collapse.detail import Key, boxed_deeper_than, drawn_calls
 from pytest_tlgraph.draw.collapse.folds import call_signature, fold_runs, fold_title
+from pytest_tlgraph.draw.collapse.plumbing import plumbing_runs
 from pytest_tlgraph.draw.collapse.records import (
     ADDITIVE_FIELDS,
     BoxRecord,
@@ -30,6 +34,7 @@ from pytest_tlgraph.draw.collapse.records import (
     segment_record,
 )
 from pytest_tlgraph.draw.collapse.repeats import Repeats, find_repeats
+from pytest_tlgraph.draw.collapse.spend import spend_budget
 from pytest_tlgraph.draw.plan import (
     Plan,
     PlanNode,
@@ -120,8 +125,10 @@ def auto_plan(
     max_depth: int | None = None,
     budget: int = AUTO_NODE_BUDGET,
 ) -> tuple[Plan, int | None]:
-    """``(plan, depth)`` for ``collapse="auto"``: the deepest depth (at most
-    ``max_depth``) whose plan, repeats folded, has at most ``budget`` nodes.
+    """``(plan, depth)`` for ``collapse="auto"``: the top-level boxes opened heaviest
+    first, never deeper than ``max_depth``, while the plan, repeats folded, has at most
+    ``budget`` nodes (:func:`.spend.spend_budget`); ``depth`` is the depth down to
+    which every call is open.
 
     ``depth`` is ``None`` when even ``depth=0`` is over budget: the plan is then the
     ``collapse="max"`` plan, the most compact drawing there is.
@@ -129,13 +136,28 @@ def auto_plan(
     top = max((call.depth for call in trace.modules), default=0)
     start = top if max_depth is None else min(max_depth, top)
     plain = len(trace.layers) if view == "rolled" else len(trace.ops)
-    for depth in range(start, -1, -1):
-        # Count before assembling: only the chosen depth pays for records and clusters.
-        grouping = _group(trace, view, depth=depth, segments=False, folds=True)
-        count = plain if grouping is None else grouping.node_count
-        if count <= budget:
-            return _plan(trace, view, grouping), depth
-    return _collapsed(trace, view, depth=0, segments=True, folds=True), None
+
+    groupings: dict[frozenset[Key], _Grouping | None] = {}
+
+    def count(boxed: frozenset[Key]) -> int:
+        # Count before assembling: only the chosen detail pays for records and clusters.
+        if boxed not in groupings:
+            groupings[boxed] = _group(trace, view, boxed, segments=False, folds=True, plumbing=True)
+        grouping = groupings[boxed]
+        return plain if grouping is None else grouping.node_count
+
+    deepest = boxed_deeper_than(trace, start)
+    if count(deepest) <= budget:  # everything auto may open fits: nothing to choose
+        boxed = deepest
+    else:
+        boxed = boxed_deeper_than(trace, 0)
+        if count(boxed) > budget:
+            return _collapsed(trace, view, depth=0, segments=True, folds=True), None
+        boxed = spend_budget(trace, boxed, count, budget, start)
+        count(boxed)
+    # The depth down to which every call is open.
+    depth = min((call.depth - 1 for call in drawn_calls(trace.modules, boxed)[0]), default=start)
+    return _plan(trace, view, groupings[boxed]), depth
 
 
 @dataclass
@@ -153,12 +175,24 @@ class _Grouping:
         return len({self.redirect.get(uid, uid) for uid in self.unit_of.values()})
 
 
-def _group(trace: Trace, view: str, *, depth: int, segments: bool, folds: bool) -> _Grouping | None:
-    """The grouping of ops into units, or ``None`` when nothing collapses."""
+def _group(
+    trace: Trace,
+    view: str,
+    boxed: frozenset[Key],
+    *,
+    segments: bool,
+    folds: bool,
+    plumbing: bool = False,
+) -> _Grouping | None:
+    """The grouping of ops into units with the calls in ``boxed`` drawn as boxes (the
+    outermost of a chain: :mod:`.detail`), or ``None`` when nothing collapses.
+    ``plumbing``: each run of plumbing ops is one segment (:mod:`.plumbing`)."""
     calls = {call.key: call for call in trace.modules}
     units: dict[str, _Unit] = {}
-    repeats = find_repeats(trace, view, depth, calls) if folds else None
-    unit_of = _assign(trace, view, depth, segments, calls, units, repeats)
+    repeats = find_repeats(trace, view, boxed, calls) if folds else None
+    unit_of = _assign(trace, view, boxed, segments, calls, units, repeats)
+    if plumbing and view == "unrolled":
+        _merge_plumbing(trace, unit_of, units)
     if repeats is None and not any(unit.kind in COLLAPSED_KINDS for unit in units.values()):
         return None
     redirect = _fold(trace, view, unit_of, units, calls) if folds else {}
@@ -174,13 +208,14 @@ def _plan(trace: Trace, view: str, grouping: _Grouping | None) -> Plan:
 
 
 def _collapsed(trace: Trace, view: str, *, depth: int, segments: bool, folds: bool) -> Plan:
-    return _plan(trace, view, _group(trace, view, depth=depth, segments=segments, folds=folds))
+    boxed = boxed_deeper_than(trace, depth)
+    return _plan(trace, view, _group(trace, view, boxed, segments=segments, folds=folds))
 
 
 def _assign(
     trace: Trace,
     view: str,
-    depth: int,
+    boxed: frozenset[Key],
     segments: bool,
     calls: Mapping[tuple[str, int], ModuleCall],
     units: dict[str, _Unit],
@@ -200,15 +235,13 @@ def _assign(
             previous_root = False
             continue
         chain = op.module_calls if repeats is None else repeats.chain(op.module_calls)
-        boxed = next(
-            (i for i, key in enumerate(chain) if key in calls and calls[key].depth > depth), None
-        )
-        if boxed is not None:
-            address, number = chain[boxed]
+        box = next((i for i, key in enumerate(chain) if key in boxed), None)
+        if box is not None:
+            address, number = chain[box]
             uid = f"@{address}" if rolled else f"@{address}#{number}"
-            unit = units.setdefault(uid, _Unit(uid, "box", chain[:boxed]))
-            if calls[chain[boxed]] not in unit.calls:
-                unit.calls.append(calls[chain[boxed]])
+            unit = units.setdefault(uid, _Unit(uid, "box", chain[:box]))
+            if calls[chain[box]] not in unit.calls:
+                unit.calls.append(calls[chain[box]])
             unit_of[op.label] = uid
         elif segments and op.has_function and len(chain) <= 1:
             if not previous_root:
@@ -221,7 +254,7 @@ def _assign(
                 kind = op.func if not op.has_function else ("layer" if rolled else "op")
                 units[uid] = _Unit(uid, kind, chain, record=record)
             unit_of[op.label] = uid
-        previous_root = boxed is None and segments and op.has_function and len(chain) <= 1
+        previous_root = box is None and segments and op.has_function and len(chain) <= 1
     for run in _merge_runs(trace, pending) if rolled else pending:
         names = list(dict.fromkeys(trace.op(label).layer for label in run)) if rolled else run
         uid = f"segment:{names[0]}"
@@ -231,6 +264,28 @@ def _assign(
         units[uid] = _Unit(uid, "segment", (), names=list(names), funcs=funcs)
         unit_of.update(dict.fromkeys(run, uid))
     return unit_of
+
+
+def _merge_plumbing(trace: Trace, unit_of: dict[str, str], units: dict[str, _Unit]) -> None:
+    """Make each run of plumbing ops drawn one by one a segment in their module call."""
+
+    def alone(label: str) -> bool:
+        unit = units.get(unit_of[label])
+        return unit is not None and unit.id == label and unit.kind == "op"
+
+    remap: dict[str, str] = {}
+    for run in plumbing_runs(trace, alone):
+        uid = f"segment:{run[0]}"
+        chain = units[run[0]].chain
+        funcs = [trace.op(label).func for label in run]
+        units[uid] = _Unit(uid, "segment", chain, names=list(run), funcs=funcs)
+        remap.update(dict.fromkeys(run, uid))
+    for old in remap:
+        del units[old]
+    if remap:
+        for label, uid in unit_of.items():
+            if uid in remap:
+                unit_of[label] = remap[uid]
 
 
 def _merge_runs(trace: Trace, runs: Sequence[list[str]]) -> list[list[str]]:

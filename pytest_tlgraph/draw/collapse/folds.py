@@ -2,7 +2,7 @@
 
 Structure is the module type plus the op sequence (each op's function and the types of
 the modules nested between the box's module and the op), so the 40 blocks of a deep
-transformer fold into ``@blocks.0-39 (Block) x40`` while a block that differs by one op
+transformer fold into ``x40 @blocks.0-39 (Block)`` while a block that differs by one op
 stays its own box. A fold is a stack: each call must read the output of the one before
 it, so siblings fed from one input (``k_proj`` and ``v_proj``, a class head and a
 distillation head) stay side by side.
@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Final
 
@@ -96,8 +97,10 @@ def fold_runs(
 
 
 def address_range(addresses: Sequence[str]) -> str:
-    """``blocks.0-39`` for numbered siblings, ``enc..dec`` for other names, the address
-    itself when every entry is one module called repeatedly."""
+    """``blocks.0-39`` for numbered siblings, ``enc..dec`` for other names (the last one
+    written past the prefix it shares with the first: ``block4.block4-1..5``; numbers
+    with a gap keep both ends whole), the address itself when every entry is one
+    module called repeatedly."""
     distinct = list(dict.fromkeys(addresses))
     if len(distinct) == 1:
         return distinct[0]
@@ -109,12 +112,29 @@ def address_range(addresses: Sequence[str]) -> str:
             head = heads.pop()
             prefix = f"{head}." if head else ""
             return f"{prefix}{numbers[0]}-{numbers[-1]}"
-    return f"{distinct[0]}..{distinct[-1]}"
+    first, last = distinct[0], distinct[-1]
+    if len(heads) == 1 and all(t.isdigit() for t in tails):  # gaps: both ends in full
+        return f"{first}..{last}"
+    return f"{first}..{last[_shared_prefix(first, last) :]}"
+
+
+def _shared_prefix(first: str, last: str) -> int:
+    """How many leading characters ``last`` shares with ``first``, never ending inside
+    a number (``conv10..12``, not ``conv10..2``) nor taking all of ``last``."""
+    size = 0
+    for a, b in zip(first, last, strict=False):
+        if a != b:
+            break
+        size += 1
+    size = min(size, len(last) - 1)
+    while size > 0 and last[size - 1].isdigit() and last[size].isdigit():
+        size -= 1
+    return max(size, 0)
 
 
 def fold_title(addresses: Sequence[str], type_name: str) -> str:
-    """``@blocks.0-39 (Block) x40``: the fold's bold title row."""
-    return f"@{address_range(addresses)} ({type_name}) x{len(addresses)}"
+    """``x40 @blocks.0-39 (Block)``: the fold's bold title row, its count first."""
+    return f"x{len(addresses)} @{address_range(addresses)} ({type_name})"
 
 
 #: The longest period a repeat is looked for with (``(Linear, ReLU)`` has period 2).
@@ -143,14 +163,16 @@ class Run:
         return len(self.reps)
 
 
-def repeat_runs(trace: Trace, depth: int) -> list[Run]:
+def repeat_runs(
+    trace: Trace, depth: int | None = None, *, boxed: AbstractSet[Key] | None = None
+) -> list[Run]:
     """Every maximal run of two or more repetitions of one structure among the sibling
-    calls drawn at ``depth`` (children of calls at depth ``depth`` or less), outermost
-    first. Calls are siblings in a run when no op of their parent runs between them;
-    a period of up to :data:`MAX_PERIOD` calls is found (the smallest period wins a
-    tie), and each repetition must read the output of the one before it (a stack).
-    Only representatives are searched further: the other repetitions are drawn by
-    them."""
+    calls drawn at ``depth`` (children of calls at depth ``depth`` or less; or, given
+    ``boxed``, children of calls not in it), outermost first. Calls are siblings in a
+    run when no op of their parent runs between them; a period of up to
+    :data:`MAX_PERIOD` calls is found (the smallest period wins a tie), and each
+    repetition must read the output of the one before it (a stack). Only
+    representatives are searched further: the other repetitions are drawn by them."""
     calls = {call.key: call for call in trace.modules}
     types = {key: call.type_name for key, call in calls.items()}
     index_of = {op.label: op.index for op in trace.ops}
@@ -166,7 +188,7 @@ def repeat_runs(trace: Trace, depth: int) -> list[Run]:
     pending = [call for call in trace.modules if call.parent is None]
     while pending:
         parent = pending.pop(0)
-        if parent.depth > depth:
+        if parent.key in boxed if boxed is not None else parent.depth > (depth or 0):
             continue
         kids = children.get(parent.key, [])
         folded: set[Key] = set()
@@ -246,6 +268,6 @@ def _periodic(
 
 
 def run_title(trace_addresses: Sequence[str], types: Sequence[str], count: int) -> str:
-    """``@h.0-11 (GPT2Block) x12``; ``@0-3999 (Linear, ReLU) x2000`` for a period of
-    two calls."""
-    return f"@{address_range(trace_addresses)} ({', '.join(types)}) x{count}"
+    """``x12 @h.0-11 (GPT2Block)``; ``x2000 @0-3999 (Linear, ReLU)`` for a period of
+    two calls: the count first, where the eye starts."""
+    return f"x{count} @{address_range(trace_addresses)} ({', '.join(types)})"

@@ -10,6 +10,7 @@ module-call chain of the representative's ops just before its first call.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from pytest_tlgraph.draw.collapse.folds import repeat_runs, run_title
@@ -54,16 +55,17 @@ class Repeats:
 
 
 def find_repeats(
-    trace: Trace, view: str, depth: int, calls: Mapping[Key, ModuleCall]
+    trace: Trace, view: str, boxed: AbstractSet[Key], calls: Mapping[Key, ModuleCall]
 ) -> Repeats | None:
-    """The repeat folds of an unrolled drawing at ``depth``: every run of repetitions
-    except a run of single boxed calls, which folds into one ``fold`` node instead."""
+    """The repeat folds of an unrolled drawing boxing the calls in ``boxed``: every run
+    of repetitions except a run of single boxed calls, which folds into one ``fold``
+    node instead."""
     if view != "unrolled":
         return None
     out = Repeats()
-    for index, run in enumerate(repeat_runs(trace, depth)):
+    for index, run in enumerate(repeat_runs(trace, boxed=boxed)):
         first = calls[run.reps[0][0]]
-        if run.period == 1 and first.depth > depth:
+        if run.period == 1 and first.key in boxed:
             continue  # a fold box: see _fold
         addresses = [calls[key].address for rep in run.reps for key in rep]
         caption = run_title(addresses, run.types, run.count)

@@ -5,7 +5,7 @@ Default rows, top to bottom:
 * box: ``@address (Type)`` (bold; ``(xN)`` on a rolled box standing for N calls), the
   shape summary when its calls disagree in shape, the output shape, the args row (with
   the checked suppression, against the box's single input and its output);
-* fold: ``@blocks.0-39 (Block) x40`` (bold), then the representative's shape and args;
+* fold: ``x40 @blocks.0-39 (Block)`` (bold), then the representative's shape and args;
 * segment: ``mul_1..tanh_1`` (bold; the first and last op), ``5 ops: mul, add x3, tanh``,
   the output shape.
 

@@ -1,0 +1,66 @@
+"""Plumbing becomes one segment per run in ``collapse="auto"`` (issue 24, item 2): mask,
+index and shape arithmetic that reads no weight and no activation."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from pytest_tlgraph import capture
+from pytest_tlgraph.draw import build_plan
+from pytest_tlgraph.draw.collapse.plumbing import plumbing_ops
+from tests.corpus.traces import corpus_trace
+from tests.plan_checks import check_plan
+
+
+@pytest.mark.parametrize("name", ["gemma3", "llama", "phi3", "mixtral", "qwen2", "mistral"])
+def test_at_most_a_quarter_of_the_auto_nodes_are_plumbing(name: str) -> None:
+    trace = corpus_trace(name)
+    plan = build_plan(trace, collapse="auto")
+    check_plan(trace, plan)
+    plumbing = plumbing_ops(trace)
+    segments = [n for n in plan.nodes if n.kind == "segment"]
+    assert segments
+    for node in segments:
+        assert set(node.members) <= plumbing  # never an op that reads a weight or data
+        assert node.cluster is not None  # drawn in its module's frame
+    alone = [n for n in plan.nodes if n.kind == "op" and n.id in plumbing]
+    assert 4 * (len(segments) + len(alone)) <= len(plan.nodes)
+
+
+def test_gemma3_mask_plumbing_is_a_few_segments_and_the_mlp_opens() -> None:
+    trace = corpus_trace("gemma3")
+    before = len([op for op in trace.ops if op.label in plumbing_ops(trace)])
+    plan = build_plan(trace, collapse="auto")
+    segments = [n for n in plan.nodes if n.kind == "segment"]
+    assert before >= 30 and len(segments) <= 6
+    assert sum(len(n.members) for n in segments) >= 30
+    assert "Gemma3MLP" in {c.type_name for c in plan.clusters}
+
+
+class _Masked(nn.Module):
+    """Builds a causal mask from the input's length, then attends with it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        n = x.shape[1]
+        rows = torch.arange(n)
+        mask = rows[:, None] >= rows[None, :]
+        h = self.proj(x)
+        return h.masked_fill(~mask[..., None], 0.0)
+
+
+def test_the_mask_of_a_small_model_is_one_segment() -> None:
+    trace = capture(_Masked(), torch.randn(1, 5, 4))
+    plan = build_plan(trace, collapse="auto")
+    check_plan(trace, plan)
+    [segment] = [n for n in plan.nodes if n.kind == "segment"]
+    funcs = [trace.op(label).func for label in segment.members]
+    assert funcs[0] == "arange" and "ge" in funcs
+    assert "linear" not in funcs and "masked_fill" not in funcs
+    # depth=N and plain drawings keep every op.
+    assert "segment" not in {n.kind for n in build_plan(trace, depth=1).nodes}
