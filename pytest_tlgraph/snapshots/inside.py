@@ -25,7 +25,7 @@ __all__ = ["MAX_PARTS", "full_title", "inside_change", "signature_changes"]
 MAX_PARTS: Final = 4
 
 _BOX_ID: Final = re.compile(r"@(.+?)(?:#\d+)?(?:\*\d+)?")
-_TITLE: Final = re.compile(r"@(\S*)( \(.*)")
+_TITLE: Final = re.compile(r"(x\d+ )?@(\S*)( \(.*)")
 
 
 def _ops(count: int) -> str:
@@ -75,9 +75,9 @@ def full_title(node_id: str, title: str) -> str:
     drawn = _TITLE.fullmatch(title)
     if box is None or drawn is None:
         return title
-    address, shown, rest = box[1], drawn[1], drawn[2]
+    address, count, shown, rest = box[1], drawn[1] or "", drawn[2], drawn[3]
     if "*" not in node_id:  # a box: its id is its address
-        return f"@{address}{rest}"
+        return f"{count}@{address}{rest}"
     first, sep, last = shown.partition("..")
     if not sep:
         first, sep, last = shown.partition("-")
@@ -85,8 +85,8 @@ def full_title(node_id: str, title: str) -> str:
         return title
     prefix = address[: len(address) - len(first)]
     if sep == "..":
-        return f"@{prefix}{first}..{prefix}{last}{rest}"
-    return f"@{prefix}{shown}{rest}"
+        return f"{count}@{prefix}{first}..{prefix}{last}{rest}"
+    return f"{count}@{prefix}{shown}{rest}"
 
 
 def signature_changes(old: Mapping[str, object], new: Mapping[str, object]) -> dict[str, str]:

@@ -84,7 +84,7 @@ def test_collapse_auto_names_the_fold_and_the_boxes(relu: Trace, gelu: Trace) ->
         parse_dot(relu.draw(collapse="auto").dot), parse_dot(gelu.draw(collapse="auto").dot)
     )
     changes = [str(change) for change in summary.row_changes]
-    assert changes[0] == "@layer1.0-1 (BasicBlock) x2, inside: relu -> gelu (2 ops)"
+    assert changes[0] == "x2 @layer1.0-1 (BasicBlock), inside: relu -> gelu (2 ops)"
     assert "@layer2.0 (BasicBlock), inside: relu -> gelu (2 ops)" in changes
     assert len(summary.changed_nodes) == 7  # one fold of layer1's two blocks, six boxes
 
@@ -191,9 +191,9 @@ def test_the_two_heads_both_feed_their_add() -> None:
 @pytest.mark.parametrize(
     ("name", "opts", "title"),
     [
-        ("opt", {"collapse": "auto"}, "@decoder.layers.0-1 (OPTDecoderLayer) x2"),
-        ("resnet18_basic", {"collapse": "auto"}, "@layer1.0-1 (BasicBlock) x2"),
-        ("sequential_2000", {"collapse": "auto"}, "@0-3999 (Linear, ReLU) x2000"),
+        ("opt", {"collapse": "auto"}, "x2 @decoder.layers.0-1 (OPTDecoderLayer)"),
+        ("resnet18_basic", {"collapse": "auto"}, "x2 @layer1.0-1 (BasicBlock)"),
+        ("sequential_2000", {"collapse": "auto"}, "x2000 @0-3999 (Linear, ReLU)"),
     ],
 )
 def test_real_stacks_still_fold(name: str, opts: dict[str, Any], title: str) -> None:

@@ -82,12 +82,12 @@ def test_a_fold_hashes_every_repetition() -> None:
     opts = {"collapse": "auto", "collapse_budget": 4}
     old_graph, new_graph = parse_dot(_dot(old, **opts)), parse_dot(_dot(new, **opts))
     fold = "@blocks.0#1*3"
-    assert old_graph.nodes[fold][0] == "@blocks.0-2 (_Block) x3"
+    assert old_graph.nodes[fold][0] == "x3 @blocks.0-2 (_Block)"
     assert old_graph.nodes == new_graph.nodes
     assert old_graph.signatures[fold] != new_graph.signatures[fold]
     changes = _summary(old, new, **opts)
     assert changes == [
-        "@blocks.0-2 (_Block) x3, inside: args, shapes, params or wiring changed (4 ops)"
+        "x3 @blocks.0-2 (_Block), inside: args, shapes, params or wiring changed (4 ops)"
     ]
 
 
@@ -175,9 +175,9 @@ def test_many_function_edits_are_counted_past_four() -> None:
     [
         ("@layer2.0#1", "@0 (BasicBlock)", "@layer2.0 (BasicBlock)"),
         ("@layer2.0", "@0 (BasicBlock) (x3)", "@layer2.0 (BasicBlock) (x3)"),
-        ("@layer1.0#1*2", "@0-1 (BasicBlock) x2", "@layer1.0-1 (BasicBlock) x2"),
-        ("@a.head#1*2", "@head..head_dist (Linear) x2", "@a.head..a.head_dist (Linear) x2"),
-        ("@h.0#1*12", "@h.0-11 (Block) x12", "@h.0-11 (Block) x12"),
+        ("@layer1.0#1*2", "x2 @0-1 (BasicBlock)", "x2 @layer1.0-1 (BasicBlock)"),
+        ("@a.head#1*2", "x2 @head..head_dist (Linear)", "x2 @a.head..a.head_dist (Linear)"),
+        ("@h.0#1*12", "x12 @h.0-11 (Block)", "x12 @h.0-11 (Block)"),
         ("segment:mul_1", "mul_1..tanh_1", "mul_1..tanh_1"),
     ],
 )
@@ -202,16 +202,16 @@ def test_a_repeat_fold_cluster_hashes_every_repetition() -> None:
     old_graph, new_graph = parse_dot(old_dot), parse_dot(new_dot)
     assert old_graph.nodes == new_graph.nodes and not new_graph.signatures
     title, text = new_graph.cluster_signatures["cluster_blocks.0#1"]
-    assert title == "@blocks.0-2 (_Block) x3"
+    assert title == "x3 @blocks.0-2 (_Block)"
     assert text.endswith(" 12 ops")
     summary = summarize(old_graph, new_graph)
-    said = "@blocks.0-2 (_Block) x3, inside: content changed (12 ops)"
+    said = "x3 @blocks.0-2 (_Block), inside: content changed (12 ops)"
     assert summary.clusters_changed == (said,)
     assert not summary.unchanged
     assert f"clusters changed (1): {said}" in summary_lines(summary)
     diff = graph_diff(old_dot, new_dot)
     line = next(x for x in diff.dot.splitlines() if "inside: content changed" in x)
-    assert line.strip().startswith("graph [label=<@blocks.0-2 (_Block) x3<BR/>inside: ")
+    assert line.strip().startswith("graph [label=<x3 @blocks.0-2 (_Block)<BR/>inside: ")
     assert 'color="#B07800"' in line  # amber: changed
     assert emit(parse_gv(new_dot).graph) == new_dot
     assert summarize(
