@@ -141,6 +141,8 @@ ZERO_COST: Final = frozenset(
         "view_as_real", "view_as_complex", "unfold", "scatter", "index_put_",
         "repeat_interleave", "one_hot", "randint", "randn", "rand", "empty_strided",
         "diagonal", "type_as", "long", "int", "bool", "eye", "linspace",
+        # Every dtype cast, and the ``.data`` alias: a copy or a view, no arithmetic.
+        "byte", "char", "short", "cfloat", "cdouble", "chalf", "data",
     }
 )  # fmt: skip
 

@@ -44,12 +44,17 @@ __tracebackhide__ = True
 _SKIPPED: Final = frozenset(
     {"size", "dim", "numel", "item", "tolist", "len", "data_ptr", "is_contiguous",
      "element_size", "nelement", "ndimension", "is_floating_point", "is_complex",
-     "stride", "storage_offset", "untyped_storage", "repr", "format", "bool", "int",
-     "hash", "iter", "get_device", "is_nonzero", "shape", "dtype", "device",
+     "stride", "storage_offset", "untyped_storage", "repr", "format", "__bool__",
+     "__int__", "hash", "iter", "get_device", "is_nonzero", "shape", "dtype", "device",
      "requires_grad", "grad_fn", "is_leaf", "ndim", "names", "layout", "is_cuda",
-     "is_sparse", "is_quantized", "is_meta", "grad", "_version", "output_nr", "_base",
-     "is_nested", "itemsize", "nbytes"}
+     "is_sparse", "is_quantized", "is_meta", "_version", "output_nr", "is_nested",
+     "itemsize", "nbytes"}
 )  # fmt: skip
+
+# Conversions to a Python scalar keep their dunder name: ``Tensor.__bool__`` and
+# ``Tensor.__int__`` return no tensor, while ``Tensor.bool()`` and ``Tensor.int()`` are
+# dtype casts, recorded like every other (their plain names would skip them).
+_SCALAR_DUNDERS: Final = frozenset({"__bool__", "__int__"})
 
 # Calls handing out raw memory, which can then be written behind every torch function.
 _RAW_ACCESS: Final = frozenset({"untyped_storage", "data_ptr"})
@@ -65,6 +70,8 @@ _grad_enabled: Final = torch.is_grad_enabled
 _clock: Final = time.perf_counter
 _getframe: Final = sys._getframe
 _Tensor: Final = torch.Tensor
+_wrapped: Final = torch._C._functorch.is_functorch_wrapped_tensor
+_unwrapped: Final = torch._C._functorch.get_unwrapped
 _NO_HOOKS: Final = (None, None)
 # Shared by every call without keyword arguments; never written to.
 _NO_KWARGS: Final[dict[str, Any]] = {}
@@ -74,7 +81,8 @@ def _name(func: Callable[..., Any]) -> str:
     try:
         return _names[func]
     except KeyError:
-        name = _names[func] = func_name(func)
+        raw = getattr(func, "__name__", None)
+        name = _names[func] = raw if raw in _SCALAR_DUNDERS else func_name(func)
         return name
     except TypeError:  # an unhashable callable: name it every time
         return func_name(func)
@@ -325,8 +333,12 @@ class Recorder(TorchFunctionMode):
                 continue
             entry = producers.get(id(t))
             # The weak reference proves it is the same tensor, not a recycled id.
-            if entry is not None and entry[0]() is t and entry[1] not in parents:
-                parents.append(entry[1])
+            if entry is not None and entry[0]() is t:
+                found: int | None = entry[1]
+            else:
+                found = self._origin(t)
+            if found is not None and found not in parents:
+                parents.append(found)
         first = outputs[0]
         numel = first.numel()
         size = numel * first.element_size()
@@ -361,8 +373,36 @@ class Recorder(TorchFunctionMode):
         ref = weakref.ref
         for t in outputs:
             producers[id(t)] = (ref(t), index)
+        if _wrapped(first):
+            self._register_unwrapped(outputs, index)
         if self._backward and in_graph:
             first.register_hook(_grad_hook(self.grad_norms, index))  # type: ignore[no-untyped-call]
+
+    def _origin(self, t: torch.Tensor) -> int | None:
+        """The op behind a tensor no recorded call returned: the tensor a functorch
+        wrapper holds (``vmap``'s batched inputs), or the base of a view made where no
+        torch function sees it (``vmap`` moving its batch dimension out), or ``None``
+        (a constant made before the capture)."""
+        while True:
+            if _wrapped(t):
+                t = _unwrapped(t)
+            elif t._base is not None:
+                t = t._base
+            else:
+                return None
+            index = self.producer(t)
+            if index is not None:
+                return index
+
+    def _register_unwrapped(self, outputs: list[torch.Tensor], index: int) -> None:
+        """Also register what functorch wrappers (``vmap``, ``func.grad``) hold: the
+        transform hands the wrapped value itself back to the code around it."""
+        ref = weakref.ref
+        producers = self._producers
+        for t in outputs:
+            while _wrapped(t):
+                t = _unwrapped(t)
+                producers[id(t)] = (ref(t), index)
 
     def release(self) -> None:
         """Drop every tensor reference the recorder still holds."""
