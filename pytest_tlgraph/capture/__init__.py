@@ -17,6 +17,7 @@ from pytest_tlgraph.capture.guards import (
     eager_dynamo,
     exclusive,
     refuse_compiled,
+    refuse_scripted,
 )
 from pytest_tlgraph.capture.io_names import input_names, output_names
 from pytest_tlgraph.capture.measure import add_boundary, iter_tensors
@@ -109,8 +110,9 @@ def capture(
     naming the failing op, with the original exception chained. ``backward=True`` (or a
     callable ``output -> loss``) backpropagates to record ``grad_norm`` without leaving
     any ``.grad`` changed. ``profile=True`` joins device kernels to ops (``device_time``).
-    A ``torch.compile``d model, and a model another capture is running, are refused
-    with ``TraceError`` before anything is touched.
+    A ``torch.compile``d model, a TorchScript module (or a model holding one), and a
+    model another capture is running, are refused with ``TraceError`` before anything
+    is touched.
 
     The forward runs once, as the model is: ``capture()`` changes no ``training`` flag.
     On a model in train mode that call does what any training-mode call does: BatchNorm
@@ -146,6 +148,7 @@ def _indexed_capture(
     """Index ``model``, hold it and capture it. The index (every module and parameter
     of the model) is let go when this returns, before the collector runs again."""
     index = index_model(model)
+    refuse_scripted(index.modules)
     with exclusive(index.modules, type(model).__name__):
         return _capture(model, index, args, kw, backward=backward, profile=profile)
 

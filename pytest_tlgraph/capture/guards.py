@@ -25,6 +25,7 @@ __all__ = [
     "exclusive",
     "leave_mode_stack",
     "refuse_compiled",
+    "refuse_scripted",
 ]
 
 _OWN_DIR: Final = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -45,6 +46,28 @@ def refuse_compiled(model: nn.Module) -> None:
             "in OptimizedModule), whose forward runs inside dynamo where no op can be "
             "recorded; capture the original module instead: capture(model._orig_mod, ...).",
             where="<root>",
+        )
+
+
+def refuse_scripted(modules: tuple[tuple[str, nn.Module], ...]) -> None:
+    """Refuse a TorchScript model, or a model holding a TorchScript submodule, in one
+    line naming the remedy: its ops run in the TorchScript interpreter, where none can
+    be recorded, and what autograd saves there would show up as ops of its own."""
+    for address, module in modules:
+        if not isinstance(module, torch.jit.ScriptModule):
+            continue
+        original = getattr(module, "original_name", None) or type(module).__name__
+        how = (
+            "torch.jit.trace"
+            if isinstance(module, torch.jit._trace.TracedModule)
+            else "torch.jit.script"
+        )
+        what = "capture() got" if not address else f"submodule {address!r} is"
+        raise TraceError(
+            f"{what} a TorchScript module ({original} from {how}), whose forward runs in "
+            "the TorchScript interpreter where no op can be recorded; capture the eager "
+            f"module instead (the {original} before {how}).",
+            where=address or "<root>",
         )
 
 

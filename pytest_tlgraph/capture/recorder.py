@@ -72,6 +72,8 @@ _getframe: Final = sys._getframe
 _Tensor: Final = torch.Tensor
 _wrapped: Final = torch._C._functorch.is_functorch_wrapped_tensor
 _unwrapped: Final = torch._C._functorch.get_unwrapped
+_mode_enabled: Final = torch._C._is_torch_function_mode_enabled
+_no_torch_function: Final = torch._C.DisableTorchFunction
 _NO_HOOKS: Final = (None, None)
 # Shared by every call without keyword arguments; never written to.
 _NO_KWARGS: Final[dict[str, Any]] = {}
@@ -174,7 +176,14 @@ class Recorder(TorchFunctionMode):
                 # Tensors without storage (e.g. some subclasses): count their elements.
                 saving[-id(t)] = t.numel() * t.element_size()
         # A leaf has no grad_fn (asking is_leaf spares the grad_fn's Python wrapper).
-        return t if t.is_leaf else t.detach()
+        if t.is_leaf:
+            return t
+        if _mode_enabled():
+            # Called from outside any recorded call (a TorchScript function saving for
+            # backward): the alias is ours, never an op of the model.
+            with _no_torch_function():
+                return t.detach()
+        return t.detach()
 
     # -- module calls ---------------------------------------------------------------
     def open_call(self, address: str, type_name: str) -> None:
