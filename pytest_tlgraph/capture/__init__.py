@@ -58,13 +58,26 @@ def _loss(output: Any, backward: BackwardSpec) -> torch.Tensor | None:
     return torch.stack([t.sum() for t in floats]).sum()
 
 
-def _run_backward(loss: torch.Tensor | None, model: nn.Module, inputs: Any) -> None:
+def _parameters(index: ModelIndex) -> list[torch.Tensor]:
+    """``model.parameters()`` from the index: the same tensors, each once, without
+    torch's recursive walk (one generator per level of nesting)."""
+    seen: set[int] = set()
+    found: list[torch.Tensor] = []
+    for _, module in index.modules:
+        for p in module._parameters.values():
+            if p is not None and id(p) not in seen:
+                seen.add(id(p))
+                found.append(p)
+    return found
+
+
+def _run_backward(loss: torch.Tensor | None, params: list[torch.Tensor], inputs: Any) -> None:
     """Backpropagate without leaving any ``.grad`` changed: ``autograd.grad`` on the
     leaves, or, through reentrant checkpointing (which refuses ``autograd.grad``), a
     plain ``backward`` with every leaf's ``.grad`` put back afterwards."""
     if loss is None or loss.grad_fn is None:
         return
-    leaves: list[torch.Tensor] = [p for p in model.parameters() if p.requires_grad]
+    leaves: list[torch.Tensor] = [p for p in params if p.requires_grad]
     leaves += [t for t in iter_tensors(inputs) if t.requires_grad and t.is_leaf]
     if not leaves:
         return
@@ -182,7 +195,7 @@ def _capture(
                 profiler.__exit__(None, None, None)
         if backward:
             stage = "backward"
-            _run_backward(_loss(output, backward), model, (args, kw))
+            _run_backward(_loss(output, backward), _parameters(index), (args, kw))
     except Exception as error:
         in_op = stage == "forward" and recorder.failed is not None
         if stage == "backward":

@@ -27,7 +27,7 @@ from pytest_tlgraph.capture.flops import (
     input_work,
     is_counted,
 )
-from pytest_tlgraph.capture.guards import leave_mode_stack
+from pytest_tlgraph.capture.guards import HEADROOM_STEP, Headroom, leave_mode_stack
 from pytest_tlgraph.capture.magnitudes import MagnitudeBatch, may_write
 from pytest_tlgraph.capture.measure import first_tensor, iter_tensors, magnitude, source_chain
 from pytest_tlgraph.capture.module_args import computes, module_args
@@ -131,6 +131,9 @@ class Recorder(TorchFunctionMode):
         self._pack = self._pack_saved  # one bound method: compared by identity below
         self._hooks: AbstractContextManager[None] | None = None
         self._magnitudes = MagnitudeBatch()
+        self._headroom = Headroom()
+        #: Open module calls at which the recursion limit grows next.
+        self._deeper_at = HEADROOM_STEP
 
     def __enter__(self) -> Recorder:
         self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, _unpack)
@@ -152,6 +155,7 @@ class Recorder(TorchFunctionMode):
             else:
                 self._magnitudes.clear()
         finally:
+            self._headroom.restore()
             if self._hooks is not None:
                 self._hooks.__exit__(None, None, None)
                 self._hooks = None
@@ -195,6 +199,8 @@ class Recorder(TorchFunctionMode):
         # The chain's last entry is the enclosing frame's (address, call number).
         frame = ModuleFrame(address, number, type_name, len(stack), chain[-1] if chain else None)
         stack.append(frame)
+        if len(stack) >= self._deeper_at:
+            self._deeper_at = self._headroom.grow(len(stack))
         self._chain = (*chain, (address, number))
         self.module_calls.append(frame)
 

@@ -190,16 +190,23 @@ def _write_cluster(
 ) -> None:
     """Append ``cluster``'s subgraph, its member nodes and its child clusters.
 
-    A module-level function, not a closure calling itself: such a closure is a
-    reference cycle that keeps the whole graph alive until the cyclic collector runs.
+    A loop over an explicit stack, not a function calling itself: clusters nest as
+    deep as the model's modules (a thousand levels and more).
     """
-    lines.append(f"{indent}subgraph {quote(cluster.id)} {{")
-    lines.append(f"{indent}  graph {_written(cluster_attrs[cluster.id])};")
-    for node_id in members.get(cluster.id, ()):
-        lines.append(f"{indent}  {quoted[node_id]};")
-    for child in children.get(cluster.id, ()):
-        _write_cluster(lines, child, indent + "  ", cluster_attrs, members, children, quoted)
-    lines.append(f"{indent}}}")
+    # Each entry: a cluster to open, or (None, indent) to close the one opened last.
+    todo: list[tuple[Cluster | None, str]] = [(cluster, indent)]
+    while todo:
+        current, pad = todo.pop()
+        if current is None:
+            lines.append(f"{pad}}}")
+            continue
+        lines.append(f"{pad}subgraph {quote(current.id)} {{")
+        lines.append(f"{pad}  graph {_written(cluster_attrs[current.id])};")
+        for node_id in members.get(current.id, ()):
+            lines.append(f"{pad}  {quoted[node_id]};")
+        todo.append((None, pad))
+        inner = pad + "  "
+        todo.extend((child, inner) for child in reversed(children.get(current.id, ())))
 
 
 def emit(graph: DotGraph) -> str:

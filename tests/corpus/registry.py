@@ -68,4 +68,4 @@ def build(name: str) -> Case:
 
 def _load() -> None:
     # The factories register themselves on import.
-    from tests.corpus import hf_models, torch_models  # noqa: F401
+    from tests.corpus import hf_models, models_graph, torch_models  # noqa: F401
