@@ -9,6 +9,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.autograd.graph import _engine_run_backward
 
 from pytest_tlgraph.capture.assemble import assemble
 from pytest_tlgraph.capture.guards import (
@@ -23,6 +24,7 @@ from pytest_tlgraph.capture.io_names import input_names, output_names
 from pytest_tlgraph.capture.measure import add_boundary, iter_tensors
 from pytest_tlgraph.capture.modules import ModelIndex, index_model, watch_modules
 from pytest_tlgraph.capture.recorder import Recorder
+from pytest_tlgraph.capture.regrad import Regrad
 from pytest_tlgraph.collector import collector_paused
 from pytest_tlgraph.errors import TraceError
 from pytest_tlgraph.trace import Trace
@@ -71,10 +73,13 @@ def _parameters(index: ModelIndex) -> list[torch.Tensor]:
     return found
 
 
-def _run_backward(loss: torch.Tensor | None, params: list[torch.Tensor], inputs: Any) -> None:
+def _run_backward(
+    loss: torch.Tensor | None, params: list[torch.Tensor], inputs: Any, recorder: Recorder
+) -> None:
     """Backpropagate without leaving any ``.grad`` changed: ``autograd.grad`` on the
     leaves, or, through reentrant checkpointing (which refuses ``autograd.grad``), a
-    plain ``backward`` with every leaf's ``.grad`` put back afterwards."""
+    plain ``backward`` with every leaf's ``.grad`` put back afterwards, the ops the
+    checkpoints recompute tied to the recorded ones for their ``grad_norm``."""
     if loss is None or loss.grad_fn is None:
         return
     leaves: list[torch.Tensor] = [p for p in params if p.requires_grad]
@@ -86,7 +91,13 @@ def _run_backward(loss: torch.Tensor | None, params: list[torch.Tensor], inputs:
         return
     grads = [t.grad for t in leaves]
     try:
-        torch.autograd.backward(loss)
+        seed = torch.ones_like(loss)
+        with Regrad(recorder.ops, recorder.unhooked, recorder.grad_norms):
+            # The engine itself: ``torch.autograd.backward`` is a torch function, inside
+            # which the mode would see none of the checkpoints' recomputed ops.
+            _engine_run_backward(
+                (loss,), (seed,), False, False, (), allow_unreachable=True, accumulate_grad=True
+            )
     finally:
         for t, grad in zip(leaves, grads, strict=True):
             t.grad = grad
@@ -195,7 +206,7 @@ def _capture(
                 profiler.__exit__(None, None, None)
         if backward:
             stage = "backward"
-            _run_backward(_loss(output, backward), _parameters(index), (args, kw))
+            _run_backward(_loss(output, backward), _parameters(index), (args, kw), recorder)
     except Exception as error:
         in_op = stage == "forward" and recorder.failed is not None
         if stage == "backward":

@@ -33,6 +33,7 @@ from pytest_tlgraph.capture.measure import first_tensor, iter_tensors, magnitude
 from pytest_tlgraph.capture.module_args import computes, module_args
 from pytest_tlgraph.capture.naming import func_name
 from pytest_tlgraph.capture.raw import ModuleFrame, ParamInfo, RawOp
+from pytest_tlgraph.capture.regrad import grad_hook
 
 __all__ = ["ModuleFrame", "RawOp", "Recorder", "iter_tensors"]
 #: pytest leaves this module's frames out of a failing test's traceback: a capture error
@@ -113,6 +114,9 @@ class Recorder(TorchFunctionMode):
         self.layer_keys: list[tuple[Any, ...]] = []
         #: ``grad_norm`` of each op the backward pass reached, by op index.
         self.grad_norms: dict[int, float] = {}
+        #: Ops recorded without a graph under ``backward=True`` (a reentrant checkpoint
+        #: runs its ops so): ``Regrad`` may find them again in the backward.
+        self.unhooked: list[int] = []
         self.module_calls: list[ModuleFrame] = []
         #: Profiler range id of each op, by op index (``profile=True`` only).
         self.ranges: dict[int, int] = {}
@@ -391,7 +395,9 @@ class Recorder(TorchFunctionMode):
         if _wrapped(first):
             self._register_unwrapped(outputs, index)
         if self._backward and in_graph:
-            first.register_hook(_grad_hook(self.grad_norms, index))  # type: ignore[no-untyped-call]
+            first.register_hook(grad_hook(self.grad_norms, index))  # type: ignore[no-untyped-call]
+        elif self._backward:
+            self.unhooked.append(index)
 
     def _origin(self, t: torch.Tensor) -> int | None:
         """The op behind a tensor no recorded call returned: the tensor a functorch
@@ -427,15 +433,3 @@ class Recorder(TorchFunctionMode):
         # The bound method refers back to the recorder: a cycle only the cyclic
         # collector would free, with every record the recorder still holds.
         self._pack = _released
-
-
-def _grad_hook(norms: dict[int, float], index: int) -> Callable[[torch.Tensor], None]:
-    # Written to a dict, never to the record: a backward the user runs after the
-    # capture (through a tensor the model kept) must not touch the frozen trace.
-    def hook(grad: torch.Tensor) -> None:
-        if grad.is_meta:
-            return  # a meta model's gradients have shapes, no values: no norm
-        # The hook sees the gradient w.r.t. the whole output once it is complete.
-        norms[index] = float(torch.linalg.vector_norm(grad.detach(), dtype=torch.float64))
-
-    return hook
