@@ -9,6 +9,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.autograd.graph import _engine_run_backward
 
 from pytest_tlgraph.capture.assemble import assemble
 from pytest_tlgraph.capture.guards import (
@@ -17,11 +18,13 @@ from pytest_tlgraph.capture.guards import (
     eager_dynamo,
     exclusive,
     refuse_compiled,
+    refuse_scripted,
 )
 from pytest_tlgraph.capture.io_names import input_names, output_names
 from pytest_tlgraph.capture.measure import add_boundary, iter_tensors
 from pytest_tlgraph.capture.modules import ModelIndex, index_model, watch_modules
 from pytest_tlgraph.capture.recorder import Recorder
+from pytest_tlgraph.capture.regrad import Regrad
 from pytest_tlgraph.collector import collector_paused
 from pytest_tlgraph.errors import TraceError
 from pytest_tlgraph.trace import Trace
@@ -57,13 +60,29 @@ def _loss(output: Any, backward: BackwardSpec) -> torch.Tensor | None:
     return torch.stack([t.sum() for t in floats]).sum()
 
 
-def _run_backward(loss: torch.Tensor | None, model: nn.Module, inputs: Any) -> None:
+def _parameters(index: ModelIndex) -> list[torch.Tensor]:
+    """``model.parameters()`` from the index: the same tensors, each once, without
+    torch's recursive walk (one generator per level of nesting)."""
+    seen: set[int] = set()
+    found: list[torch.Tensor] = []
+    for _, module in index.modules:
+        for p in module._parameters.values():
+            if p is not None and id(p) not in seen:
+                seen.add(id(p))
+                found.append(p)
+    return found
+
+
+def _run_backward(
+    loss: torch.Tensor | None, params: list[torch.Tensor], inputs: Any, recorder: Recorder
+) -> None:
     """Backpropagate without leaving any ``.grad`` changed: ``autograd.grad`` on the
     leaves, or, through reentrant checkpointing (which refuses ``autograd.grad``), a
-    plain ``backward`` with every leaf's ``.grad`` put back afterwards."""
+    plain ``backward`` with every leaf's ``.grad`` put back afterwards, the ops the
+    checkpoints recompute tied to the recorded ones for their ``grad_norm``."""
     if loss is None or loss.grad_fn is None:
         return
-    leaves: list[torch.Tensor] = [p for p in model.parameters() if p.requires_grad]
+    leaves: list[torch.Tensor] = [p for p in params if p.requires_grad]
     leaves += [t for t in iter_tensors(inputs) if t.requires_grad and t.is_leaf]
     if not leaves:
         return
@@ -72,7 +91,13 @@ def _run_backward(loss: torch.Tensor | None, model: nn.Module, inputs: Any) -> N
         return
     grads = [t.grad for t in leaves]
     try:
-        torch.autograd.backward(loss)
+        seed = torch.ones_like(loss)
+        with Regrad(recorder.ops, recorder.unhooked_values, recorder.grad_norms):
+            # The engine itself: ``torch.autograd.backward`` is a torch function, inside
+            # which the mode would see none of the checkpoints' recomputed ops.
+            _engine_run_backward(
+                (loss,), (seed,), False, False, (), allow_unreachable=True, accumulate_grad=True
+            )
     finally:
         for t, grad in zip(leaves, grads, strict=True):
             t.grad = grad
@@ -114,8 +139,9 @@ def capture(
     measurement that reads values); without it every ``magnitude`` is ``None`` and
     ``color_by``/``size_by``/``stack_by="magnitude"`` refuse. On the meta device or fake
     tensors nothing reads values: magnitudes and grad norms stay ``None``.
-    A ``torch.compile``d model, and a model another capture is running, are refused
-    with ``TraceError`` before anything is touched.
+    A ``torch.compile``d model, a TorchScript module (or a model holding one), and a
+    model another capture is running, are refused with ``TraceError`` before anything
+    is touched.
 
     The forward runs once, as the model is: ``capture()`` changes no ``training`` flag.
     On a model in train mode that call does what any training-mode call does: BatchNorm
@@ -154,6 +180,7 @@ def _indexed_capture(
     """Index ``model``, hold it and capture it. The index (every module and parameter
     of the model) is let go when this returns, before the collector runs again."""
     index = index_model(model)
+    refuse_scripted(index.modules)
     with exclusive(index.modules, type(model).__name__):
         return _capture(
             model, index, args, kw, backward=backward, profile=profile, magnitudes=magnitudes
@@ -192,7 +219,7 @@ def _capture(
                 profiler.__exit__(None, None, None)
         if backward:
             stage = "backward"
-            _run_backward(_loss(output, backward), model, (args, kw))
+            _run_backward(_loss(output, backward), _parameters(index), (args, kw), recorder)
     except Exception as error:
         in_op = stage == "forward" and recorder.failed is not None
         if stage == "backward":

@@ -178,6 +178,8 @@ ZERO_COST: Final = frozenset(
         "randperm", "randint_like", "normal", "bernoulli", "tril_indices", "triu_indices",
         "new_empty_strided", "fill", "char", "byte", "short", "cfloat", "cdouble", "requires_grad_",
         "detach_", "to_dense", "pin_memory", "cartesian_prod",
+        # Every other dtype cast, and the ``.data`` alias: a copy or a view, no arithmetic.
+        "chalf", "data",
     }
 )  # fmt: skip
 

@@ -19,12 +19,14 @@ from torch import nn
 from pytest_tlgraph.errors import TraceError
 
 __all__ = [
+    "Headroom",
     "blame",
     "calls_through",
     "eager_dynamo",
     "exclusive",
     "leave_mode_stack",
     "refuse_compiled",
+    "refuse_scripted",
 ]
 
 _OWN_DIR: Final = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -45,6 +47,28 @@ def refuse_compiled(model: nn.Module) -> None:
             "in OptimizedModule), whose forward runs inside dynamo where no op can be "
             "recorded; capture the original module instead: capture(model._orig_mod, ...).",
             where="<root>",
+        )
+
+
+def refuse_scripted(modules: tuple[tuple[str, nn.Module], ...]) -> None:
+    """Refuse a TorchScript model, or a model holding a TorchScript submodule, in one
+    line naming the remedy: its ops run in the TorchScript interpreter, where none can
+    be recorded, and what autograd saves there would show up as ops of its own."""
+    for address, module in modules:
+        if not isinstance(module, torch.jit.ScriptModule):
+            continue
+        original = getattr(module, "original_name", None) or type(module).__name__
+        how = (
+            "torch.jit.trace"
+            if isinstance(module, torch.jit._trace.TracedModule)
+            else "torch.jit.script"
+        )
+        what = "capture() got" if not address else f"submodule {address!r} is"
+        raise TraceError(
+            f"{what} a TorchScript module ({original} from {how}), whose forward runs in "
+            "the TorchScript interpreter where no op can be recorded; capture the eager "
+            f"module instead (the {original} before {how}).",
+            where=address or "<root>",
         )
 
 
@@ -96,6 +120,40 @@ def leave_mode_stack(mode: object) -> None:
     finally:
         for entered in reversed(above):
             torch._C._push_on_torch_function_stack(entered)
+
+
+#: Open module calls a capture allows before it first raises the recursion limit, and
+#: the frames it adds above the open calls each time it does.
+HEADROOM_STEP: Final = 32
+
+
+class Headroom:
+    """Recursion limit for the frames a capture adds to the model's own: one per open
+    module call (the watched ``forward``). While the forward runs the limit grows by
+    as many, so a model that runs without the capture runs with it, however deep its
+    modules nest; ``restore`` puts the limit back unless the model changed it since."""
+
+    __slots__ = ("_added", "_set")
+
+    def __init__(self) -> None:
+        self._added = 0
+        self._set: int | None = None
+
+    def grow(self, depth: int) -> int:
+        """Make room for ``depth`` open calls; return the depth to call again at."""
+        extra = depth + HEADROOM_STEP - self._added
+        limit = sys.getrecursionlimit() + extra
+        sys.setrecursionlimit(limit)
+        self._added += extra
+        self._set = limit
+        return self._added
+
+    def restore(self) -> None:
+        """Take back what ``grow`` added (a limit the model set since stays)."""
+        if self._set is not None and sys.getrecursionlimit() == self._set:
+            sys.setrecursionlimit(self._set - self._added)
+        self._set = None
+        self._added = 0
 
 
 _calls_through: set[CodeType] = set()

@@ -47,6 +47,7 @@ PURE_CALLS: Final = frozenset(
         "interpolate", "unbind", "index_select", "gather", "flip", "roll", "tile", "tril",
         "triu", "zeros_like", "ones_like", "full_like", "zeros", "ones", "full", "empty",
         "arange", "tensor", "pixel_shuffle",
+        "int", "bool", "long", "byte", "char", "short", "cfloat", "cdouble", "chalf",
     }
 )  # fmt: skip
 

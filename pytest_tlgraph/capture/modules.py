@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from types import CodeType
 from typing import Any, Final
 
-import torch
 from torch import nn
 
 from pytest_tlgraph.capture.guards import calls_through
@@ -162,9 +161,6 @@ def watch_modules(
 
     try:
         for address, module in modules:
-            # TorchScript runs outside Python: its ops are invisible, so is its call.
-            if isinstance(module, torch.jit.ScriptModule):
-                continue
             if module._forward_hooks or module._forward_pre_hooks:
                 handles.extend(_hook_frames(module, address, recorder))
             else:

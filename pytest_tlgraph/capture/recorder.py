@@ -29,12 +29,13 @@ from pytest_tlgraph.capture.flops import (
     input_work,
     is_counted,
 )
-from pytest_tlgraph.capture.guards import leave_mode_stack
+from pytest_tlgraph.capture.guards import HEADROOM_STEP, Headroom, leave_mode_stack
 from pytest_tlgraph.capture.magnitudes import MagnitudeBatch, may_write
 from pytest_tlgraph.capture.measure import first_tensor, iter_tensors, magnitude, source_chain
 from pytest_tlgraph.capture.module_args import computes, module_args
 from pytest_tlgraph.capture.naming import func_name
 from pytest_tlgraph.capture.raw import ModuleFrame, ParamInfo, RawOp
+from pytest_tlgraph.capture.regrad import grad_hook, is_fake
 
 __all__ = ["ModuleFrame", "RawOp", "Recorder", "iter_tensors"]
 #: pytest leaves this module's frames out of a failing test's traceback: a capture error
@@ -46,12 +47,17 @@ __tracebackhide__ = True
 _SKIPPED: Final = frozenset(
     {"size", "dim", "numel", "item", "tolist", "len", "data_ptr", "is_contiguous",
      "element_size", "nelement", "ndimension", "is_floating_point", "is_complex",
-     "stride", "storage_offset", "untyped_storage", "repr", "format", "bool", "int",
-     "hash", "iter", "get_device", "is_nonzero", "shape", "dtype", "device",
+     "stride", "storage_offset", "untyped_storage", "repr", "format", "__bool__",
+     "__int__", "hash", "iter", "get_device", "is_nonzero", "shape", "dtype", "device",
      "requires_grad", "grad_fn", "is_leaf", "ndim", "names", "layout", "is_cuda",
-     "is_sparse", "is_quantized", "is_meta", "grad", "_version", "output_nr", "_base",
-     "is_nested", "itemsize", "nbytes"}
+     "is_sparse", "is_quantized", "is_meta", "_version", "output_nr", "is_nested",
+     "itemsize", "nbytes"}
 )  # fmt: skip
+
+# Conversions to a Python scalar keep their dunder name: ``Tensor.__bool__`` and
+# ``Tensor.__int__`` return no tensor, while ``Tensor.bool()`` and ``Tensor.int()`` are
+# dtype casts, recorded like every other (their plain names would skip them).
+_SCALAR_DUNDERS: Final = frozenset({"__bool__", "__int__"})
 
 # Calls handing out raw memory, which can then be written behind every torch function.
 _RAW_ACCESS: Final = frozenset({"untyped_storage", "data_ptr"})
@@ -67,6 +73,10 @@ _grad_enabled: Final = torch.is_grad_enabled
 _clock: Final = time.perf_counter
 _getframe: Final = sys._getframe
 _Tensor: Final = torch.Tensor
+_wrapped: Final = torch._C._functorch.is_functorch_wrapped_tensor
+_unwrapped: Final = torch._C._functorch.get_unwrapped
+_mode_enabled: Final = torch._C._is_torch_function_mode_enabled
+_no_torch_function: Final = torch._C.DisableTorchFunction
 _NO_HOOKS: Final = (None, None)
 # Shared by every call without keyword arguments; never written to.
 _NO_KWARGS: Final[dict[str, Any]] = {}
@@ -76,7 +86,8 @@ def _name(func: Callable[..., Any]) -> str:
     try:
         return _names[func]
     except KeyError:
-        name = _names[func] = func_name(func)
+        raw = getattr(func, "__name__", None)
+        name = _names[func] = raw if raw in _SCALAR_DUNDERS else func_name(func)
         return name
     except TypeError:  # an unhashable callable: name it every time
         return func_name(func)
@@ -114,6 +125,11 @@ class Recorder(TorchFunctionMode):
         self.layer_keys: list[tuple[Any, ...]] = []
         #: ``grad_norm`` of each op the backward pass reached, by op index.
         self.grad_norms: dict[int, float] = {}
+        #: Ops recorded without a graph under ``backward=True`` (a reentrant checkpoint
+        #: runs its ops so): ``Regrad`` may find them again in the backward.
+        self.unhooked: list[int] = []
+        #: Each unhooked op's output magnitude, for ``Regrad``'s match only.
+        self.unhooked_values: dict[int, float] = {}
         self.module_calls: list[ModuleFrame] = []
         #: Profiler range id of each op, by op index (``profile=True`` only).
         self.ranges: dict[int, int] = {}
@@ -137,6 +153,9 @@ class Recorder(TorchFunctionMode):
         self._hooks: AbstractContextManager[None] | None = None
         self._magnitudes = MagnitudeBatch()
         self._valueless_grads: list[int] = []
+        self._headroom = Headroom()
+        #: Open module calls at which the recursion limit grows next.
+        self._deeper_at = HEADROOM_STEP
 
     def __enter__(self) -> Recorder:
         self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, _unpack)
@@ -158,6 +177,7 @@ class Recorder(TorchFunctionMode):
             else:
                 self._magnitudes.clear()
         finally:
+            self._headroom.restore()
             if self._hooks is not None:
                 self._hooks.__exit__(None, None, None)
                 self._hooks = None
@@ -182,7 +202,14 @@ class Recorder(TorchFunctionMode):
                 # Tensors without storage (e.g. some subclasses): count their elements.
                 saving[-id(t)] = t.numel() * t.element_size()
         # A leaf has no grad_fn (asking is_leaf spares the grad_fn's Python wrapper).
-        return t if t.is_leaf else t.detach()
+        if t.is_leaf:
+            return t
+        if _mode_enabled():
+            # Called from outside any recorded call (a TorchScript function saving for
+            # backward): the alias is ours, never an op of the model.
+            with _no_torch_function():
+                return t.detach()
+        return t.detach()
 
     # -- module calls ---------------------------------------------------------------
     def open_call(self, address: str, type_name: str) -> None:
@@ -194,6 +221,8 @@ class Recorder(TorchFunctionMode):
         # The chain's last entry is the enclosing frame's (address, call number).
         frame = ModuleFrame(address, number, type_name, len(stack), chain[-1] if chain else None)
         stack.append(frame)
+        if len(stack) >= self._deeper_at:
+            self._deeper_at = self._headroom.grow(len(stack))
         self._chain = (*chain, (address, number))
         self.module_calls.append(frame)
 
@@ -347,8 +376,12 @@ class Recorder(TorchFunctionMode):
                 continue
             entry = producers.get(id(t))
             # The weak reference proves it is the same tensor, not a recycled id.
-            if entry is not None and entry[0]() is t and entry[1] not in parents:
-                parents.append(entry[1])
+            if entry is not None and entry[0]() is t:
+                found: int | None = entry[1]
+            else:
+                found = self._origin(t)
+            if found is not None and found not in parents:
+                parents.append(found)
         first = outputs[0]
         numel = first.numel()
         size = numel * first.element_size()
@@ -380,7 +413,7 @@ class Recorder(TorchFunctionMode):
         self.ops.append(raw)
         self.layer_keys.append((module, source_chain(_getframe(2)), name))
         if self.measures_magnitudes:
-            if first.is_meta or (type(first) is not _Tensor and _fake(first)):
+            if first.is_meta or (type(first) is not _Tensor and is_fake(first)):
                 self.valueless = True  # no values to measure: the field stays None
             else:
                 self._magnitudes.add(raw, first, numel)
@@ -389,16 +422,27 @@ class Recorder(TorchFunctionMode):
         ref = weakref.ref
         for t in outputs:
             producers[id(t)] = (ref(t), index)
+        if _wrapped(first):
+            self._register_unwrapped(outputs, index)
         if self._backward and in_graph:
-            hook = _grad_hook(self.grad_norms, self._valueless_grads, index)
+            hook = grad_hook(self.grad_norms, index, self._valueless_grads)
             first.register_hook(hook)  # type: ignore[no-untyped-call]
+        elif self._backward:
+            # Inside a reentrant checkpoint: the backward recomputes this op, and
+            # ``Regrad`` finds it again by its output's magnitude, kept here for that
+            # match alone (the record's ``magnitude`` stays as asked).
+            self.unhooked.append(index)
+            if first.is_floating_point() and not first.is_meta:
+                value = magnitude(first)
+                if value is not None:
+                    self.unhooked_values[index] = value
 
     def _magnitude_now(self, t: torch.Tensor) -> float | None:
         """``t``'s magnitude when asked for and ``t`` holds values, else ``None``.
 
         Every input and output record comes here: a tensor without values among them
         marks the trace as valueless even when nothing is measured."""
-        if t.is_meta or (type(t) is not _Tensor and _fake(t)):
+        if t.is_meta or (type(t) is not _Tensor and is_fake(t)):
             self.valueless = True
             return None
         return magnitude(t) if self.measures_magnitudes else None
@@ -408,6 +452,32 @@ class Recorder(TorchFunctionMode):
         """Whether every value measurement found values (no meta or fake tensor)."""
         return not (self.valueless or self._valueless_grads)
 
+    def _origin(self, t: torch.Tensor) -> int | None:
+        """The op behind a tensor no recorded call returned: the tensor a functorch
+        wrapper holds (``vmap``'s batched inputs), or the base of a view made where no
+        torch function sees it (``vmap`` moving its batch dimension out), or ``None``
+        (a constant made before the capture)."""
+        while True:
+            if _wrapped(t):
+                t = _unwrapped(t)
+            elif t._base is not None:
+                t = t._base
+            else:
+                return None
+            index = self.producer(t)
+            if index is not None:
+                return index
+
+    def _register_unwrapped(self, outputs: list[torch.Tensor], index: int) -> None:
+        """Also register what functorch wrappers (``vmap``, ``func.grad``) hold: the
+        transform hands the wrapped value itself back to the code around it."""
+        ref = weakref.ref
+        producers = self._producers
+        for t in outputs:
+            while _wrapped(t):
+                t = _unwrapped(t)
+                producers[id(t)] = (ref(t), index)
+
     def release(self) -> None:
         """Drop every tensor reference the recorder still holds."""
         self._producers.clear()
@@ -416,26 +486,3 @@ class Recorder(TorchFunctionMode):
         # The bound method refers back to the recorder: a cycle only the cyclic
         # collector would free, with every record the recorder still holds.
         self._pack = _released
-
-
-def _fake(t: torch.Tensor) -> bool:
-    """Whether ``t`` is a fake tensor (shapes and dtypes, no values). No fake tensor
-    exists before torch's fake-tensor module is imported, and importing it here would
-    import sympy (seconds): a process that never imported it has none."""
-    fake_tensor = sys.modules.get("torch._subclasses.fake_tensor")
-    return fake_tensor is not None and bool(fake_tensor.is_fake(t))
-
-
-def _grad_hook(
-    norms: dict[int, float], valueless: list[int], index: int
-) -> Callable[[torch.Tensor], None]:
-    # Written to a dict, never to the record: a backward the user runs after the
-    # capture (through a tensor the model kept) must not touch the frozen trace.
-    def hook(grad: torch.Tensor) -> None:
-        if grad.is_meta or (type(grad) is not _Tensor and _fake(grad)):
-            valueless.append(index)  # shapes, no values: no norm
-            return
-        # The hook sees the gradient w.r.t. the whole output once it is complete.
-        norms[index] = float(torch.linalg.vector_norm(grad.detach(), dtype=torch.float64))
-
-    return hook

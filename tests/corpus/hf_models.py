@@ -144,3 +144,53 @@ def mamba() -> Case:
         conv_kernel=4, use_cache=False,
     )  # fmt: skip
     return Case("mamba", MambaModel(config), (_ids(),))
+
+
+@register("roberta", transformer=True)
+def roberta() -> Case:
+    """RoBERTa: position ids from the padding mask (``ne``, ``int``, ``cumsum``)."""
+    from transformers import RobertaConfig, RobertaModel
+
+    config = RobertaConfig(
+        vocab_size=_VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+        intermediate_size=64, max_position_embeddings=64, pad_token_id=1,
+    )  # fmt: skip
+    return Case("roberta", RobertaModel(config), (_ids(),))
+
+
+@register("gemma2", transformer=True)
+def gemma2() -> Case:
+    """Gemma2: alternating sliding and global attention, logit soft-capping."""
+    model = _decoder(
+        "Gemma2Config", "Gemma2ForCausalLM", head_dim=8, sliding_window=4,
+        pad_token_id=0, bos_token_id=2, eos_token_id=1,
+    )  # fmt: skip
+    return Case("gemma2", model, (_ids(),))
+
+
+@register("qwen2_moe", transformer=True)
+def qwen2_moe() -> Case:
+    """Qwen2-MoE: routed experts beside a gated shared expert."""
+    model = _decoder(
+        "Qwen2MoeConfig", "Qwen2MoeForCausalLM", moe_intermediate_size=16,
+        shared_expert_intermediate_size=32, num_experts=4, num_experts_per_tok=2,
+    )  # fmt: skip
+    return Case("qwen2_moe", model, (_ids(),))
+
+
+# Not yet in the per-depth FLOP check: its MoE block runs ``scatter_``, uncounted today.
+@register("deepseek_v3")
+def deepseek_v3() -> Case:
+    """DeepSeek-V3: latent (low-rank) attention, one dense then one grouped-routed MoE
+    layer with a shared expert."""
+    model = _decoder(
+        "DeepseekV3Config", "DeepseekV3ForCausalLM",
+        moe_intermediate_size=16, n_shared_experts=1, n_routed_experts=4, n_group=2,
+        topk_group=1, num_experts_per_tok=2, first_k_dense_replace=1, kv_lora_rank=16,
+        q_lora_rank=16, qk_rope_head_dim=4, v_head_dim=8, qk_nope_head_dim=4,
+        pad_token_id=0,
+    )  # fmt: skip
+    return Case("deepseek_v3", model, (_ids(),))
+
+
+# Not yet in the per-depth FLOP check: ``_weight_norm`` is uncounted today.

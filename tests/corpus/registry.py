@@ -73,5 +73,6 @@ def _load() -> None:
         models_args,
         models_faithful_collapse,
         models_glance,
+        models_graph,
         torch_models,
     )

@@ -5,6 +5,7 @@ hooked module."""
 from __future__ import annotations
 
 import contextlib
+import sys
 import warnings
 from collections.abc import Iterator
 
@@ -42,8 +43,14 @@ def decomposed() -> Iterator[None]:
 def torch_count(case: Case) -> int:
     # With autograd on, like the capture: under no_grad nn.Transformer takes its
     # native fast path, a different forward.
-    with decomposed(), FlopCounterMode(display=False) as counter:
-        case.run()
+    # torch's module tracker names submodules recursively: room for the 1,000-deep chain.
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10_000))
+    try:
+        with decomposed(), FlopCounterMode(display=False) as counter:
+            case.run()
+    finally:
+        sys.setrecursionlimit(limit)
     return int(counter.get_total_flops())
 
 
