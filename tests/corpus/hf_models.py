@@ -179,7 +179,7 @@ def qwen2_moe() -> Case:
 
 
 # Not yet in the per-depth FLOP check: its MoE block runs ``scatter_``, uncounted today.
-@register("deepseek_v3")
+@register("deepseek_v3", transformer=True)
 def deepseek_v3() -> Case:
     """DeepSeek-V3: latent (low-rank) attention, one dense then one grouped-routed MoE
     layer with a shared expert."""

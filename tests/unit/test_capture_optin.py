@@ -10,6 +10,7 @@ import torch
 
 from pytest_tlgraph import EncodingRefusal
 from pytest_tlgraph.capture import capture
+from pytest_tlgraph.capture.regrad import is_fake
 from pytest_tlgraph.encoding.sources import reads_magnitudes
 from tests.corpus.registry import build
 from tests.models import CNN, MLP, RecurrentCell, seeded
@@ -100,10 +101,10 @@ def test_on_meta_the_default_capture_also_knows_it_holds_no_values() -> None:
 def test_fake_tensors_are_told_without_reading_values() -> None:
     from torch._subclasses.fake_tensor import FakeTensorMode
 
-    assert not recorder._fake(torch.nn.Parameter(torch.ones(2)))
+    assert not is_fake(torch.nn.Parameter(torch.ones(2)))
     with FakeTensorMode() as mode:
         fake = mode.from_tensor(torch.ones(2, 3))
-    assert recorder._fake(fake) and not recorder._fake(torch.ones(2))
+    assert is_fake(fake) and not is_fake(torch.ones(2))
 
 
 @pytest.mark.filterwarnings("ignore:Accessing the data pointer of FakeTensor")
