@@ -17,12 +17,13 @@ options: channels never change it.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pytest_tlgraph.draw.collapse.detail import Key, boxed_deeper_than, drawn_calls
-from pytest_tlgraph.draw.collapse.folds import call_signature, fold_runs, fold_title
+from pytest_tlgraph.draw.collapse.folds import TypePaths, call_signature, fold_runs, fold_title
 from pytest_tlgraph.draw.collapse.plumbing import plumbing_runs
 from pytest_tlgraph.draw.collapse.records import (
     ADDITIVE_FIELDS,
@@ -320,24 +321,30 @@ def _fold(
 ) -> dict[str, str]:
     """Register a fold unit per run of consecutive same-structure sibling boxes, each
     fed by the one before it; return each folded box id -> its fold id."""
-    types = {key: call.type_name for key, call in calls.items()}
+    paths = TypePaths(calls)
     sequence: list[str] = []
     for op in trace.ops:
         uid = unit_of[op.label]
         if not sequence or sequence[-1] != uid:
             sequence.append(uid)
-    candidates: dict[str, tuple[Hashable, Hashable]] = {}
+    parents_of: dict[str, Hashable] = {}
     for uid, unit in units.items():
         if unit.kind != "box":
             continue
         # Rolled boxes are per address, so their siblings are told apart by address.
-        parents = tuple(
+        parents_of[uid] = tuple(
             dict.fromkeys(
                 (call.parent[0] if call.parent else None) if view == "rolled" else call.parent
                 for call in unit.calls
             )
         )
-        signature = tuple(call_signature(trace, call, types) for call in unit.calls)
+    siblings = Counter(parents_of.values())
+    candidates: dict[str, tuple[Hashable, Hashable]] = {}
+    for uid, parents in parents_of.items():
+        if siblings[parents] < 2:  # no sibling box to fold with: no signature needed
+            candidates[uid] = (parents, uid)
+            continue
+        signature = tuple(call_signature(trace, call, paths) for call in units[uid].calls)
         candidates[uid] = (parents, signature)
     ops_of: dict[str, list[str]] = {}
     for op in trace.ops:

@@ -69,14 +69,23 @@ def exempt_classes(modules: Iterable[ModuleCall]) -> frozenset[str]:
     """The classes the rule leaves alone: containers and classes whose calls nest."""
     calls = {call.key: call for call in modules}
     nested = set(CONTAINERS)
+    # The types of the calls around each call, built from its parent's (no walk up the
+    # module tree per call: a model nested a thousand deep costs a thousand steps).
+    around: dict[tuple[str, int], frozenset[str]] = {}
     for call in calls.values():
-        parent = call.parent
-        while parent is not None and parent in calls:
-            above = calls[parent]
-            if above.type_name == call.type_name:
-                nested.add(call.type_name)
-                break
-            parent = above.parent
+        todo = [call]
+        while (up := todo[-1].parent) is not None and up in calls and up not in around:
+            todo.append(calls[up])
+        for c in reversed(todo):
+            up = c.parent
+            above = (
+                around[up] | {calls[up].type_name}
+                if up is not None and up in calls
+                else frozenset()
+            )
+            around[c.key] = frozenset(above)
+            if c.type_name in above:
+                nested.add(c.type_name)
     return frozenset(nested)
 
 

@@ -11,6 +11,7 @@ distillation head) stay side by side.
 from __future__ import annotations
 
 import bisect
+import hashlib
 from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -31,22 +32,56 @@ __all__ = [
 ]
 
 
+_MOD: Final = (1 << 61) - 1  # a Mersenne prime: the type paths' rolling hash
+_BASE: Final = 1_000_003
+
+
+class TypePaths:
+    """The module types around each call as a rolling hash of its path from the root
+    (each call's built from its parent's), so the types of the calls between a call and
+    one nested in it are read in constant time, however deep the nesting."""
+
+    def __init__(self, calls: Mapping[Key, ModuleCall]) -> None:
+        self._hash: dict[Key, int] = {}
+        self._depth: dict[Key, int] = {}
+        for call in calls.values():
+            todo = [call]
+            while (up := todo[-1].parent) is not None and up in calls and up not in self._hash:
+                todo.append(calls[up])
+            for c in reversed(todo):
+                if c.key in self._hash:
+                    continue
+                up = c.parent
+                known = up is not None and up in self._hash
+                above, depth = (self._hash[up], self._depth[up]) if known else (0, 0)  # type: ignore[index]
+                text = hashlib.blake2b(c.type_name.encode("utf-8", "surrogatepass"), digest_size=8)
+                self._hash[c.key] = (above * _BASE + int(text.hexdigest(), 16)) % _MOD
+                self._depth[c.key] = depth + 1
+
+    def below(self, outer: Key, inner: Key) -> tuple[int, int]:
+        """``(how many, hash of their types)`` of the calls from just below ``outer``
+        down to ``inner`` (``inner`` nested in ``outer``, or ``outer`` itself)."""
+        if inner == outer:
+            return (0, 0)
+        count = self._depth[inner] - self._depth[outer]
+        return count, (self._hash[inner] - self._hash[outer] * pow(_BASE, count, _MOD)) % _MOD
+
+
 def call_signature(
-    trace: Trace, call: ModuleCall, types: Mapping[tuple[str, int], str]
-) -> tuple[str, tuple[tuple[str, tuple[str, ...], Hashable], ...]]:
+    trace: Trace, call: ModuleCall, paths: TypePaths
+) -> tuple[str, tuple[tuple[str, tuple[int, int], Hashable], ...]]:
     """``(module type, ((func, nested module types, module args), ...))`` of one call,
-    op by op.
+    op by op; the nested module types as :meth:`TypePaths.below` gives them.
 
     Addresses and measurements are left out: ``blocks.3`` and ``blocks.4`` are the same
     structure when they run the same functions through the same module types.
     """
     ops = []
+    key = call.key
     for label in call.ops:
         op = trace.op(label)
-        chain = op.module_calls
-        below = chain[chain.index(call.key) + 1 :]
-        args = op.module_args
-        ops.append((op.func, tuple(types.get(key, "?") for key in below), _hashable(args)))
+        below = paths.below(key, op.module_calls[-1])
+        ops.append((op.func, below, _hashable(op.module_args)))
     return (call.type_name, tuple(ops))
 
 
@@ -175,6 +210,7 @@ def repeat_runs(
     representatives are searched further: the other repetitions are drawn by them."""
     calls = {call.key: call for call in trace.modules}
     types = {key: call.type_name for key, call in calls.items()}
+    paths = TypePaths(calls)
     index_of = {op.label: op.index for op in trace.ops}
     children: dict[Key, list[ModuleCall]] = {}
     direct: dict[Key, list[int]] = {}
@@ -193,7 +229,9 @@ def repeat_runs(
         kids = children.get(parent.key, [])
         folded: set[Key] = set()
         for block in _adjacent_blocks(kids, direct.get(parent.key, []), index_of):
-            sigs = [call_signature(trace, call, types) for call in block]
+            if len(block) < 2:  # a lone call repeats nothing (a deep chain: every level)
+                continue
+            sigs = [call_signature(trace, call, paths) for call in block]
             for start, period, count in _periodic(sigs, _feeders(trace, block)):
                 reps = tuple(
                     tuple(c.key for c in block[start + r * period : start + (r + 1) * period])

@@ -71,8 +71,29 @@ class Signature:
     funcs: tuple[str, ...] | None
 
 
-#: Each module call's type and depth.
-Calls = dict[tuple[str, int], tuple[str, int]]
+#: Each module call's type, depth and type path (a short digest of the types of the
+#: call and every call around it, outermost first).
+Calls = dict[tuple[str, int], tuple[str, int, str]]
+
+
+def _calls(trace: Trace) -> Calls:
+    """:data:`Calls` of ``trace``, each type path built from its parent's (no walk up
+    the module tree per call: a model nested a thousand deep costs a thousand steps)."""
+    by_key = {call.key: call for call in trace.modules}
+    out: Calls = {}
+    for call in trace.modules:
+        todo = [call]
+        while todo[-1].parent is not None and todo[-1].parent not in out:
+            todo.append(by_key[todo[-1].parent])
+        for c in reversed(todo):
+            if c.key in out:
+                continue
+            above = out[c.parent][2] if c.parent is not None else ""
+            path = hashlib.blake2b(
+                f"{above}/{c.type_name}".encode("utf-8", "backslashreplace"), digest_size=8
+            ).hexdigest()
+            out[c.key] = (c.type_name, c.depth, path)
+    return out
 
 
 def _op_lines(
@@ -119,25 +140,27 @@ def _args(op: Op) -> str:
 
 
 def _nested(op: Op, depth: int | None, calls: Calls) -> str:
-    """The module calls ``op`` runs in below the box's call (the one at ``depth``):
-    each one's address below the box's and its type."""
+    """The module calls ``op`` runs in below the box's call (the one at ``depth``): the
+    innermost one's address below the box's, its type and the type path of every call
+    around it (the addresses of the calls between are prefixes of the innermost's)."""
     chain = op.module_calls
     start, prefix = 0, ""
     if depth is not None:
         for i, key in enumerate(chain):
-            if calls.get(key, ("", -1))[1] == depth:
+            if calls.get(key, ("", -1, ""))[1] == depth:
                 start, prefix = i + 1, f"{key[0]}."
                 break
-    parts = []
-    for key in chain[start:]:
-        below = key[0][len(prefix) :] if prefix and key[0].startswith(prefix) else key[0]
-        parts.append(f"{below}:{calls.get(key, ('?', 0))[0]}")
-    return "/".join(parts)
+    if start >= len(chain):
+        return ""
+    key = chain[-1]
+    below = key[0][len(prefix) :] if prefix and key[0].startswith(prefix) else key[0]
+    type_name, _, path = calls.get(key, ("?", 0, ""))
+    return f"{len(chain) - start}:{below}:{type_name}:{path}"
 
 
 def content_signatures(trace: Trace, nodes: Iterable[PlanNode]) -> dict[str, str]:
     """The ``comment`` text of each box, fold and segment among ``nodes``, by node id."""
-    calls: Calls = {call.key: (call.type_name, call.depth) for call in trace.modules}
+    calls = _calls(trace)
     out: dict[str, str] = {}
     for node in nodes:
         record = node.record
@@ -162,7 +185,7 @@ def fold_cluster_signatures(trace: Trace, plan: Plan) -> dict[str, str]:
             if cid in hidden:
                 hidden[cid].extend(node.members)
             cid = parent[cid]
-    calls: Calls = {call.key: (call.type_name, call.depth) for call in trace.modules}
+    calls = _calls(trace)
     index = {label: trace.op(label).index for labels in hidden.values() for label in labels}
     out = {}
     for cid, labels in hidden.items():
@@ -182,7 +205,7 @@ def content_signature(trace: Trace, node: PlanNode, calls: Calls | None = None) 
     covers every op it stands for (``node.members``: every folded repetition too), its
     list the ops of the one instance its rows show."""
     if calls is None:
-        calls = {call.key: (call.type_name, call.depth) for call in trace.modules}
+        calls = _calls(trace)
     record = node.record
     if isinstance(record, FoldRecord):
         box: BoxRecord | None = record.representative_box
