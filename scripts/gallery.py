@@ -49,9 +49,11 @@ ENTRIES = (
         "gpt2_auto_flops",
         "gpt2",
         'GPT-2, `collapse="auto"`, `color_by="flops"`',
-        "The two blocks fold into one `x2` cluster that draws the first block; single-op "
-        "modules are boxes. The costliest nodes are the darkest on the light page (the "
-        "brightest on the dark one), and every node's text is chosen to read on its fill.",
+        "The two blocks fold into one `x2` cluster (the count first, bold, at the top) "
+        "that draws the first block; auto spends its 60 nodes where the FLOPs are, so the "
+        "block is drawn op by op and the position and mask arithmetic is one segment. The "
+        "costliest nodes are the darkest on the light page (the brightest on the dark one), "
+        "and every node's text is chosen to read on its fill.",
         {"collapse": "auto", "color_by": "flops"},
     ),
     Entry(
@@ -66,8 +68,8 @@ ENTRIES = (
         "t5_auto",
         "t5",
         'T5, `collapse="auto"`',
-        "Encoder and decoder at the depth that fits 60 nodes; the first block of each "
-        "stack differs (relative position bias), so nothing folds.",
+        "Encoder and decoder opened heaviest first until 60 nodes; the first block of "
+        "each stack differs (relative position bias), so nothing folds.",
         {"collapse": "auto"},
     ),
     Entry(
