@@ -166,12 +166,16 @@ def worker(runner: str, model_name: str, repeats: int) -> None:
     print(json.dumps({"seconds": seconds, "ops": ops}))
 
 
-def in_fresh_process(script: str, worker: tuple[str, str], repeats: int) -> dict[str, Any]:
-    """Run ``script --worker A B --repeats N`` in a fresh interpreter and return the JSON
-    its last line prints: the peers patch torch functions process-wide, so sharing one
-    process would slow every later tool down."""
+def in_fresh_process(
+    script: str, worker: tuple[str, ...], repeats: int | None = None
+) -> dict[str, Any]:
+    """Run ``script --worker A [B] [--repeats N]`` in a fresh interpreter and return the
+    JSON its last line prints: the peers patch torch functions process-wide, so sharing
+    one process would slow every later tool down (and a first capture is only first in
+    a process of its own)."""
+    more = [] if repeats is None else ["--repeats", str(repeats)]
     done = subprocess.run(
-        [sys.executable, script, "--worker", *worker, "--repeats", str(repeats)],
+        [sys.executable, script, "--worker", *worker, *more],
         capture_output=True,
         text=True,
         check=False,

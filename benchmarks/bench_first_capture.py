@@ -16,15 +16,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 import warnings
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_capture import in_fresh_process
+
 #: Models whose first capture used to import torch's decompositions (the LSTM's FLOP
 #: replay) or that hold attention, and plain ones for comparison.
+
 MODELS = (
     "lstm_bidirectional",
     "gru_bidirectional",
@@ -55,16 +58,7 @@ def worker(name: str) -> None:
 
 def measure(name: str) -> dict[str, float]:
     """Run :func:`worker` in a fresh interpreter."""
-    done = subprocess.run(
-        [sys.executable, __file__, "--worker", name],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"{name} failed:\n{done.stderr[-2000:]}")
-    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+    return in_fresh_process(__file__, (name,))
 
 
 def main() -> int:

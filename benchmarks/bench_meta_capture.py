@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 import warnings
@@ -29,6 +28,9 @@ from collections.abc import Callable
 from typing import Any
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_capture import in_fresh_process
 
 TARGET = 1.5
 
@@ -75,16 +77,7 @@ def worker(name: str, repeats: int) -> None:
 
 def measure(name: str, repeats: int) -> dict[str, float]:
     """Run :func:`worker` in a fresh interpreter."""
-    done = subprocess.run(
-        [sys.executable, __file__, "--worker", name, "--repeats", str(repeats)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"{name} failed:\n{done.stderr[-2000:]}")
-    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+    return in_fresh_process(__file__, (name,), repeats)
 
 
 def main() -> int:
