@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.project import BASIC_TEST, snapshot_dir
+from tests.robustness.tree import before_short_summary
 
 pytest_plugins = ["pytester"]
 
@@ -99,7 +100,7 @@ def _stored(project: pytest.Pytester) -> dict[str, bytes]:
 def _one_line_failure(result: pytest.RunResult, name: str, reason: str) -> None:
     """The failure names the file and the OS error in one line: no traceback, no bytes."""
     out = result.stdout.str()
-    lines = [line for line in result.outlines if "could not write" in line]
+    lines = [line for line in before_short_summary(result.outlines) if "could not write" in line]
     assert len(lines) == 1, lines
     assert f"__snapshots__/test_graph/{name}: {reason}; " in lines[0]
     assert "Traceback" not in out and "files.py" not in out

@@ -9,6 +9,7 @@ import pytest
 from pytest_tlgraph.snapshots.extensions import dot_sha256
 from pytest_tlgraph.snapshots.pngmeta import read_text_chunks
 from tests.integration.project import snapshot_dir, snapshot_names
+from tests.robustness.tree import before_short_summary
 
 pytest_plugins = ["pytester"]
 
@@ -57,7 +58,8 @@ def test_a_stale_png_is_reported_in_one_line_with_the_remedy(
     assert recorded != dot_sha256((folder / "test_mlp.gv").read_text())
     result = stored.runpytest()
     result.assert_outcomes(failed=1)
-    assert [line for line in result.outlines if "stale PNG" in line] == [STALE]
+    shown = before_short_summary(result.outlines)
+    assert [line for line in shown if "stale PNG" in line] == [STALE]
     result.stdout.fnmatch_lines(
         ["  DOT matches the snapshot", "PNG:", STALE, "  * mismatched pixels *"]
     )

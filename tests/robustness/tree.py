@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-__all__ = ["changes_outside", "tree_hashes"]
+__all__ = ["before_short_summary", "changes_outside", "tree_hashes"]
 
 
 def tree_hashes(root: Path) -> dict[str, str]:
@@ -30,3 +30,12 @@ def changes_outside(
     (top-level folder names, e.g. ``__snapshots__`` and the results folder)."""
     changed = {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
     return sorted(p for p in changed if p.split("/", 1)[0] not in allowed)
+
+
+def before_short_summary(lines: list[str]) -> list[str]:
+    """The output lines before pytest's short test summary, which repeats each failure's
+    message (in full, every line of it, when ``$CI`` is set)."""
+    for i, line in enumerate(lines):
+        if "short test summary info" in line:
+            return lines[:i]
+    return lines
