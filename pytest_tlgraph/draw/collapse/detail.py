@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
-from pytest_tlgraph.trace import ModuleCall, Trace
+from pytest_tlgraph.trace import ModuleCall, Trace, outermost_first
 
 __all__ = [
     "CONTAINERS",
@@ -69,23 +69,16 @@ def exempt_classes(modules: Iterable[ModuleCall]) -> frozenset[str]:
     """The classes the rule leaves alone: containers and classes whose calls nest."""
     calls = {call.key: call for call in modules}
     nested = set(CONTAINERS)
-    # The types of the calls around each call, built from its parent's (no walk up the
-    # module tree per call: a model nested a thousand deep costs a thousand steps).
+    # The types of the calls around each call, built from its parent's.
     around: dict[tuple[str, int], frozenset[str]] = {}
-    for call in calls.values():
-        todo = [call]
-        while (up := todo[-1].parent) is not None and up in calls and up not in around:
-            todo.append(calls[up])
-        for c in reversed(todo):
-            up = c.parent
-            above = (
-                around[up] | {calls[up].type_name}
-                if up is not None and up in calls
-                else frozenset()
-            )
-            around[c.key] = frozenset(above)
-            if c.type_name in above:
-                nested.add(c.type_name)
+    for c in outermost_first(calls):
+        up = c.parent
+        above = (
+            around[up] | {calls[up].type_name} if up is not None and up in calls else frozenset()
+        )
+        around[c.key] = above
+        if c.type_name in above:
+            nested.add(c.type_name)
     return frozenset(nested)
 
 

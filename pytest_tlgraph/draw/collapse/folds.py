@@ -18,7 +18,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Final
 
-from pytest_tlgraph.trace import ModuleCall, Trace
+from pytest_tlgraph.trace import ModuleCall, Trace, outermost_first
 
 __all__ = [
     "MAX_PERIOD",
@@ -44,19 +44,13 @@ class TypePaths:
     def __init__(self, calls: Mapping[Key, ModuleCall]) -> None:
         self._hash: dict[Key, int] = {}
         self._depth: dict[Key, int] = {}
-        for call in calls.values():
-            todo = [call]
-            while (up := todo[-1].parent) is not None and up in calls and up not in self._hash:
-                todo.append(calls[up])
-            for c in reversed(todo):
-                if c.key in self._hash:
-                    continue
-                up = c.parent
-                known = up is not None and up in self._hash
-                above, depth = (self._hash[up], self._depth[up]) if known else (0, 0)  # type: ignore[index]
-                text = hashlib.blake2b(c.type_name.encode("utf-8", "surrogatepass"), digest_size=8)
-                self._hash[c.key] = (above * _BASE + int(text.hexdigest(), 16)) % _MOD
-                self._depth[c.key] = depth + 1
+        for c in outermost_first(calls):
+            up = c.parent
+            known = up is not None and up in self._hash
+            above, depth = (self._hash[up], self._depth[up]) if known else (0, 0)  # type: ignore[index]
+            text = hashlib.blake2b(c.type_name.encode("utf-8", "surrogatepass"), digest_size=8)
+            self._hash[c.key] = (above * _BASE + int(text.hexdigest(), 16)) % _MOD
+            self._depth[c.key] = depth + 1
 
     def below(self, outer: Key, inner: Key) -> tuple[int, int]:
         """``(how many, hash of their types)`` of the calls from just below ``outer``

@@ -36,7 +36,7 @@ from typing import Final
 from pytest_tlgraph.draw.collapse.records import BoxRecord, FoldRecord, SegmentRecord
 from pytest_tlgraph.draw.labels import args_row, dtype_name, format_shape
 from pytest_tlgraph.draw.plan import Plan, PlanNode
-from pytest_tlgraph.trace import Op, Trace
+from pytest_tlgraph.trace import Op, Trace, outermost_first
 
 __all__ = [
     "DIGEST_HEX",
@@ -77,22 +77,14 @@ Calls = dict[tuple[str, int], tuple[str, int, str]]
 
 
 def _calls(trace: Trace) -> Calls:
-    """:data:`Calls` of ``trace``, each type path built from its parent's (no walk up
-    the module tree per call: a model nested a thousand deep costs a thousand steps)."""
-    by_key = {call.key: call for call in trace.modules}
+    """:data:`Calls` of ``trace``, each type path built from its parent's."""
     out: Calls = {}
-    for call in trace.modules:
-        todo = [call]
-        while todo[-1].parent is not None and todo[-1].parent not in out:
-            todo.append(by_key[todo[-1].parent])
-        for c in reversed(todo):
-            if c.key in out:
-                continue
-            above = out[c.parent][2] if c.parent is not None else ""
-            path = hashlib.blake2b(
-                f"{above}/{c.type_name}".encode("utf-8", "backslashreplace"), digest_size=8
-            ).hexdigest()
-            out[c.key] = (c.type_name, c.depth, path)
+    for c in outermost_first({call.key: call for call in trace.modules}):
+        above = out[c.parent][2] if c.parent is not None and c.parent in out else ""
+        path = hashlib.blake2b(
+            f"{above}/{c.type_name}".encode("utf-8", "backslashreplace"), digest_size=8
+        ).hexdigest()
+        out[c.key] = (c.type_name, c.depth, path)
     return out
 
 
