@@ -5,20 +5,135 @@ nested clusters with their attributes, rank groups and the extra nodes (the key)
 ``emit(parse_gv(text)) == text`` for every drawing the plugin writes, so a stored
 snapshot carries everything the structural diff needs. Only the canonical form is read:
 one statement a line, every identifier quoted, labels HTML-like; anything else raises
-:class:`~pytest_tlgraph.snapshots.graphdata.DotParseError` naming the line.
+:class:`DotParseError` naming the line. This is the one DOT reader of the comparison:
+both sides of a failure, ``tlgraph diff`` and the pixel report's provenance checks read
+drawings through it.
 """
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass
 from typing import Final
 
 from pytest_tlgraph.draw.dot import DotGraph, NodeStatement
 from pytest_tlgraph.draw.plan import Cluster
-from pytest_tlgraph.snapshots.graphdata import DotParseError, _statements, check_nesting
 
-__all__ = ["ParsedGraph", "parse_attrs", "parse_gv"]
+__all__ = [
+    "MAX_NESTING",
+    "DotParseError",
+    "ParsedGraph",
+    "html_label_body",
+    "label_rows",
+    "parse_attrs",
+    "parse_gv",
+]
+
+
+class DotParseError(ValueError):
+    """The text is not canonical tlgraph DOT; the message names the line."""
+
+
+#: Deepest cluster nesting a stored drawing may have. The plugin draws one cluster per
+#: module call, and torch walks modules recursively, so no model it can capture nests
+#: near this; the bound keeps a hostile file's canonical re-indentation (two spaces a
+#: level, so quadratic in the depth) and the renderer's work small.
+MAX_NESTING: Final = 2_000
+
+
+def check_nesting(depth: int) -> None:
+    """Raise :class:`DotParseError` when clusters open ``depth`` deep (over the bound)."""
+    if depth > MAX_NESTING:
+        raise DotParseError(
+            f"clusters nested deeper than {MAX_NESTING:,}: not a drawing pytest-tlgraph writes"
+        )
+
+
+_TAG: Final = re.compile(r"<[^>]*>")
+_ESCAPE: Final = re.compile(r"\\.")
+_ROW_TAG: Final = re.compile(r"<TR[^>]*>(.*?)</TR>", re.DOTALL)
+_CELL: Final = re.compile(r"<TD[^>]*>(.*?)</TD>", re.DOTALL)
+
+
+def html_label_body(attrs: str) -> str | None:
+    """The body of the ``label=<...>`` attribute in a DOT attribute list, or ``None``."""
+    start = attrs.find("label=<")
+    if start < 0:
+        return None
+    depth = 0
+    # Label text is HTML-escaped, so every < and > in it belongs to a tag.
+    for i in range(start + len("label="), len(attrs)):
+        if attrs[i] == "<":
+            depth += 1
+        elif attrs[i] == ">":
+            depth -= 1
+            if depth == 0:
+                return attrs[start + len("label=<") : i]
+    raise DotParseError(f"unterminated HTML label in [{attrs[:80]}...]")
+
+
+def label_rows(body: str) -> tuple[str, ...]:
+    """Plain-text rows of an HTML label body: ``<BR/>`` lines, or table rows (the key)."""
+    if body.startswith("<TABLE"):
+        return tuple(_table_row(row) for row in _ROW_TAG.findall(body))
+    if not body:
+        return ()
+    return tuple(html.unescape(_TAG.sub("", part)) for part in body.split("<BR/>"))
+
+
+def _table_row(row: str) -> str:
+    """One key line: cell texts joined by spaces, a run of empty cells read ``[bar]``."""
+    words: list[str] = []
+    for cell in _CELL.findall(row):
+        text = html.unescape(_TAG.sub("", cell))
+        if text:
+            words.append(text)
+        elif not words or words[-1] != "[bar]":
+            words.append("[bar]")
+    return " ".join(words)
+
+
+def _statements(text: str) -> list[tuple[int, str]]:
+    """``(line number, statement)``: physical lines, joined where a quoted identifier
+    holds a line break (module names may).
+
+    Linear in the text: each line's quote count is taken once, and the lines of one
+    statement are joined once, so a stray ``"`` (every later line then joins the
+    statement it opened) costs no more than a clean file.
+    """
+    out: list[tuple[int, str]] = []
+    start = 0
+    parts: list[str] = []  # the lines of an open statement (one with an odd quote count)
+    # Only "\n" ends a line: splitlines() would also break on characters such as
+    # U+2028 that the emitter leaves in labels.
+    for number, line in enumerate(text.split("\n"), start=1):
+        # Label text is escaped (&quot;), so every bare " delimits an identifier; an
+        # escape never spans a line break, so the counts of the lines add up.
+        odd = (line.count('"') - _escaped_quotes(line)) % 2 == 1
+        if not parts:
+            if odd:
+                start, parts = number, [line]
+            else:
+                out.append((number, line))
+        else:
+            parts.append(line)
+            if odd:
+                out.append((start, "\n".join(parts)))
+                parts = []
+    if parts:
+        out.append((start, "\n".join(parts)))
+    while out and out[-1][1] == "":
+        out.pop()
+    return out
+
+
+def _escaped_quotes(line: str) -> int:
+    """How many ``"`` of ``line`` are escaped (``\\"``, read left to right as DOT does)."""
+    if "\\" not in line:
+        return 0
+    return sum(1 for escape in _ESCAPE.findall(line) if escape == '\\"')
+
 
 _QUOTED: Final = r'"(?:[^"\\]|\\.)*"'
 _NODE: Final = re.compile(rf"\s*({_QUOTED}) (\[.*\]);", re.DOTALL)
@@ -192,8 +307,6 @@ def _cluster(cid: str, parent: str | None) -> Cluster:
 
 
 def _title(attrs: dict[str, object]) -> str:
-    import html
-
     label = str(attrs.get("label", ""))
     body = label[1:-1] if label.startswith("<") else label
     return html.unescape(re.sub(r"<[^>]*>", "", body))

@@ -5,8 +5,7 @@ and their functions (:mod:`pytest_tlgraph.draw.collapse.signature`). When the di
 differ the node changed although its rows may not have: :func:`inside_change` names how
 (``relu -> gelu (2 ops)``), and :func:`full_title` names the node by its full module
 address (``@layer1.0 (BasicBlock)``), since its drawn title is written relative to its
-cluster. The structural summary and the structural diff drawing both read these, so
-their text and picture agree.
+cluster. The comparison reads these once for every view.
 """
 
 from __future__ import annotations
@@ -19,7 +18,11 @@ from typing import Final
 
 from pytest_tlgraph.draw.collapse.signature import Signature, read_signature
 
-__all__ = ["MAX_PARTS", "full_title", "inside_change", "signature_changes"]
+__all__ = ["GENERIC_INSIDE", "MAX_PARTS", "full_title", "inside_change", "signature_changes"]
+
+#: How a changed signature reads when the functions it hides are the same (the rows
+#: of the node may say more).
+GENERIC_INSIDE: Final = "args, shapes, params or wiring changed"
 
 #: At most this many function changes are named; the rest are counted.
 MAX_PARTS: Final = 4
@@ -64,7 +67,7 @@ def inside_change(old: Signature | None, new: Signature | None) -> str | None:
             parts = [*parts[:MAX_PARTS], f"and {len(parts) - MAX_PARTS} more"]
         return ", ".join(parts)
     if old.funcs is not None and new.funcs is not None:
-        return f"args, shapes, params or wiring changed ({_ops(new.count)})"
+        return f"{GENERIC_INSIDE} ({_ops(new.count)})"
     return f"content changed ({_ops(new.count)})"
 
 

@@ -1,0 +1,290 @@
+"""The comparison of a stored drawing with a received one, as one value.
+
+:func:`compare` reads both sides once (:func:`.graph.read_graph`), pairs their nodes
+once (:func:`.pairing.pair_graphs`) and works out everything a view shows: nodes
+added, removed and replaced, the row edits and hidden-content changes of each paired
+node, nodes that only moved (another module address, same content), edges added and
+removed, clusters added, removed and changed, nodes recoloured by a moved colour
+domain, and signatures present on one side only. The terminal story, the diff drawing,
+``report.html``, ``summary.json`` and ``tlgraph diff`` all read the
+:class:`Comparison`, so their stories agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Final
+
+from pytest_tlgraph.draw.collapse.signature import read_signature
+from pytest_tlgraph.snapshots.compare.graph import GraphModel, GraphNode, read_graph
+from pytest_tlgraph.snapshots.compare.inside import GENERIC_INSIDE, full_title, inside_change
+from pytest_tlgraph.snapshots.compare.pairing import Pairing, pair_graphs
+from pytest_tlgraph.snapshots.compare.rows import RowEdit, row_edits
+
+__all__ = ["ClusterChange", "Comparison", "NodeChange", "compare", "compare_graphs"]
+
+_BAR: Final = " [bar] "
+_OLD_MARK: Final = " (old)"
+_KIND_NAMES: Final = MappingProxyType(
+    {"op": "its op", "box": "a box", "fold": "a fold", "segment": "a segment",
+     "input": "an input", "output": "an output"}
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class NodeChange:
+    """How one paired node changed: its row edits, its title (when that is not just a
+    renumbered id or a moved address) and what changed inside it (a box, fold or
+    segment whose content signature moved)."""
+
+    old_id: str
+    new_id: str
+    edits: tuple[RowEdit, ...] = ()
+    title: tuple[str, str] | None = None
+    inside: str | None = None
+    #: ``(stored kind, received kind)`` of a module drawn otherwise (a box, now its op).
+    redrawn: tuple[str, str] | None = None
+
+    def whats(self) -> list[str]:
+        """Every change as its text, the node left out."""
+        if self.redrawn is not None:
+            return [f"drawn as {_KIND_NAMES[self.redrawn[1]]} (was {_KIND_NAMES[self.redrawn[0]]})"]
+        out = [] if self.title is None else [f"title {self.title[0]} -> {self.title[1]}"]
+        out += [edit.what for edit in self.edits]
+        if self.inside is not None:
+            out.append(f"inside: {self.inside}")
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterChange:
+    """A cluster on both sides whose title or hidden content changed."""
+
+    id: str
+    old_title: str
+    new_title: str
+    inside: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Everything that differs between two drawings (see the module docstring). Node
+    ids are the received side's, except those of removed nodes, which keep the stored
+    id (:meth:`union_id` names them apart when a received node has that id)."""
+
+    old: GraphModel
+    new: GraphModel
+    pairing: Pairing
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    #: ``(stored id, received id)`` of each node that computes another function in the
+    #: same place (``relu_1 -> silu_1``).
+    replaced: tuple[tuple[str, str], ...]
+    #: Received id -> its change, for each paired node that changed.
+    changed: Mapping[str, NodeChange]
+    #: ``(received id, stored address, received address)`` of each node that moved to
+    #: another module address and is otherwise the same (a layer inserted before it).
+    moved: tuple[tuple[str, str, str], ...]
+    #: ``(stored id, received id)`` of each paired node whose id changed.
+    renumbered: tuple[tuple[str, str], ...]
+    #: Edges in union ids (:meth:`union_id`), each once, in drawing order.
+    edges_added: tuple[tuple[str, str], ...]
+    edges_removed: tuple[tuple[str, str], ...]
+    clusters_added: tuple[str, ...]
+    clusters_removed: tuple[str, ...]
+    clusters_changed: tuple[ClusterChange, ...]
+    #: Received ids of nodes whose fill alone changed (the colour domain moved).
+    recoloured: tuple[str, ...]
+    #: ``(channel, stored range, received range)`` when a colour bar's domain moved.
+    colour_domain: tuple[str, str, str] | None
+    #: Paired nodes and clusters with a content signature on one side only.
+    unsigned: tuple[str, ...]
+    _union: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    def union_id(self, old_id: str) -> str:
+        """A stored node's id in the union of both sides: its received partner's id,
+        its own, or ``"<id> (old)"`` when a received node has its id."""
+        return self._union.get(old_id, old_id)
+
+    @property
+    def unchanged(self) -> bool:
+        """True when nodes, edges, label rows and clusters are all the same."""
+        return not (
+            self.added or self.removed or self.replaced or self.changed or self.moved
+            or self.renumbered or self.edges_added or self.edges_removed
+            or self.clusters_added or self.clusters_removed or self.clusters_changed
+            or self.unsigned
+        )  # fmt: skip
+
+    @property
+    def node_statuses(self) -> dict[str, str]:
+        """Union id -> ``added``, ``removed``, ``replaced``, ``changed`` or
+        ``unchanged``, received order first, each removed node after its nearest
+        stored predecessor."""
+        replaced = {new for _, new in self.replaced}
+        statuses = {}
+        for node_id in self.new.nodes:
+            if node_id in replaced:
+                statuses[node_id] = "replaced"
+            elif node_id in self.changed:
+                statuses[node_id] = "changed"
+            else:
+                statuses[node_id] = "unchanged"
+        added = set(self.added)
+        for node_id in added:
+            statuses[node_id] = "added"
+        order = union_order(list(self.new.nodes), [self.union_id(n) for n in self.old.nodes])
+        removed = {self.union_id(n) for n in self.removed}
+        return {n: ("removed" if n in removed else statuses[n]) for n in order}
+
+
+def union_order(new: Sequence[str], old: Sequence[str]) -> list[str]:
+    """``new`` in order, each item only in ``old`` placed after its nearest old
+    predecessor (at the front when it has none).
+
+    Linear: each item only in ``old`` is filed under its predecessor, and the result is
+    walked once, depth first, with a stack (no search of the list built so far, and no
+    recursion however long a chain of old items is). Of two items filed under one
+    predecessor the later one comes first, as inserting each right after it would do.
+    """
+    present = set(new)
+    root = object()  # the predecessor of the first old item
+    after: dict[object, list[str]] = {}
+    previous: object = root
+    for item in old:
+        if item not in present:
+            after.setdefault(previous, []).append(item)
+            present.add(item)
+        previous = item
+    if not after:
+        return list(new)
+    out: list[str] = []
+    stack: list[str] = [*reversed(new), *after.get(root, ())]
+    while stack:
+        item = stack.pop()
+        out.append(item)
+        stack.extend(after.get(item, ()))
+    return out
+
+
+def _title_change(old: GraphNode, new: GraphNode) -> tuple[str, str] | None:
+    """The title change a reviewer should read: not an op's renumbered id, nor a box's
+    address written relative to another cluster."""
+    if old.title == new.title:
+        return None
+    if old.kind == "op" and old.title == old.id and new.title == new.id:
+        return None
+    if old.kind == new.kind == "box":
+        return None  # its address and type are what pairing and replacing compare
+    if old.kind == new.kind == "fold":
+        before, after = full_title(old.id, old.title), full_title(new.id, new.title)
+        return None if before == after else (before, after)
+    return old.title, new.title
+
+
+def _inside(old: str | None, new: str | None) -> str | None:
+    if old is None or new is None:
+        return None
+    return inside_change(read_signature(old), read_signature(new))
+
+
+def _key_bars(rows: Sequence[str]) -> dict[str, tuple[str, str]]:
+    bars: dict[str, tuple[str, str]] = {}
+    for row in rows:
+        if _BAR in row:
+            left, _, high = row.partition(_BAR)
+            name, _, low = left.rpartition(": ")
+            bars[name] = (low, high)
+    return bars
+
+
+def _colour_domain(old: GraphModel, new: GraphModel) -> tuple[str, str, str] | None:
+    before, after = _key_bars(old.key_rows), _key_bars(new.key_rows)
+    for name, (lo1, hi1) in after.items():
+        if name in before and before[name] != (lo1, hi1):
+            lo0, hi0 = before[name]
+            return name, f"{lo0} .. {hi0}", f"{lo1} .. {hi1}"
+    return None
+
+
+def compare(old_dot: str, new_dot: str) -> Comparison:
+    """Compare a stored drawing (``old_dot``) with a received one. Raises
+    :class:`.dotparse.DotParseError` naming the side and line of a text that is not a
+    tlgraph drawing."""
+    return compare_graphs(read_graph(old_dot, "old"), read_graph(new_dot, "new"))
+
+
+def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
+    """:func:`compare` of two drawings already read."""
+    pairing = pair_graphs(old, new)
+    pairs = pairing.pairs
+    taken = set(pairs.values())
+    union = dict(pairs)
+    for node_id in old.nodes:
+        if node_id not in pairs:
+            union[node_id] = node_id + _OLD_MARK if node_id in new.nodes else node_id
+    changed: dict[str, NodeChange] = {}
+    moved: list[tuple[str, str, str]] = []
+    recoloured: list[str] = []
+    unsigned: list[str] = []
+    replaced = []
+    reverse = pairing.reverse
+    for new_id, node in new.nodes.items():
+        old_id = reverse.get(new_id)
+        if old_id is None:
+            continue
+        was = old.nodes[old_id]
+        if old_id in pairing.replaced:
+            replaced.append((old_id, new_id))
+        if was.kind != node.kind:  # a module drawn as a box on one side, as ops on the other
+            changed[new_id] = NodeChange(old_id, new_id, redrawn=(was.kind, node.kind))
+            continue
+        edits = tuple(row_edits(was.body, node.body))
+        inside = _inside(was.signature, node.signature)
+        if old_id in pairing.replaced or (
+            edits and inside is not None and inside.startswith(GENERIC_INSIDE)
+        ):
+            inside = None  # the replacement or the rows say it; the digest adds nothing
+        change = NodeChange(old_id, new_id, edits, _title_change(was, node), inside)
+        if change.whats():
+            changed[new_id] = change
+        elif was.address != node.address:
+            moved.append((new_id, was.address, node.address))
+        elif was.label == node.label and was.signature == node.signature and was.fill != node.fill:
+            recoloured.append(new_id)
+        if (was.signature is None) != (node.signature is None):
+            unsigned.append(new_id)
+    old_edges = list(dict.fromkeys((union[a], union[b]) for a, b in old.edges))
+    old_set, new_set = set(old_edges), set(new.edges)
+    clusters_changed = []
+    for cid, cluster in new.clusters.items():
+        before = old.clusters.get(cid)
+        if before is None:
+            continue
+        inside = _inside(before.signature, cluster.signature)
+        if before.title != cluster.title or inside is not None:
+            clusters_changed.append(ClusterChange(cid, before.title, cluster.title, inside))
+        if (before.signature is None) != (cluster.signature is None):
+            unsigned.append(cid)
+    return Comparison(
+        old=old,
+        new=new,
+        pairing=pairing,
+        added=tuple(n for n in new.nodes if n not in taken),
+        removed=tuple(n for n in old.nodes if n not in pairs),
+        replaced=tuple(replaced),
+        changed=MappingProxyType(changed),
+        moved=tuple(moved),
+        renumbered=tuple((a, b) for a, b in pairs.items() if a != b),
+        edges_added=tuple(e for e in new.edges if e not in old_set),
+        edges_removed=tuple(e for e in old_edges if e not in new_set),
+        clusters_added=tuple(c for c in new.clusters if c not in old.clusters),
+        clusters_removed=tuple(c for c in old.clusters if c not in new.clusters),
+        clusters_changed=tuple(clusters_changed),
+        recoloured=tuple(recoloured),
+        colour_domain=_colour_domain(old, new),
+        unsigned=tuple(unsigned),
+        _union=MappingProxyType(union),
+    )

@@ -1,0 +1,187 @@
+"""What changed in one node's label rows, said the way a reviewer reads it.
+
+A node's rows after its title are of a few kinds (:func:`row_kind`: shape, args,
+params, saved-for-backward, shape summary, the ``@module`` row); two versions of one
+node are compared kind by kind, and each difference is one :class:`RowEdit` whose
+``what`` names the edit alone (``kernel_size (3, 3) -> (5, 5)``,
+``shape 1x16x8x8 -> 1x32x8x8``), without the node: the same edit on many nodes has the
+same text, so the story groups them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final
+
+__all__ = ["RowEdit", "multiset_minus", "row_edits", "row_kind", "split_args"]
+
+_ARG: Final = re.compile(r"[A-Za-z_]\w*=")
+_SHAPE: Final = re.compile(r"(?:\d+(?:x\d+)*|scalar|\?)(?:, .+)?")
+_SHAPE_SUMMARY: Final = re.compile(r"[\dx]+(?:->|-)[\dx]+")
+_SIZE: Final = re.compile(r", [\d.,]+ (?:B|KB|MB|GB|TB)$")
+_ROW_NAMES: Final = MappingProxyType(
+    {
+        "params": "params",
+        "saved": "saved for backward",
+        "shape": "shape",
+        "summary": "shape summary",
+        "row": "row",
+    }
+)
+_PREFIXES: Final = ("params: ", "saved for backward: ")
+
+
+@dataclass(frozen=True, slots=True)
+class RowEdit:
+    """One difference between two versions of a node's rows: its row kind and what it
+    is, the node left out (``kernel_size (3, 3) -> (5, 5)``)."""
+
+    kind: str
+    what: str
+
+    def __str__(self) -> str:
+        return self.what
+
+
+def row_kind(index: int, text: str) -> str:
+    """What a label row shows, from its position and form (the same on both sides)."""
+    if index == 0:
+        return "title"
+    if text.startswith("@"):
+        return "module"
+    if text.startswith("params: "):
+        return "params"
+    if text.startswith("saved for backward: "):
+        return "saved"
+    if _ARG.match(text):
+        return "args"
+    if _SHAPE.fullmatch(text):
+        return "shape"
+    if _SHAPE_SUMMARY.fullmatch(text):
+        return "summary"
+    return "row"
+
+
+def split_args(text: str) -> dict[str, str]:
+    """``kernel_size=(3, 3), stride=1`` -> ``{"kernel_size": "(3, 3)", "stride": "1"}``.
+
+    Splits on commas outside brackets, so tuple values stay whole.
+    """
+    parts: list[str] = []
+    depth, start = 0, 0
+    for i, char in enumerate(text):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(depth - 1, 0)
+        elif char == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    out: dict[str, str] = {}
+    for part in parts:
+        name, sep, value = part.strip().partition("=")
+        if sep:
+            out[name] = value
+        elif out:
+            # A comma inside an unbracketed value: it belongs to the previous arg.
+            last = next(reversed(out))
+            out[last] += "," + part
+    return out
+
+
+def multiset_minus(left: Iterable[str], right: Iterable[str]) -> tuple[str, ...]:
+    """Items of ``left`` not matched in ``right``, counting repeats, in ``left`` order."""
+    spare = Counter(right)
+    out = []
+    for item in left:
+        if spare[item]:
+            spare[item] -= 1
+        else:
+            out.append(item)
+    return tuple(out)
+
+
+def _grouped(rows: Sequence[str]) -> dict[str, list[str]]:
+    groups: dict[str, list[str]] = {}
+    for i, text in enumerate(rows, start=1):
+        groups.setdefault(row_kind(i, text), []).append(text)
+    return groups
+
+
+def row_edits(old: Sequence[str], new: Sequence[str]) -> list[RowEdit]:
+    """The edits that turn one node's rows after the title (``old``) into ``new``; the
+    ``@module`` row is left out (a moved node is the comparison's to name)."""
+    before, after = _grouped(old), _grouped(new)
+    out: list[RowEdit] = []
+    for kind in dict.fromkeys([*after, *before]):
+        was, now = before.get(kind, []), after.get(kind, [])
+        if was == now or kind == "module":
+            continue
+        if kind == "args":
+            out.extend(_args_edits(", ".join(was), ", ".join(now)))
+        else:
+            out.extend(_plain_edits(kind, was, now))
+    return out
+
+
+def _args_edits(was: str, now: str) -> list[RowEdit]:
+    before, after = split_args(was), split_args(now)
+    out = []
+    for name, value in after.items():
+        if name not in before:
+            out.append(RowEdit("args", f"now shows {name}={value}"))
+        elif before[name] != value:
+            out.append(RowEdit("args", f"{name} {before[name]} -> {value}"))
+    out.extend(
+        RowEdit("args", f"no longer shows {name}={value}")
+        for name, value in before.items()
+        if name not in after
+    )
+    return out
+
+
+def _plain_edits(kind: str, was: list[str], now: list[str]) -> list[RowEdit]:
+    name = _ROW_NAMES[kind]
+    gone = tuple(_strip_prefix(t) for t in multiset_minus(was, now))
+    added = tuple(_strip_prefix(t) for t in multiset_minus(now, was))
+    if len(gone) == 1 and len(added) == 1:
+        old, new = gone[0], added[0]
+        if kind == "shape":
+            old, new = _shape_only(old, new)
+        shared = _shared_words(old, new)
+        if shared:  # params weight 8x8x3x3 -> 8x8x5x5, not "-> weight 8x8x5x5"
+            name, old, new = f"{name} {shared}", old[len(shared) + 1 :], new[len(shared) + 1 :]
+        return [RowEdit(kind, f"{name} {old} -> {new}")]
+    out = [RowEdit(kind, f"now shows {name} {text}") for text in added]
+    out.extend(RowEdit(kind, f"no longer shows {name} {text}") for text in gone)
+    if not out:
+        out.append(RowEdit(kind, f"{name} rows reordered"))
+    return out
+
+
+def _shared_words(old: str, new: str) -> str:
+    """The leading words two row texts share, when both go on after them."""
+    a, b = old.split(" "), new.split(" ")
+    n = 0
+    while n < min(len(a), len(b)) - 1 and a[n] == b[n]:
+        n += 1
+    return " ".join(a[:n])
+
+
+def _shape_only(old: str, new: str) -> tuple[str, str]:
+    """A shape row's change without its byte size when the shape itself changed (the
+    size follows the shape): ``1x16x8x8 -> 1x32x8x8``, not ``..., 4 KB -> ..., 8 KB``."""
+    a, b = _SIZE.sub("", old), _SIZE.sub("", new)
+    return (a, b) if a != b else (old, new)
+
+
+def _strip_prefix(text: str) -> str:
+    for prefix in _PREFIXES:
+        if text.startswith(prefix):
+            return text[len(prefix) :]
+    return text

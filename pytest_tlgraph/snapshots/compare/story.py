@@ -1,0 +1,338 @@
+"""The comparison told in lines: what a reviewer reads first.
+
+Every line names nodes the way a reviewer finds them: the node id and its full module
+address (``conv2d_1 @stem.0``), a box or fold by its full title
+(``@layer1.2 (BasicBlock)``), never an address relative to a cluster. Changes that are
+the same edit on many nodes are one line with the count and the common pattern of
+their addresses (``12 nodes @layer*.*.conv1: shape 1x16x8x8 -> 1x32x8x8``); edits that
+fall on the same nodes share a line. An inserted block is one line
+(``added @layer1.2 (BasicBlock): 7 nodes``), and the edges that only route through it
+are its own, not listed apart. :func:`every_change` lists each node on its own line for
+``report.html``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Final
+
+from pytest_tlgraph.draw.collapse.signature import read_signature
+from pytest_tlgraph.snapshots.compare.comparison import Comparison
+from pytest_tlgraph.snapshots.compare.graph import GraphModel, GraphNode
+from pytest_tlgraph.snapshots.compare.inside import full_title
+
+__all__ = [
+    "MAX_EXAMPLES",
+    "UNCHANGED",
+    "address_pattern",
+    "every_change",
+    "headline",
+    "node_name",
+    "story_lines",
+]
+
+UNCHANGED: Final = "no structural change (same nodes, edges, label rows and clusters)"
+#: Names listed on one line before it says how many more there are.
+MAX_EXAMPLES: Final = 3
+#: Nodes a group line lists by id (more read as a count and an address pattern).
+_IDS_SHOWN: Final = 3
+_NUMERIC: Final = re.compile(r"(\d+)")
+_CALL: Final = re.compile(r"#\d+$")
+
+
+def node_name(node: GraphNode) -> str:
+    """A node as a reviewer finds it: ``conv2d_1 @stem.0``, ``@layer1.2 (BasicBlock)``,
+    ``x2 @layer1.0-1 (BasicBlock)``, ``input x``."""
+    if node.kind == "fold":
+        return full_title(node.id, node.title)
+    if node.kind == "box":
+        call = _CALL.search(node.id)
+        again = call[0] if call and call[0] != "#1" else ""
+        return f"@{node.address}{again}" + ("" if node.func == "box" else f" ({node.func})")
+    if node.kind in ("input", "output"):
+        return f"{node.kind} {node.title}"
+    name = node.title if node.kind == "segment" else node.id
+    return f"{name} @{node.address}" if node.address else name
+
+
+def address_pattern(addresses: Sequence[str]) -> str:
+    """The addresses' common pattern: ``layer*.*.conv1`` for ``layer1.0.conv1`` and
+    ``layer2.1.conv1``; differing segments read ``*`` (a numeric run inside a segment
+    alone when the rest agrees). Addresses of different depths are listed by pattern,
+    each depth once."""
+    if not addresses:
+        return ""
+    by_depth: dict[int, list[list[str]]] = {}
+    for address in dict.fromkeys(addresses):
+        parts = address.split(".") if address else []
+        by_depth.setdefault(len(parts), []).append(parts)
+    patterns = []
+    for rows in by_depth.values():
+        out = []
+        for column in zip(*rows, strict=True):
+            if len(set(column)) == 1:
+                out.append(column[0])
+                continue
+            shapes = {_NUMERIC.sub("*", part) for part in column}
+            out.append(shapes.pop() if len(shapes) == 1 else "*")
+        patterns.append(".".join(out))
+    return ", ".join(f"@{p}" if p else "(top level)" for p in patterns)
+
+
+def _examples(items: Sequence[str], limit: int = MAX_EXAMPLES) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f", ... and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def _nodes_word(count: int) -> str:
+    return f"{count} node{'' if count == 1 else 's'}"
+
+
+def _group_subject(graph: GraphModel, ids: Sequence[str]) -> str:
+    """``conv2d_1 @stem.0`` for one node; ``12 nodes @layer*.*.conv1`` (ids listed
+    when there are a few) for several."""
+    if len(ids) == 1:
+        return node_name(graph.nodes[ids[0]])
+    nodes = [graph.nodes[n] for n in ids]
+    if len(ids) <= _IDS_SHOWN and all(n.kind in ("box", "fold") for n in nodes):
+        return f"{_nodes_word(len(ids))}: {', '.join(node_name(n) for n in nodes)}"
+    pattern = address_pattern([n.address for n in nodes])
+    listed = f" ({', '.join(ids)})" if len(ids) <= _IDS_SHOWN else ""
+    return f"{_nodes_word(len(ids))}{listed}" + (f" {pattern}" if pattern else "")
+
+
+def generalised(what: str) -> str | None:
+    """``params weight *x*x3x3 -> *x*x5x5`` for ``params weight 8x8x3x3 -> 8x8x5x5``:
+    an edit ``old -> new`` whose two sides differ only in some numbers, with the
+    numbers it kept written ``*``; ``None`` for any other edit."""
+    head, sep, new = what.partition(" -> ")
+    if not sep:
+        return None
+    b = _NUMERIC.split(new)
+    starts = [i + 1 for i, char in enumerate(head) if char == " "]
+    for start in reversed(starts):  # the shortest tail of ``head`` shaped like ``new``
+        a = _NUMERIC.split(head[start:])
+        if len(a) == len(b) and a[0::2] == b[0::2]:
+            prefix = head[:start]
+            break
+    else:
+        return None
+    kept = [x == y for x, y in zip(a[1::2], b[1::2], strict=True)]
+    if all(kept) or not any(kept):
+        return None
+
+    def star(parts: list[str]) -> str:
+        return "".join(
+            p if i % 2 == 0 or not kept[i // 2] else "*" for i, p in enumerate(parts)
+        )
+
+    return f"{prefix}{star(a)} -> {star(b)}"
+
+
+def _grouped_edits(comparison: Comparison) -> list[str]:
+    """One line per set of nodes sharing the same edits: ``<subject>: <what>; <what>``."""
+    exact: dict[str, list[str]] = {}
+    for new_id, change in comparison.changed.items():
+        for what in change.whats():
+            exact.setdefault(what, []).append(new_id)
+    # The same edit at other sizes (weight 8x8x3x3 -> 8x8x5x5, 16x16x3x3 -> 16x16x5x5)
+    # reads as one, the numbers it kept written *.
+    general: dict[str, list[str]] = {}
+    for what in exact:
+        general.setdefault(generalised(what) or what, []).append(what)
+    by_what: dict[str, list[str]] = {}
+    for key, whats in general.items():
+        if len(whats) == 1:
+            by_what[whats[0]] = exact[whats[0]]
+        else:
+            by_what[key] = list(dict.fromkeys(n for w in whats for n in exact[w]))
+    by_nodes: dict[tuple[str, ...], list[str]] = {}
+    for what, ids in by_what.items():
+        by_nodes.setdefault(tuple(ids), []).append(what)
+    return [
+        f"{_group_subject(comparison.new, ids)}: {'; '.join(whats)}"
+        for ids, whats in by_nodes.items()
+    ]
+
+
+def _inside_count(node: GraphNode) -> str:
+    signature = read_signature(node.signature) if node.signature else None
+    return "" if signature is None else f" ({signature.count} op{'s' * (signature.count != 1)})"
+
+
+def _block_lines(
+    verb: str, graph: GraphModel, ids: Sequence[str], foreign: Iterable[str]
+) -> list[str]:
+    """``added @layer1.2 (BasicBlock): 7 nodes`` for the nodes of each cluster only one
+    side has (outermost first), then the other nodes one by one (or counted)."""
+    # A cluster only this side has, holding only nodes only this side has.
+    mine = set(ids)
+    holds: dict[str, bool] = {}
+    for node_id in graph.nodes:
+        for cid in graph.cluster_path(node_id):
+            holds[cid] = holds.get(cid, True) and node_id in mine
+    foreign_clusters = {c for c in foreign if holds.get(c, False)}
+    blocks: dict[str, list[str]] = {}
+    loose: list[str] = []
+    for node_id in ids:
+        outer = next((c for c in graph.cluster_path(node_id) if c in foreign_clusters), None)
+        if outer is None:
+            loose.append(node_id)
+        else:
+            blocks.setdefault(outer, []).append(node_id)
+    out = [
+        f"{verb} {graph.clusters[cid].title}: {_nodes_word(len(members))}"
+        for cid, members in blocks.items()
+    ]
+    if len(loose) <= MAX_EXAMPLES + 1:
+        for node_id in loose:
+            node = graph.nodes[node_id]
+            out.append(f"{verb} {node_name(node)}{_inside_count(node)}")
+    else:
+        names = [node_name(graph.nodes[n]) for n in loose]
+        out.append(f"{verb} {_nodes_word(len(loose))}: {_examples(names)}")
+    return out
+
+
+def _replaced_lines(comparison: Comparison) -> list[str]:
+    """``replaced relu_1 -> silu_1 (@layer1.0.relu)``; the same swap on many nodes is
+    one line: ``replaced relu -> silu on 16 nodes @layer*.*.relu``."""
+    by_swap: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for old_id, new_id in comparison.replaced:
+        key = (comparison.old.nodes[old_id].func, comparison.new.nodes[new_id].func)
+        by_swap.setdefault(key, []).append((old_id, new_id))
+    out = []
+    for (was, now), pairs in by_swap.items():
+        if len(pairs) == 1:
+            old_id, new_id = pairs[0]
+            address = comparison.new.nodes[new_id].address
+            out.append(f"replaced {old_id} -> {new_id}" + (f" (@{address})" if address else ""))
+        else:
+            pattern = address_pattern([comparison.new.nodes[n].address for _, n in pairs])
+            out.append(f"replaced {was} -> {now} on {_nodes_word(len(pairs))} {pattern}".rstrip())
+    return out
+
+
+def _through(
+    succs: Mapping[str, Sequence[str]], start: str, goal: str, via: set[str]
+) -> bool:
+    """Whether a path runs from ``start`` to ``goal`` through ``via`` nodes only."""
+    queue, seen = deque([start]), {start}
+    while queue:
+        node = queue.popleft()
+        for nxt in succs.get(node, ()):
+            if nxt == goal:
+                return True
+            if nxt in via and nxt not in seen:
+                seen.add(nxt)
+                queue.append(nxt)
+    return False
+
+
+def rewired_edges(comparison: Comparison) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The edges added and removed that no added or removed node explains: not one of
+    such a node's own edges, nor an edge now (or formerly) routed through them."""
+    added = set(comparison.added)
+    removed = {comparison.union_id(n) for n in comparison.removed}
+    new_succs: dict[str, list[str]] = {}
+    for a, b in comparison.new.edges:
+        new_succs.setdefault(a, []).append(b)
+    old_succs: dict[str, list[str]] = {}
+    for a, b in comparison.old.edges:
+        old_succs.setdefault(comparison.union_id(a), []).append(comparison.union_id(b))
+    gained = [
+        (a, b)
+        for a, b in comparison.edges_added
+        if a not in added and b not in added and not _through(old_succs, a, b, removed)
+    ]
+    lost = [
+        (a, b)
+        for a, b in comparison.edges_removed
+        if a not in removed and b not in removed and not _through(new_succs, a, b, added)
+    ]
+    return gained, lost
+
+
+def story_lines(comparison: Comparison) -> list[str]:
+    """The comparison as the lines of a failure's structural summary (see the module
+    docstring), most telling first."""
+    if comparison.unchanged:
+        return [UNCHANGED]
+    new, old = comparison.new, comparison.old
+    out = _block_lines("added", new, comparison.added, comparison.clusters_added)
+    out += _block_lines("removed", old, comparison.removed, comparison.clusters_removed)
+    out += _replaced_lines(comparison)
+    out += _grouped_edits(comparison)
+    for change in comparison.clusters_changed:
+        if change.old_title != change.new_title:
+            out.append(f"frame {change.old_title} -> {change.new_title}")
+        if change.inside is not None:
+            out.append(f"{change.new_title}, inside: {change.inside}")
+    held_added = {c for n in comparison.added for c in new.cluster_path(n)}
+    held_removed = {c for n in comparison.removed for c in old.cluster_path(n)}
+    frames = [new.clusters[c].title for c in comparison.clusters_added if c not in held_added]
+    if frames:
+        out.append(f"frames added ({len(frames)}): {_examples(frames)}")
+    frames = [old.clusters[c].title for c in comparison.clusters_removed if c not in held_removed]
+    if frames:
+        out.append(f"frames removed ({len(frames)}): {_examples(frames)}")
+    gained, lost = rewired_edges(comparison)
+    if gained:
+        out.append(f"edges added ({len(gained)}): {_examples([f'{a} -> {b}' for a, b in gained])}")
+    if lost:
+        out.append(f"edges removed ({len(lost)}): {_examples([f'{a} -> {b}' for a, b in lost])}")
+    if comparison.moved:
+        moves = [f"{n} @{a} -> @{b}" for n, a, b in comparison.moved]
+        out.append(
+            f"moved, same content ({_nodes_word(len(moves))} at another module address): "
+            f"{_examples(moves)}"
+        )
+    if comparison.unsigned:
+        out.append(
+            f"content signature on one side only ({len(comparison.unsigned)}): "
+            f"{_examples(list(comparison.unsigned))}; the stored drawing predates the "
+            "signatures of collapsed nodes (0.2): if nothing else changed, run pytest "
+            "--snapshot-update to rewrite it"
+        )
+    if not out and comparison.renumbered:
+        out.append(f"only node ids renumbered ({len(comparison.renumbered)})")
+    return out
+
+
+def recolour_line(comparison: Comparison) -> str | None:
+    """``colour domain 0 .. 590 KFLOPs -> 0 .. 452 KFLOPs: 3 nodes recoloured by the
+    rescale alone``, or ``None`` when no colour bar's domain moved."""
+    if comparison.colour_domain is None:
+        return None
+    _, before, after = comparison.colour_domain
+    count = len(comparison.recoloured)
+    return (
+        f"colour domain {before} -> {after}: {_nodes_word(count)} recoloured by the "
+        "rescale alone"
+    )
+
+
+def headline(comparison: Comparison) -> str:
+    """The comparison in one line (``tlgraph report``'s pending list, summary.md)."""
+    lines = story_lines(comparison)
+    more = len(lines) - 1
+    return lines[0] + (f" (and {more} more change{'s' * (more != 1)})" if more > 0 else "")
+
+
+def every_change(comparison: Comparison) -> list[str]:
+    """Each change on its own line, node by node (``report.html``'s full list)."""
+    new, old = comparison.new, comparison.old
+    out = [f"added {node_name(new.nodes[n])}" for n in comparison.added]
+    out += [f"removed {node_name(old.nodes[n])}" for n in comparison.removed]
+    out += [
+        f"replaced {a} -> {b} (@{new.nodes[b].address})" for a, b in comparison.replaced
+    ]
+    for new_id, change in comparison.changed.items():
+        out += [f"{node_name(new.nodes[new_id])}: {what}" for what in change.whats()]
+    out += [f"edge added {a} -> {b}" for a, b in comparison.edges_added]
+    out += [f"edge removed {a} -> {b}" for a, b in comparison.edges_removed]
+    out += [f"moved {n} @{a} -> @{b}" for n, a, b in comparison.moved]
+    out += [f"renumbered {a} is now {b}" for a, b in comparison.renumbered]
+    return out
