@@ -121,6 +121,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     diff.add_argument("old", metavar="OLD.gv", help="the old snapshot (- reads stdin)")
     diff.add_argument("new", metavar="NEW.gv", help="the new snapshot (- reads stdin)")
+    diff.add_argument(
+        "--full",
+        action="store_true",
+        help="draw the whole union of both graphs (default: the changes and a few hops "
+        "around them, each run of other unchanged nodes one grey node)",
+    )
     _add_output(diff)
     report = commands.add_parser(
         "report",

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_tlgraph.cli.model import CommandError
 from pytest_tlgraph.option_table import option_specs
+from pytest_tlgraph.snapshots.compare.context import CONTEXT_HOPS
 
 if TYPE_CHECKING:
     from pytest_tlgraph.draw import Drawing
@@ -140,27 +141,28 @@ def run_diff(args: argparse.Namespace) -> None:
         raise CommandError("only one of OLD and NEW can be - (standard input)")
     old, new = _read_dot(args.old), _read_dot(args.new)
     try:
-        from pytest_tlgraph.snapshots import graph_diff
+        from pytest_tlgraph.snapshots.compare.comparison import compare
+        from pytest_tlgraph.snapshots.compare.drawing import draw_comparison
     except ImportError:
         raise CommandError(
-            "this pytest-tlgraph has no structural diff drawing (graph_diff); upgrade "
-            "pytest-tlgraph"
+            "this pytest-tlgraph has no structural diff drawing (snapshots.compare); "
+            "upgrade pytest-tlgraph"
         ) from None
-    from pytest_tlgraph.snapshots.graphdata import DotParseError, parse_dot
-    from pytest_tlgraph.snapshots.report import summary_lines
-    from pytest_tlgraph.snapshots.structure import summarize
+    from pytest_tlgraph.snapshots.compare.story import recolour_line, story_lines
 
     try:
-        summary = summary_lines(summarize(parse_dot(old), parse_dot(new)))
-        drawing = graph_diff(old, new)
-    except (DotParseError, ValueError) as error:
+        comparison = compare(old, new)
+    except ValueError as error:  # DotParseError names the side and the line
         raise CommandError(
             f"cannot diff {args.old} and {args.new}: not tlgraph drawings ({error}); give "
             "two .gv snapshots written by pytest-tlgraph"
         ) from None
+    drawing = draw_comparison(comparison, context=None if args.full else CONTEXT_HOPS)
+    summary = story_lines(comparison)
+    rescale = recolour_line(comparison)
     _write(drawing, args.output, args.renderer, args.dpi, _DIFF_REMEDY)
     if args.output is not None:
-        print("\n".join(summary))
+        print("\n".join(summary if rescale is None else [*summary, rescale]))
 
 
 def _results_folder(given: str | None) -> Path:

@@ -12,11 +12,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pytest_tlgraph.snapshots.graphdiff import graph_diff
+    from pytest_tlgraph.snapshots.compare.drawing import graph_diff
     from pytest_tlgraph.snapshots.pixeldiff import PngComparison, compare_png
 
 __all__ = ["PngComparison", "compare_png", "graph_diff"]
-_HOMES = {"graph_diff": "graphdiff"}
+_HOMES = {"graph_diff": "compare.drawing"}
 
 
 def __getattr__(name: str) -> Any:

@@ -5,7 +5,9 @@ Layout (``tlgraph-results/`` by default)::
     <module path>/<snapshot name>.png            the received picture
     <module path>/<snapshot name>-expected.png   the baseline
     <module path>/<snapshot name>-diff.png       the pixel diff
-    <module path>/<snapshot name>-graphdiff.png  the structural diff drawing
+    <module path>/<snapshot name>-graphdiff.png  the structural diff drawing (the changes
+                                                 and their context)
+    <module path>/<snapshot name>-graphdiff-full.png  the whole union of both graphs
     <module path>/<snapshot name>.dot.diff       the full unified DOT diff
     <module path>/<snapshot name>-measured.png   the unmasked picture of a time channel
     .records/<stem, flattened>.json              one failure, for report.html
@@ -57,11 +59,13 @@ class Artifacts:
     diff: Path | None = None
     dot_diff: Path | None = None
     graphdiff: Path | None = None
+    graphdiff_full: Path | None = None
 
     def images(self) -> dict[str, Path]:
-        """The images written, by kind, in report order: graphdiff, expected, actual,
-        diff."""
-        found = {"graphdiff": self.graphdiff, "expected": self.expected}
+        """The images written, by kind, in report order: graphdiff, graphdiff_full,
+        expected, actual, diff."""
+        found = {"graphdiff": self.graphdiff, "graphdiff_full": self.graphdiff_full}
+        found |= {"expected": self.expected}
         found |= {"actual": self.actual, "diff": self.diff}
         return {kind: path for kind, path in found.items() if path is not None}
 
@@ -97,15 +101,17 @@ class ResultsDir:
         diff: bytes | None,
         dot_diff: str | None,
         graphdiff: bytes | None = None,
+        graphdiff_full: bytes | None = None,
         nodeid: str | None = None,
     ) -> Artifacts:
-        """Write what exists of the five artifacts; stale ones of the stem are removed."""
+        """Write what exists of the six artifacts; stale ones of the stem are removed."""
         paths = {
             "actual": _sibling(stem, ".png"),
             "expected": _sibling(stem, "-expected.png"),
             "diff": _sibling(stem, "-diff.png"),
             "dot_diff": _sibling(stem, ".dot.diff"),
             "graphdiff": _sibling(stem, "-graphdiff.png"),
+            "graphdiff_full": _sibling(stem, "-graphdiff-full.png"),
         }
         contents: dict[str, bytes | None] = {
             "actual": actual,
@@ -113,6 +119,7 @@ class ResultsDir:
             "diff": diff,
             "dot_diff": None if dot_diff is None else dot_diff.encode("utf-8"),
             "graphdiff": graphdiff,
+            "graphdiff_full": graphdiff_full,
         }
         written: dict[str, Path | None] = {}
         for key, path in paths.items():
@@ -209,13 +216,16 @@ class ResultsDir:
         report: Report,
         artifacts: Artifacts,
         base: Path | None = None,
+        story: str | None = None,
     ) -> None:
         """Keep one failure for the HTML report (a file per snapshot: xdist safe).
-        ``base`` is the folder the report's paths are relative to (where pytest ran)."""
+        ``base`` is the folder the report's paths are relative to (where pytest ran);
+        ``story`` is the failure in one line (``tlgraph report`` lists it)."""
         record = {
             "base": None if base is None else str(base.resolve()),
             "nodeid": nodeid,
             "title": report.title,
+            "story": story,
             "sections": [[heading, list(lines)] for heading, lines in report.sections],
             "images": {kind: self.relative(p) for kind, p in artifacts.images().items()},
             "files": [self.relative(p) for p in artifacts.files()],

@@ -11,6 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_tlgraph.draw.canvas import png_problem
 from pytest_tlgraph.snapshots.artifacts import Artifacts
+from pytest_tlgraph.snapshots.compare.comparison import Comparison
+from pytest_tlgraph.snapshots.compare.drawing import graph_diff_png
+from pytest_tlgraph.snapshots.compare.story import headline
 from pytest_tlgraph.snapshots.dotdiff import unified_dot_diff
 from pytest_tlgraph.snapshots.extensions import (
     Provenance,
@@ -21,10 +24,7 @@ from pytest_tlgraph.snapshots.extensions import (
     reusable,
 )
 from pytest_tlgraph.snapshots.files import SnapshotWriteError
-from pytest_tlgraph.snapshots.graphdata import parse_dot
-from pytest_tlgraph.snapshots.graphdiff import graph_diff_png
-from pytest_tlgraph.snapshots.recolour import recolour_line
-from pytest_tlgraph.snapshots.report import DotOutcome, PngOutcome, build_report
+from pytest_tlgraph.snapshots.report import DotOutcome, PngOutcome, build_report, comparison_of
 from pytest_tlgraph.snapshots.storage import written_together
 from pytest_tlgraph.snapshots.summary import structure_data, write_call
 from pytest_tlgraph.snapshots.terminal import terminal_report
@@ -215,9 +215,14 @@ class SnapshotCall:
         diff = [] if dot.expected is None else list(unified_dot_diff(dot.expected, drawing.dot))
         match = self.png_extension.last if png_result is not None else None
         expected_png = png_result.recalled_data if png_result is not None else None
-        graphdiff, graphdiff_note = None, None
-        if dot.expected is not None and not dot.passed and settings.png:
-            graphdiff, graphdiff_note = graph_diff_png(dot.expected, drawing.dot, settings.renderer)
+        # The stored and received drawings are compared once; every view reads it.
+        found = comparison_of(dot) if dot.expected is not None else None
+        comparison = found if isinstance(found, Comparison) else None
+        graphdiff, graphdiff_full, graphdiff_note = None, None, None
+        if comparison is not None and not dot.passed and settings.png:
+            graphdiff, graphdiff_note = graph_diff_png(comparison, settings.renderer)
+            if graphdiff is not None:
+                graphdiff_full, _ = graph_diff_png(comparison, settings.renderer, context=None)
         # A full disk may refuse the results folder too: the failure is still reported,
         # with one line saying its files were not saved (never a traceback).
         unsaved: str | None = None
@@ -240,6 +245,7 @@ class SnapshotCall:
                 ),
                 dot_diff="\n".join(diff) + "\n" if diff and not dot.passed else None,
                 graphdiff=graphdiff,
+                graphdiff_full=graphdiff_full,
                 nodeid=nodeid,
             )
         except SnapshotWriteError as error:
@@ -259,26 +265,27 @@ class SnapshotCall:
             nodeid=nodeid,
             dot=dot,
             png=png,
-            received=parse_dot(drawing.dot),
             diff=diff,
             full_diff_path=None
             if written.dot_diff is None
             else display_path(written.dot_diff, root),
             state_text=drawing.state.describe() if drawing.state is not None else None,
-            notes=[*_notes(dot, graphdiff_note, written.graphdiff, root), *refused],
+            notes=[*_notes(graphdiff_note, written, root), *refused],
             write_errors=write_errors,
+            comparison=comparison,
         )
         try:
             if unsaved is None:
                 settings.results.write_record(
-                    stem, nodeid=nodeid, report=report, artifacts=written, base=root
-                )
+                    stem, nodeid=nodeid, report=report, artifacts=written, base=root,
+                    story=_story(comparison, report),
+                )  # fmt: skip
             if settings.summary:
                 missing = dot.expected is None and dot.error is None
                 record = {
                     "nodeid": nodeid, "name": self.name,
                     "verdict": "missing" if missing else "failed",
-                    "structure": None if dot.passed else structure_data(dot.expected, drawing),
+                    "structure": None if dot.passed else structure_data(comparison),
                     "artifacts": {
                         k: settings.results.relative(p) for k, p in written.images().items()
                     },
@@ -302,18 +309,25 @@ def _guarded(png: bytes | None, what: str, remedy: str, refused: list[str]) -> b
     return None
 
 
-def _notes(dot: DotOutcome, note: str | None, drawn: Path | None, root: Path) -> list[str]:
-    """Lines after the structural summary: the rescale, and where the diff drawing is."""
-    out = []
-    if dot.expected is not None and not dot.passed:
-        line = recolour_line(dot.expected, dot.received)
-        if line is not None:
-            out.append(line)
-    if drawn is not None:
-        out.append(f"structural diff drawing: {display_path(drawn, root)}")
-    elif note is not None:
-        out.append(note)
+def _notes(note: str | None, written: Artifacts, root: Path) -> list[str]:
+    """Lines after the structural summary: where the diff drawings are (or why not)."""
+    if written.graphdiff is None:
+        return [] if note is None else [note]
+    out = [f"structural diff drawing: {display_path(written.graphdiff, root)}"]
+    if written.graphdiff_full is not None:
+        out.append(f"the whole graph: {display_path(written.graphdiff_full, root)}")
     return out
+
+
+def _story(comparison: Comparison | None, report: Any) -> str:
+    """The failure in one line: the comparison's headline, else the report's first
+    structure line (a missing or unreadable snapshot)."""
+    if comparison is not None:
+        return headline(comparison)
+    for heading, lines in report.sections:
+        if heading.startswith("structure") and lines:
+            return str(lines[0])
+    return str(report.title)
 
 
 def _drawn_from_another(png: Any, dot: str | None) -> bool:

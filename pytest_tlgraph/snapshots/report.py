@@ -1,12 +1,14 @@
 """The failure report: one message, readable in a CI log (PLUGIN.md §5).
 
-Sections, in order: the structural summary, the unified DOT diff (capped), the encoding
-state of the received draw with what changed against the snapshot, and the PNG verdict
-with the paths of the images. Pure text in, text out: no files, no pytest.
+Sections, in order: the structural summary (the comparison's story,
+:mod:`.compare.story`), the unified DOT diff (capped), the encoding state of the
+received draw with what changed against the snapshot, the PNG verdict with the paths
+of the images, and every change node by node (``report.html`` shows it; the terminal
+keeps the grouped story). Pure text in, text out: no files, no pytest.
 
 The snapshot's encoding state is not stored (the DOT holds only the drawing), so what
 changed is derived from what the stored drawing does carry: the key's lines and the
-caption's lines, read from both DOT texts.
+caption's lines, read from both sides' graph models.
 """
 
 from __future__ import annotations
@@ -16,38 +18,37 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from pytest_tlgraph.controls import visible
-from pytest_tlgraph.encoding.key import KEY_ID
-from pytest_tlgraph.snapshots.dotdiff import unified_dot_diff
-from pytest_tlgraph.snapshots.graphdata import (
-    DotParseError,
-    GraphData,
-    html_label_body,
-    label_rows,
-    parse_dot,
+from pytest_tlgraph.snapshots.compare.comparison import Comparison, compare
+from pytest_tlgraph.snapshots.compare.dotparse import DotParseError
+from pytest_tlgraph.snapshots.compare.story import (
+    UNCHANGED,
+    every_change,
+    recolour_line,
+    story_lines,
 )
-from pytest_tlgraph.snapshots.structure import StructureSummary, summarize
+from pytest_tlgraph.snapshots.dotdiff import unified_dot_diff
 
 if TYPE_CHECKING:
     from pytest_tlgraph.snapshots.extensions import PngMatch
 
 __all__ = [
+    "EVERY_CHANGE",
     "MAX_DIFF_LINES",
     "DotOutcome",
     "PngOutcome",
     "Report",
     "build_report",
     "capped",
-    "caption_rows",
+    "comparison_of",
     "state_changes",
-    "summary_lines",
     "unified_dot_diff",
 ]
 
 #: DOT diff lines shown in the message; the full diff goes to the results directory.
 MAX_DIFF_LINES: Final = 200
-#: Longest list of names a summary line prints before saying how many it left out.
-MAX_LISTED: Final = 20
-_UNCHANGED: Final = "no structural change (same nodes, edges, label rows and clusters)"
+#: The section ``report.html`` lists every change in, node by node (the terminal
+#: shows the grouped story only).
+EVERY_CHANGE: Final = "every change, node by node:"
 _RED, _GREEN, _CYAN, _BOLD, _RESET = "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[1m", "\x1b[0m"
 
 
@@ -119,82 +120,18 @@ def capped(lines: Sequence[str], limit: int, where: str | None) -> tuple[str, ..
     return (*lines[:limit], rest + (f" (full diff: {where})" if where else ""))
 
 
-def _listing(items: Sequence[str]) -> str:
-    shown = ", ".join(items[:MAX_LISTED])
-    if len(items) > MAX_LISTED:
-        shown += f", ... and {len(items) - MAX_LISTED} more"
-    return shown
-
-
-def summary_lines(summary: StructureSummary) -> list[str]:
-    """The structural summary, one change or list per line."""
-    if summary.unchanged:
-        return [_UNCHANGED]
+def state_changes(comparison: Comparison) -> list[str]:
+    """What the stored drawing shows differently about the encoding: key and caption
+    lines (the model line of the caption is the structure's, not the encoding's)."""
     out: list[str] = []
-    for title, items in (
-        ("nodes added", summary.nodes_added),
-        ("nodes removed", summary.nodes_removed),
-        ("renumbered", tuple(f"{a} is now {b}" for a, b in summary.renumbered)),
-        ("edges added", tuple(f"{a} -> {b}" for a, b in summary.edges_added)),
-        ("edges removed", tuple(f"{a} -> {b}" for a, b in summary.edges_removed)),
+    old, new = comparison.old, comparison.new
+    for name, before, after in (
+        ("key", old.key_rows, new.key_rows),
+        ("caption", old.caption_rows[1:], new.caption_rows[1:]),
     ):
-        if items:
-            out.append(f"{title} ({len(items)}): {_listing(items)}")
-    if summary.row_changes:
-        count = len(summary.changed_nodes)
-        out.append(f"label rows changed ({count} node{'' if count == 1 else 's'}):")
-        shown = summary.row_changes[:MAX_LISTED]
-        out.extend(f"  {change}" for change in shown)
-        if len(summary.row_changes) > len(shown):
-            out.append(f"  ... and {len(summary.row_changes) - len(shown)} more row changes")
-    for title, items in (
-        ("clusters added", summary.clusters_added),
-        ("clusters removed", summary.clusters_removed),
-        ("clusters changed", summary.clusters_changed),
-    ):
-        if items:
-            out.append(f"{title} ({len(items)}): {_listing(items)}")
-    if summary.unsigned:
-        count = len(summary.unsigned)
-        out.append(
-            f"content signature on one side only ({count}): {_listing(summary.unsigned)}; "
-            "the stored drawing predates the signatures of collapsed nodes (0.2): if "
-            "nothing else changed, run pytest --snapshot-update to rewrite it"
-        )
+        out.extend(f"{name} line no longer drawn: {line}" for line in before if line not in after)
+        out.extend(f"{name} line now drawn: {line}" for line in after if line not in before)
     return out
-
-
-def caption_rows(dot: str) -> tuple[str, ...]:
-    """The graph caption's lines (model line first, then channel lines)."""
-    for line in dot.splitlines()[1:3]:
-        if line.strip().startswith("graph ["):
-            body = html_label_body(line)
-            return () if body is None else label_rows(body)
-    return ()
-
-
-def state_changes(
-    snapshot_dot: str,
-    received_dot: str,
-    snapshot_key: Sequence[str],
-    received_key: Sequence[str],
-) -> list[str]:
-    """What the stored drawing shows differently about the encoding: key and caption lines."""
-    out: list[str] = []
-    for name, old, new in (
-        ("key", tuple(snapshot_key), tuple(received_key)),
-        ("caption", _safe_caption(snapshot_dot)[1:], caption_rows(received_dot)[1:]),
-    ):
-        out.extend(f"{name} line no longer drawn: {line}" for line in old if line not in new)
-        out.extend(f"{name} line now drawn: {line}" for line in new if line not in old)
-    return out
-
-
-def _safe_caption(dot: str) -> tuple[str, ...]:
-    try:
-        return caption_rows(dot)
-    except DotParseError:
-        return ()
 
 
 def _png_lines(outcome: PngOutcome) -> list[str]:
@@ -245,24 +182,30 @@ def _missing(path: str) -> str:
     return f"snapshot {path} does not exist: run pytest --snapshot-update to create it"
 
 
-def _structure_lines(dot: DotOutcome, received: GraphData) -> tuple[list[str], GraphData | None]:
+def comparison_of(dot: DotOutcome) -> Comparison | str:
+    """The comparison of the stored DOT with the received one, or the line saying why
+    there is none (no stored file, an unreadable one, a damaged or foreign one)."""
     if dot.error is not None:
-        return [f"the stored DOT {dot.path} could not be read: {dot.error}"], None
+        return f"the stored DOT {dot.path} could not be read: {dot.error}"
     if dot.expected is None:
-        return [_missing(dot.path)], None
+        return _missing(dot.path)
     try:
-        snapshot = parse_dot(dot.expected)
+        return compare(dot.expected, dot.received)
     except DotParseError as error:
-        return [
+        return (
             f"the stored DOT {dot.path} is not a tlgraph drawing (damaged or foreign "
             f"file: {error}); run pytest --snapshot-update to rewrite it"
-        ], None
-    lines = summary_lines(summarize(snapshot, received))
-    old, new = caption_rows(dot.expected)[:1], caption_rows(dot.received)[:1]
+        )
+
+
+def _structure_lines(comparison: Comparison) -> list[str]:
+    lines = story_lines(comparison)
+    old, new = comparison.old.caption_rows[:1], comparison.new.caption_rows[:1]
     if old != new:
         caption = f"caption {old[0] if old else '(none)'} -> {new[0] if new else '(none)'}"
-        lines = [caption] if lines == [_UNCHANGED] else [*lines, caption]
-    return lines, snapshot
+        lines = [caption] if lines == [UNCHANGED] else [*lines, caption]
+    rescale = recolour_line(comparison)
+    return lines if rescale is None else [*lines, rescale]
 
 
 def build_report(
@@ -271,18 +214,19 @@ def build_report(
     nodeid: str,
     dot: DotOutcome,
     png: PngOutcome | None,
-    received: GraphData,
     diff: Sequence[str],
     full_diff_path: str | None,
     state_text: str | None,
     notes: Sequence[str] = (),
     write_errors: Sequence[str] = (),
+    comparison: Comparison | None = None,
 ) -> Report:
     """The failure message of one snapshot, section by section (PLUGIN.md §5).
 
     A snapshot that does not exist yet gets a short message instead: nothing to compare.
     So does one that ``--snapshot-update`` could not write (``write_errors``): the
-    message says what failed to be written and why.
+    message says what failed to be written and why. ``comparison`` is the stored and
+    received DOT's comparison when the caller made it already (else it is made here).
     """
     if write_errors:
         return _visible(
@@ -299,11 +243,13 @@ def build_report(
             Report(f"tlgraph snapshot {name} does not exist yet ({nodeid})", (("", tuple(lines)),))
         )
     title = f"tlgraph snapshot {name} does not match ({nodeid})"
-    structure, snapshot = _structure_lines(dot, received)
-    structure.extend(notes)  # the rescale line, the structural diff drawing's path
+    found = comparison if comparison is not None else comparison_of(dot)
+    compared = found if isinstance(found, Comparison) else None
+    structure = [found] if isinstance(found, str) else _structure_lines(found)
+    structure.extend(notes)  # the structural diff drawings' paths
     if dot.expected is None or dot.error is not None:
         diff_lines = ["no stored DOT to compare with"]
-    elif snapshot is None:
+    elif compared is None:
         # A damaged or foreign file is never echoed: its bytes could be anything.
         diff_lines = [f"left out: the stored file is not a tlgraph drawing ({len(diff)} lines)"]
     elif dot.passed:
@@ -311,22 +257,18 @@ def build_report(
     else:
         diff_lines = [f"stored: {dot.path}", *capped(diff, MAX_DIFF_LINES, full_diff_path)]
     state = state_text.splitlines() if state_text else ["no channel active"]
-    if snapshot is not None and dot.expected is not None:
-        changes = state_changes(
-            dot.expected,
-            dot.received,
-            snapshot.nodes.get(KEY_ID, ()),
-            received.nodes.get(KEY_ID, ()),
-        )
-        if changes:
-            state += ["changed against the snapshot (from its key and caption):"]
-            state += [f"  {line}" for line in changes]
+    changes = state_changes(compared) if compared is not None else []
+    if changes:
+        state += ["changed against the snapshot (from its key and caption):"]
+        state += [f"  {line}" for line in changes]
     sections: list[tuple[str, tuple[str, ...]]] = [
         ("structure (snapshot -> received):", tuple(structure)),
         ("DOT diff (- snapshot / + received):", tuple(diff_lines)),
         ("encoding state (received):", tuple(state)),
         ("PNG:", tuple(_png_lines(png)) if png is not None else ("PNG comparison off",)),
     ]
+    if compared is not None and not compared.unchanged:
+        sections.append((EVERY_CHANGE, tuple(every_change(compared))))
     return _visible(Report(title, tuple(sections)))
 
 

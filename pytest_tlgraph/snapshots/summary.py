@@ -13,7 +13,6 @@ import json
 import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -21,8 +20,8 @@ from pytest_tlgraph.snapshots.artifacts import RECORDS
 from pytest_tlgraph.suggest import did_you_mean
 
 if TYPE_CHECKING:
-    from pytest_tlgraph.draw import Drawing
     from pytest_tlgraph.snapshots.artifacts import ResultsDir
+    from pytest_tlgraph.snapshots.compare.comparison import Comparison
 
 __all__ = [
     "KINDS",
@@ -62,23 +61,36 @@ def parse_kinds(text: str | None, where: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def structure_data(expected_dot: str | None, drawing: Drawing) -> dict[str, Any] | None:
-    """The structural summary of a DOT mismatch as data, or ``None`` without a readable
-    stored side."""
-    from pytest_tlgraph.snapshots.graphdata import DotParseError, parse_dot
-    from pytest_tlgraph.snapshots.recolour import recolour_line
-    from pytest_tlgraph.snapshots.structure import summarize
+def structure_data(comparison: Comparison | None) -> dict[str, Any] | None:
+    """The comparison of a DOT mismatch as data (``None`` without a readable stored
+    side): its story, the headline, and each kind of change listed."""
+    from pytest_tlgraph.snapshots.compare.story import (
+        every_change,
+        headline,
+        recolour_line,
+        story_lines,
+    )
 
-    if expected_dot is None:
+    if comparison is None:
         return None
-    try:
-        summary = summarize(parse_dot(expected_dot), parse_dot(drawing.dot))
-    except DotParseError:
-        return None
-    data = asdict(summary)
-    data["row_changes"] = [str(change) for change in summary.row_changes]
-    data["recolour"] = recolour_line(expected_dot, drawing.dot)
-    return data
+    return {
+        "headline": headline(comparison),
+        "story": story_lines(comparison),
+        "changes": every_change(comparison),
+        "nodes_added": list(comparison.added),
+        "nodes_removed": list(comparison.removed),
+        "replaced": [list(pair) for pair in comparison.replaced],
+        "changed_nodes": list(comparison.changed),
+        "moved": [list(move) for move in comparison.moved],
+        "renumbered": [list(pair) for pair in comparison.renumbered],
+        "edges_added": [list(e) for e in comparison.edges_added],
+        "edges_removed": [list(e) for e in comparison.edges_removed],
+        "clusters_added": list(comparison.clusters_added),
+        "clusters_removed": list(comparison.clusters_removed),
+        "clusters_changed": [c.id for c in comparison.clusters_changed],
+        "unsigned": list(comparison.unsigned),
+        "recolour": recolour_line(comparison),
+    }
 
 
 def write_call(results: ResultsDir, stem: Path, record: Mapping[str, Any]) -> None:
@@ -109,18 +121,8 @@ def read_calls(root: Path) -> list[dict[str, Any]]:
 def _changes(structure: Mapping[str, Any] | None) -> str:
     if not structure:
         return ""
-    parts = []
-    for key, word in (("nodes_added", "added"), ("nodes_removed", "removed"),
-                      ("renumbered", "renumbered"), ("changed_nodes", "rows changed"),
-                      ("edges_added", "edges added"),
-                      ("edges_removed", "edges removed"),
-                      ("clusters_changed", "clusters changed"),
-                      ("unsigned", "without a content signature on one side")):  # fmt: skip
-        if structure.get(key):
-            parts.append(f"{len(structure[key])} {word}")
-    if structure.get("recolour"):
-        parts.append(str(structure["recolour"]))
-    return "; ".join(parts) or "no structural change"
+    line = structure.get("headline")
+    return str(line) if line else "no structural change"
 
 
 def _cell(text: str) -> str:

@@ -5,7 +5,8 @@ shows them all, the results folder keeps the full DOT diff). In a terminal or a 
 (REVIEW.md §2.5): no line is longer than :data:`MAX_LINE_CHARS` characters (DOT diff
 lines are cut, saying how much; prose wraps, so a remedy is never lost), the DOT diff
 stops at :data:`MAX_DIFF_LINES` lines, and the encoding state is shown only where it
-changed against the snapshot.
+changed against the snapshot, and the list of every change node by node is left to
+``report.html``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Final
 
-from pytest_tlgraph.snapshots.report import Report
+from pytest_tlgraph.snapshots.report import EVERY_CHANGE, Report
 
 __all__ = ["MAX_DIFF_LINES", "MAX_LINE_CHARS", "cut_line", "terminal_report"]
 
@@ -74,6 +75,8 @@ def terminal_report(report: Report) -> Report:
     """``report`` cut for a terminal (see the module docstring)."""
     sections = []
     for heading, lines in report.sections:
+        if heading == EVERY_CHANGE:
+            continue  # report.html lists them; the terminal keeps the grouped story
         if heading.startswith("DOT diff"):
             shown = _diff(lines)
         elif heading.startswith("encoding state"):

@@ -151,7 +151,7 @@ def pair_graphs(old: GraphModel, new: GraphModel) -> Pairing:
     rounds.by_key(_slot)
     rounds.by_key(
         lambda n: (n.address, n.kind) if n.kind in _OWN else None,
-        lambda a, b: _own_address(a) and _own_address(b) or rounds.neighbours_paired(a, b),
+        lambda a, b: (_own_address(a) and _own_address(b)) or rounds.neighbours_paired(a, b),
         replaced=True,
     )
     # A module drawn as a box on one side and as its op on the other.

@@ -124,9 +124,7 @@ def generalised(what: str) -> str | None:
         return None
 
     def star(parts: list[str]) -> str:
-        return "".join(
-            p if i % 2 == 0 or not kept[i // 2] else "*" for i, p in enumerate(parts)
-        )
+        return "".join(p if i % 2 == 0 or not kept[i // 2] else "*" for i, p in enumerate(parts))
 
     return f"{prefix}{star(a)} -> {star(b)}"
 
@@ -215,9 +213,7 @@ def _replaced_lines(comparison: Comparison) -> list[str]:
     return out
 
 
-def _through(
-    succs: Mapping[str, Sequence[str]], start: str, goal: str, via: set[str]
-) -> bool:
+def _through(succs: Mapping[str, Sequence[str]], start: str, goal: str, via: set[str]) -> bool:
     """Whether a path runs from ``start`` to ``goal`` through ``via`` nodes only."""
     queue, seen = deque([start]), {start}
     while queue:
@@ -309,8 +305,7 @@ def recolour_line(comparison: Comparison) -> str | None:
     _, before, after = comparison.colour_domain
     count = len(comparison.recoloured)
     return (
-        f"colour domain {before} -> {after}: {_nodes_word(count)} recoloured by the "
-        "rescale alone"
+        f"colour domain {before} -> {after}: {_nodes_word(count)} recoloured by the rescale alone"
     )
 
 
@@ -326,9 +321,7 @@ def every_change(comparison: Comparison) -> list[str]:
     new, old = comparison.new, comparison.old
     out = [f"added {node_name(new.nodes[n])}" for n in comparison.added]
     out += [f"removed {node_name(old.nodes[n])}" for n in comparison.removed]
-    out += [
-        f"replaced {a} -> {b} (@{new.nodes[b].address})" for a, b in comparison.replaced
-    ]
+    out += [f"replaced {a} -> {b} (@{new.nodes[b].address})" for a, b in comparison.replaced]
     for new_id, change in comparison.changed.items():
         out += [f"{node_name(new.nodes[new_id])}: {what}" for what in change.whats()]
     out += [f"edge added {a} -> {b}" for a, b in comparison.edges_added]
