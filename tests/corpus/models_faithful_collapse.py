@@ -2,7 +2,10 @@
 
 * ``resnet18_basic``: torchvision's ResNet-18 (``BasicBlock`` x [2, 2, 2, 2], a 1x1
   downsample where the shape changes) at small widths; ``activation=`` builds the same
-  model with another activation in every block (same shapes, params and op count).
+  model with another activation in every block (same shapes, params and op count),
+  ``stem_kernel=`` another stem convolution, ``layers=`` other block counts per stage,
+  ``block_kernel=`` other ``BasicBlock`` convolutions and ``base=`` another width (the
+  changed models of ``tests/corpus/changes.py``).
 * ``kv_attention``: attention with separate ``q_proj``, ``k_proj``, ``v_proj`` and
   ``out_proj`` (OPT's layout): the three projections read one input, side by side.
 * ``distilled_heads``: a classifier with a distillation head,
@@ -30,8 +33,8 @@ def _relu() -> nn.Module:
 
 
 class BasicBlock(nn.Module):
-    """torchvision's ``BasicBlock``: two 3x3 convs, a residual add, one activation
-    module called twice."""
+    """torchvision's ``BasicBlock``: two 3x3 convs (``kernel`` x ``kernel``, same padding),
+    a residual add, one activation module called twice."""
 
     expansion = 1
 
@@ -42,12 +45,14 @@ class BasicBlock(nn.Module):
         stride: int = 1,
         downsample: nn.Module | None = None,
         activation: Activation = _relu,
+        kernel: int = 3,
     ) -> None:
         super().__init__()
-        self.conv1 = nn.Conv2d(inplanes, planes, 3, stride=stride, padding=1, bias=False)
+        pad = kernel // 2
+        self.conv1 = nn.Conv2d(inplanes, planes, kernel, stride=stride, padding=pad, bias=False)
         self.bn1 = nn.BatchNorm2d(planes)
         self.relu = activation()
-        self.conv2 = nn.Conv2d(planes, planes, 3, padding=1, bias=False)
+        self.conv2 = nn.Conv2d(planes, planes, kernel, padding=pad, bias=False)
         self.bn2 = nn.BatchNorm2d(planes)
         self.downsample = downsample
         self.stride = stride
@@ -72,18 +77,21 @@ class ResNetBasic(nn.Module):
         num_classes: int = 10,
         activation: Activation = _relu,
         stem_kernel: int = 7,
+        layers: tuple[int, int, int, int] = (2, 2, 2, 2),
+        block_kernel: int = 3,
     ) -> None:
         super().__init__()
         self.inplanes = base
         self.activation = activation
+        self.block_kernel = block_kernel
         self.conv1 = nn.Conv2d(3, base, stem_kernel, stride=2, padding=stem_kernel // 2, bias=False)
         self.bn1 = nn.BatchNorm2d(base)
         self.relu = nn.ReLU(inplace=True)
         self.maxpool = nn.MaxPool2d(kernel_size=3, stride=2, padding=1)
-        self.layer1 = self._make_layer(base, 2)
-        self.layer2 = self._make_layer(base * 2, 2, stride=2)
-        self.layer3 = self._make_layer(base * 4, 2, stride=2)
-        self.layer4 = self._make_layer(base * 8, 2, stride=2)
+        self.layer1 = self._make_layer(base, layers[0])
+        self.layer2 = self._make_layer(base * 2, layers[1], stride=2)
+        self.layer3 = self._make_layer(base * 4, layers[2], stride=2)
+        self.layer4 = self._make_layer(base * 8, layers[3], stride=2)
         self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
         self.fc = nn.Linear(base * 8, num_classes)
 
@@ -94,9 +102,13 @@ class ResNetBasic(nn.Module):
                 nn.Conv2d(self.inplanes, planes, 1, stride=stride, bias=False),
                 nn.BatchNorm2d(planes),
             )
-        layers = [BasicBlock(self.inplanes, planes, stride, downsample, self.activation)]
+        kernel = self.block_kernel
+        layers = [BasicBlock(self.inplanes, planes, stride, downsample, self.activation, kernel)]
         self.inplanes = planes
-        layers += [BasicBlock(planes, planes, activation=self.activation) for _ in range(1, blocks)]
+        layers += [
+            BasicBlock(planes, planes, activation=self.activation, kernel=kernel)
+            for _ in range(1, blocks)
+        ]
         return nn.Sequential(*layers)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -105,12 +117,27 @@ class ResNetBasic(nn.Module):
         return self.fc(torch.flatten(self.avgpool(x), 1))  # type: ignore[no-any-return]
 
 
-def resnet18_basic_case(activation: Activation = _relu, stem_kernel: int = 7) -> Case:
-    """The ResNet-18 case, with ``activation`` in every ``BasicBlock`` and a
-    ``stem_kernel`` x ``stem_kernel`` stem convolution; seeded, so two calls build the
-    same weights."""
+def resnet18_basic_case(
+    activation: Activation = _relu,
+    stem_kernel: int = 7,
+    *,
+    layers: tuple[int, int, int, int] = (2, 2, 2, 2),
+    block_kernel: int = 3,
+    base: int = 8,
+) -> Case:
+    """The ResNet-18 case, with ``activation`` in every ``BasicBlock``, a
+    ``stem_kernel`` x ``stem_kernel`` stem convolution, ``layers`` blocks per stage,
+    ``block_kernel`` x ``block_kernel`` block convolutions and stage widths ``base`` to
+    ``8 base``; seeded, so two calls build the same weights. The defaults build the
+    corpus entry ``resnet18_basic``."""
     torch.manual_seed(0)
-    model = ResNetBasic(activation=activation, stem_kernel=stem_kernel).eval()
+    model = ResNetBasic(
+        base=base,
+        activation=activation,
+        stem_kernel=stem_kernel,
+        layers=layers,
+        block_kernel=block_kernel,
+    ).eval()
     return Case("resnet18_basic", model, (torch.randn(1, 3, 32, 32),))
 
 

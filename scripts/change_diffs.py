@@ -1,0 +1,92 @@
+"""Draw the real changes of tests/corpus/changes.py and their structural diffs.
+
+For each change, both sides are captured and written as
+``<out>/<name>/{old,new}-{full,depth2,auto}.gv`` (the full drawing, ``depth=2`` and
+``collapse="auto"``); then ``tlgraph diff old.gv new.gv -o <view>-diff.png`` draws each
+pair and the summary it prints is shown here, so the diff drawings and summaries of one
+version can be set beside another's.
+
+Usage::
+
+    PYTHONPATH=. python scripts/change_diffs.py
+    PYTHONPATH=. python scripts/change_diffs.py --out /tmp/changes block_inserted
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+from pytest_tlgraph import capture
+from pytest_tlgraph.trace import Trace
+from tests.corpus.changes import CHANGES
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_OUT = Path("/tmp/tlgraph-changes")
+#: The drawings compared per change: the file stem and its draw options.
+VIEWS: dict[str, dict[str, object]] = {
+    "full": {},
+    "depth2": {"depth": 2},
+    "auto": {"collapse": "auto"},
+}
+
+
+def _write_views(trace: Trace, folder: Path, side: str) -> None:
+    """Write the ``side`` (old or new) drawings of ``trace`` into ``folder``."""
+    for view, options in VIEWS.items():
+        dot = trace.draw(**options).dot
+        (folder / f"{side}-{view}.gv").write_text(dot, encoding="utf-8")
+
+
+def _diff(folder: Path, view: str) -> str:
+    """Run ``tlgraph diff`` on one view's pair; its output (the summary) as text."""
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "pytest_tlgraph", "diff",
+            str(folder / f"old-{view}.gv"), str(folder / f"new-{view}.gv"),
+            "-o", str(folder / f"{view}-diff.png"),
+        ],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    text = (done.stdout + done.stderr).rstrip()
+    if done.returncode not in (0, 1):
+        text += f"\n(tlgraph diff exited {done.returncode})"
+    return text
+
+
+def run(out: Path, selected: list[str]) -> int:
+    """Capture, draw and diff every change in ``selected``; the exit status."""
+    unknown = [name for name in selected if name not in CHANGES]
+    if unknown:
+        print(
+            f"error: no change {', '.join(unknown)}; changes: {', '.join(CHANGES)}",
+            file=sys.stderr,
+        )
+        return 2
+    for name in selected or list(CHANGES):
+        folder = out / name
+        folder.mkdir(parents=True, exist_ok=True)
+        before, after = CHANGES[name]()
+        for side, case in (("old", before), ("new", after)):
+            trace = capture(case.model, case.inputs, kwargs=case.kwargs or None)
+            _write_views(trace, folder, side)
+        for view in VIEWS:
+            print(f"== {name} / {view} ({folder / f'{view}-diff.png'})")
+            print(_diff(folder, view))
+            print()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line: the changes to draw (default: all) and the output folder."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("changes", nargs="*", help=f"changes to draw: {', '.join(CHANGES)}")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"default {DEFAULT_OUT}")
+    options = parser.parse_args(argv)
+    return run(options.out, options.changes)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
