@@ -12,6 +12,7 @@ domain, and signatures present on one side only. The terminal story, the diff dr
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -23,10 +24,20 @@ from pytest_tlgraph.snapshots.compare.inside import GENERIC_INSIDE, full_title, 
 from pytest_tlgraph.snapshots.compare.pairing import Pairing, pair_graphs
 from pytest_tlgraph.snapshots.compare.rows import RowEdit, row_edits
 
-__all__ = ["ClusterChange", "Comparison", "NodeChange", "compare", "compare_graphs"]
+__all__ = [
+    "ClusterChange",
+    "Comparison",
+    "NodeChange",
+    "Regrouped",
+    "compare",
+    "compare_graphs",
+    "union_order",
+]
 
 _BAR: Final = " [bar] "
 _OLD_MARK: Final = " (old)"
+#: ``x32 @model.layers.0-31 (LlamaDecoderLayer)``: a fold's count, range and type.
+_FOLD_TITLE: Final = re.compile(r"x(?P<n>\d+) @\S+(?P<rest> \(.*\))?")
 _KIND_NAMES: Final = MappingProxyType(
     {"op": "its op", "box": "a box", "fold": "a fold", "segment": "a segment",
      "input": "an input", "output": "an output"}
@@ -51,11 +62,20 @@ class NodeChange:
         """Every change as its text, the node left out."""
         if self.redrawn is not None:
             return [f"drawn as {_KIND_NAMES[self.redrawn[1]]} (was {_KIND_NAMES[self.redrawn[0]]})"]
-        out = [] if self.title is None else [f"title {self.title[0]} -> {self.title[1]}"]
+        out = [] if self.title is None else [_title_what(*self.title)]
         out += [edit.what for edit in self.edits]
         if self.inside is not None:
             out.append(f"inside: {self.inside}")
         return out
+
+
+def _title_what(old: str, new: str) -> str:
+    """``repeats x2 -> x3`` for a fold that repeats another number of times (its range
+    follows the count), else ``title <old> -> <new>``."""
+    before, after = _FOLD_TITLE.fullmatch(old), _FOLD_TITLE.fullmatch(new)
+    if before and after and before["rest"] == after["rest"] and before["n"] != after["n"]:
+        return f"repeats x{before['n']} -> x{after['n']}"
+    return f"title {old} -> {new}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +86,49 @@ class ClusterChange:
     old_title: str
     new_title: str
     inside: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Regrouped:
+    """A module drawn as one box (or fold) on one side and opened into its frame of
+    nodes on the other (``collapse="auto"`` spent its budget elsewhere)."""
+
+    #: The box's or fold's title, with its full address (``@features.3.block (Sequential)``).
+    title: str
+    #: True: one box in the received drawing (the stored one drew its frame).
+    boxed: bool
+    #: The box's id, and the ids of the frame's nodes (each on its own side).
+    box: str
+    frame: tuple[str, ...]
+
+
+def _regrouped(
+    boxes_from: GraphModel, box_ids: Sequence[str], frames_from: GraphModel,
+    frame_ids: set[str], *, boxed: bool,
+) -> list[Regrouped]:  # fmt: skip
+    """Boxes only one side has whose module the other side draws as a frame of nodes
+    only that side has."""
+    by_address: dict[str, list[str]] = {}
+    inside: dict[str, list[str]] = {}
+    for node_id in frames_from.nodes:
+        for cid in frames_from.cluster_path(node_id):
+            inside.setdefault(cid, []).append(node_id)
+    for cid, cluster in frames_from.clusters.items():
+        by_address.setdefault(cluster.address, []).append(cid)
+    out = []
+    for box_id in box_ids:
+        node = boxes_from.nodes[box_id]
+        if node.kind not in ("box", "fold"):
+            continue
+        for cid in by_address.get(node.address, ()):
+            members = inside.get(cid, [])
+            if members and all(m in frame_ids for m in members):
+                title = full_title(box_id, node.title)
+                if node.kind == "box":
+                    title = f"@{node.address} ({node.func})"
+                out.append(Regrouped(title, boxed, box_id, tuple(members)))
+                break
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +164,9 @@ class Comparison:
     colour_domain: tuple[str, str, str] | None
     #: Paired nodes and clusters with a content signature on one side only.
     unsigned: tuple[str, ...]
+    #: Modules boxed on one side and drawn open on the other (their nodes are also in
+    #: ``added`` and ``removed``: the drawing shows both sides).
+    regrouped: tuple[Regrouped, ...] = ()
     _union: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     def union_id(self, old_id: str) -> str:
@@ -243,11 +309,12 @@ def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
             continue
         edits = tuple(row_edits(was.body, node.body))
         inside = _inside(was.signature, node.signature)
+        title = _title_change(was, node)
         if old_id in pairing.replaced or (
-            edits and inside is not None and inside.startswith(GENERIC_INSIDE)
+            (edits or title) and inside is not None and inside.startswith(GENERIC_INSIDE)
         ):
             inside = None  # the replacement or the rows say it; the digest adds nothing
-        change = NodeChange(old_id, new_id, edits, _title_change(was, node), inside)
+        change = NodeChange(old_id, new_id, edits, title, inside)
         if change.whats():
             changed[new_id] = change
         elif was.address != node.address:
@@ -268,12 +335,16 @@ def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
             clusters_changed.append(ClusterChange(cid, before.title, cluster.title, inside))
         if (before.signature is None) != (cluster.signature is None):
             unsigned.append(cid)
+    added = tuple(n for n in new.nodes if n not in taken)
+    removed = tuple(n for n in old.nodes if n not in pairs)
+    regrouped = _regrouped(new, added, old, set(removed), boxed=True)
+    regrouped += _regrouped(old, removed, new, set(added), boxed=False)
     return Comparison(
         old=old,
         new=new,
         pairing=pairing,
-        added=tuple(n for n in new.nodes if n not in taken),
-        removed=tuple(n for n in old.nodes if n not in pairs),
+        added=added,
+        removed=removed,
         replaced=tuple(replaced),
         changed=MappingProxyType(changed),
         moved=tuple(moved),
@@ -286,5 +357,6 @@ def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
         recoloured=tuple(recoloured),
         colour_domain=_colour_domain(old, new),
         unsigned=tuple(unsigned),
+        regrouped=tuple(regrouped),
         _union=MappingProxyType(union),
     )

@@ -69,8 +69,18 @@ class GraphNode:
 
     @property
     def body(self) -> tuple[str, ...]:
-        """The rows after the title."""
-        return self.rows[1:]
+        """The rows after the title, a row the drawing wrapped (after a ``", "``, the
+        comma left at the line's end) joined again: what the row says, not where it
+        broke."""
+        out: list[str] = []
+        carry = False
+        for row in self.rows[1:]:
+            if carry:
+                out[-1] = f"{out[-1]} {row}"
+            else:
+                out.append(row)
+            carry = row.endswith(",")
+        return tuple(out)
 
     @property
     def module_row(self) -> str | None:

@@ -165,7 +165,10 @@ def _plain_edits(kind: str, was: list[str], now: list[str]) -> list[RowEdit]:
 
 
 def _shared_words(old: str, new: str) -> str:
-    """The leading words two row texts share, when both go on after them."""
+    """The leading words two one-item row texts share, when both go on after them
+    (``weight`` of ``weight 8x8x3x3``; none for a list like ``weight 8, bias 8``)."""
+    if ", " in old or ", " in new:
+        return ""
     a, b = old.split(" "), new.split(" ")
     n = 0
     while n < min(len(a), len(b)) - 1 and a[n] == b[n]:

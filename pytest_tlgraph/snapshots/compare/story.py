@@ -257,8 +257,23 @@ def story_lines(comparison: Comparison) -> list[str]:
     if comparison.unchanged:
         return [UNCHANGED]
     new, old = comparison.new, comparison.old
-    out = _block_lines("added", new, comparison.added, comparison.clusters_added)
-    out += _block_lines("removed", old, comparison.removed, comparison.clusters_removed)
+    out: list[str] = []
+    regrouped_new: set[str] = set()
+    regrouped_old: set[str] = set()
+    for group in comparison.regrouped:
+        count = _nodes_word(len(group.frame))
+        if group.boxed:
+            out.append(f"{group.title}: drawn as one box (was {count} in its frame)")
+            regrouped_new.add(group.box)
+            regrouped_old.update(group.frame)
+        else:
+            out.append(f"{group.title}: drawn open, {count} in its frame (was one box)")
+            regrouped_old.add(group.box)
+            regrouped_new.update(group.frame)
+    added = [n for n in comparison.added if n not in regrouped_new]
+    removed = [n for n in comparison.removed if n not in regrouped_old]
+    out += _block_lines("added", new, added, comparison.clusters_added)
+    out += _block_lines("removed", old, removed, comparison.clusters_removed)
     out += _replaced_lines(comparison)
     out += _grouped_edits(comparison)
     for change in comparison.clusters_changed:
