@@ -169,6 +169,7 @@ def _checked_parents(cluster_parent: Mapping[str, str | None]) -> dict[str, str 
     done: set[str] = set()
     for start in parents:
         path: list[str] = []
+        on_path: set[str] = set()
         cluster: str | None = start
         while cluster is not None and cluster not in done:
             if cluster not in parents:
@@ -176,12 +177,13 @@ def _checked_parents(cluster_parent: Mapping[str, str | None]) -> dict[str, str 
                     f"cluster {cluster!r}, parent of {path[-1]!r}, is not a key of "
                     "cluster_parent; give every cluster its parent"
                 )
-            if cluster in path:
+            if cluster in on_path:
                 raise ValueError(
                     f"cluster {cluster!r} is its own ancestor in cluster_parent; "
                     "the clusters must nest as a tree"
                 )
             path.append(cluster)
+            on_path.add(cluster)
             cluster = parents[cluster]
         done.update(path)
     return parents
