@@ -46,6 +46,8 @@ __all__ = [
 
 #: DOT diff lines shown in the message; the full diff goes to the results directory.
 MAX_DIFF_LINES: Final = 200
+#: Story lines the structure section shows before counting the rest.
+MAX_STORY_LINES: Final = 24
 #: The section ``report.html`` lists every change in, node by node (the terminal
 #: shows the grouped story only).
 EVERY_CHANGE: Final = "every change, node by node:"
@@ -200,6 +202,9 @@ def comparison_of(dot: DotOutcome) -> Comparison | str:
 
 def _structure_lines(comparison: Comparison) -> list[str]:
     lines = story_lines(comparison)
+    if len(lines) > MAX_STORY_LINES:
+        rest = len(lines) - MAX_STORY_LINES
+        lines = [*lines[:MAX_STORY_LINES], f"... and {rest} more (every change: report.html)"]
     old, new = comparison.old.caption_rows[:1], comparison.new.caption_rows[:1]
     if old != new:
         caption = f"caption {old[0] if old else '(none)'} -> {new[0] if new else '(none)'}"

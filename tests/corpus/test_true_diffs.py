@@ -23,7 +23,12 @@ from pytest_tlgraph.snapshots.compare.drawing import draw_comparison
 from pytest_tlgraph.snapshots.compare.story import rewired_edges, story_lines
 from tests.corpus.changes import CHANGES
 
-_VIEWS = {"full": {}, "flops": {"color_by": "flops"}, "depth2": {"depth": 2}, "auto": {"collapse": "auto"}}
+_VIEWS = {
+    "full": {},
+    "flops": {"color_by": "flops"},
+    "depth2": {"depth": 2},
+    "auto": {"collapse": "auto"},
+}
 
 
 @functools.cache
@@ -121,7 +126,10 @@ def test_a_width_change_reads_as_a_few_grouped_lines() -> None:
     assert len(comparison.changed) >= 60
     assert len(lines) <= 20
     assert "4 nodes @layer1.*.conv*: params weight 8x8x3x3 -> 16x16x3x3" in lines
-    assert "16 nodes @layer2.*.*, @layer2.0.downsample.*, @layer2.*: shape 1x16x4x4 -> 1x32x4x4" in lines
+    assert (
+        "16 nodes @layer2.*.*, @layer2.0.downsample.*, @layer2.*: shape 1x16x4x4 -> 1x32x4x4"
+        in lines
+    )
     # No node is named by an address relative to its cluster.
     for line in lines:
         for address in re.findall(r"@([\w.*]+)", line):
@@ -154,3 +162,26 @@ def test_one_change_in_a_150_node_model_fits_1600_by_2000_px() -> None:
     assert len(comparison.new.nodes) >= 150
     with Image.open(io.BytesIO(draw_comparison(comparison).png(96))) as image:
         assert image.width <= 1600 and image.height <= 2000
+
+
+def _bert(layers: int) -> tuple[str, ...]:
+    import torch
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=96, hidden_size=32, num_hidden_layers=layers, num_attention_heads=4,
+        intermediate_size=64, max_position_embeddings=64,
+    )  # fmt: skip
+    ids = torch.arange(8).reshape(1, 8) % 96
+    trace = capture(BertModel(config).eval(), (ids,))
+    return tuple(trace.draw(**options).dot for options in ({"collapse": "auto"}, {"depth": 2}, {}))
+
+
+def test_two_to_three_encoder_layers() -> None:
+    (auto2, depth2, full2), (auto3, depth3, full3) = _bert(2), _bert(3)
+    assert story_lines(compare(auto2, auto3)) == [
+        "x3 @encoder.layer.0-2 (BertLayer): repeats x2 -> x3"
+    ]
+    assert story_lines(compare(depth2, depth3)) == ["added @encoder.layer.2 (BertLayer): 3 nodes"]
+    assert story_lines(compare(full2, full3)) == ["added @encoder.layer.2 (BertLayer): 25 nodes"]

@@ -64,7 +64,8 @@ class NodeChange:
             return [f"drawn as {_KIND_NAMES[self.redrawn[1]]} (was {_KIND_NAMES[self.redrawn[0]]})"]
         out = [] if self.title is None else [_title_what(*self.title)]
         out += [edit.what for edit in self.edits]
-        if self.inside is not None:
+        repeats = bool(out) and out[0].startswith("repeats")
+        if self.inside is not None and not repeats:  # a fold's hidden ops grow with its count
             out.append(f"inside: {self.inside}")
         return out
 
@@ -86,6 +87,19 @@ class ClusterChange:
     old_title: str
     new_title: str
     inside: str | None
+
+    def whats(self) -> list[str]:
+        """Every change as its text, the frame left out: ``repeats x2 -> x3`` (what a
+        repeat fold hides grows with its count, so that is not said again), or
+        ``title A -> B``, and ``inside: ...``."""
+        out = (
+            []
+            if self.old_title == self.new_title
+            else [_title_what(self.old_title, self.new_title)]
+        )
+        if self.inside is not None and not (out and out[0].startswith("repeats")):
+            out.append(f"inside: {self.inside}")
+        return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -249,7 +249,8 @@ def draw_comparison(comparison: Comparison, *, context: int | None = CONTEXT_HOP
             hidden = sum(len(r.members) for r in runs)
             note = (
                 f"{hidden} unchanged nodes drawn as {len(runs)} grey "
-                f"run{'s' * (len(runs) != 1)}; the whole graph: -graphdiff-full.png"
+                f"run{'s' * (len(runs) != 1)} (the whole graph: -graphdiff-full.png, "
+                "tlgraph diff --full)"
             )
     shown = {n: _shown_rows(comparison, removed, statuses[n], n) for n in kept}
     statements = [

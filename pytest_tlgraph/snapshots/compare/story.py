@@ -277,10 +277,9 @@ def story_lines(comparison: Comparison) -> list[str]:
     out += _replaced_lines(comparison)
     out += _grouped_edits(comparison)
     for change in comparison.clusters_changed:
-        if change.old_title != change.new_title:
-            out.append(f"frame {change.old_title} -> {change.new_title}")
-        if change.inside is not None:
-            out.append(f"{change.new_title}, inside: {change.inside}")
+        whats = change.whats()
+        if whats:
+            out.append(f"{change.new_title}: {'; '.join(whats)}")
     held_added = {c for n in comparison.added for c in new.cluster_path(n)}
     held_removed = {c for n in comparison.removed for c in old.cluster_path(n)}
     frames = [new.clusters[c].title for c in comparison.clusters_added if c not in held_added]
