@@ -89,6 +89,9 @@ def _row_diff(old: Sequence[str], new: Sequence[str]) -> list[tuple[str, str]]:
     for tag, a0, a1, b0, b1 in matcher.get_opcodes():
         if tag == "equal":
             out.extend(("", text) for text in old[a0:a1])
+        elif tag == "replace" and a1 - a0 == b1 - b0:  # row for row: each - over its +
+            for was, now in zip(old[a0:a1], new[b0:b1], strict=True):
+                out += [("-", was), ("+", now)]
         else:
             out.extend(("-", text) for text in old[a0:a1])
             out.extend(("+", text) for text in new[b0:b1])

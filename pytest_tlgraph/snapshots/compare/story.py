@@ -99,7 +99,8 @@ def _group_subject(graph: GraphModel, ids: Sequence[str]) -> str:
     if len(ids) <= _IDS_SHOWN and all(n.kind in ("box", "fold") for n in nodes):
         return f"{_nodes_word(len(ids))}: {', '.join(node_name(n) for n in nodes)}"
     pattern = address_pattern([n.address for n in nodes])
-    listed = f" ({', '.join(ids)})" if len(ids) <= _IDS_SHOWN else ""
+    names = [n.id if n.kind == "op" else node_name(n) for n in nodes]
+    listed = f" ({', '.join(names)})" if len(ids) <= _IDS_SHOWN else ""
     return f"{_nodes_word(len(ids))}{listed}" + (f" {pattern}" if pattern else "")
 
 
