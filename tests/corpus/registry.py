@@ -74,5 +74,6 @@ def _load() -> None:
         models_faithful_collapse,
         models_glance,
         models_graph,
+        models_inception,
         torch_models,
     )
