@@ -6,6 +6,10 @@ the pinned ``graphviz-pure`` renderer at 96 dpi, so the files are byte-identical
 every machine (masked nothing: no entry encodes a timing). The page lists, per image,
 the options, the visible nodes, the size in pixels and the lowest text contrast.
 
+A "before and after" section sets 0.2's drawings of the issue 24 cases (static files in
+docs/images/gallery/before/, rendered once with pytest-tlgraph 0.2, commit e50550d, from
+the same model definitions) beside this version's, which the script draws.
+
 Usage::
 
     PYTHONPATH=. python scripts/gallery.py
@@ -24,11 +28,15 @@ from typing import Any
 from PIL import Image
 
 from pytest_tlgraph import capture
+from pytest_tlgraph.trace import Trace
 from tests.colours import lowest_contrast
 from tests.corpus import build
+from tests.corpus.production_configs import PRODUCTION, build_production, meta_inputs
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT_DIR = ROOT / "docs" / "images" / "gallery"
+#: 0.2's pictures of the before-and-after pairs, committed once (never regenerated).
+BEFORE_DIR = OUT_DIR / "before"
 PAGE = ROOT / "docs" / "gallery.md"
 DPI = 96
 
@@ -98,6 +106,110 @@ ENTRIES = (
 )
 
 
+@dataclass(frozen=True)
+class Pair:
+    """One before-and-after picture: 0.2's drawing (a static file in
+    :data:`BEFORE_DIR`) beside this version's, both on the light page."""
+
+    stem: str
+    model: str  # a corpus entry, or a production config drawn on meta
+    title: str
+    before: str  # what 0.2 drew, one line
+    after: str  # what changed, one line
+    before_nodes: int
+    options: dict[str, Any] = field(default_factory=lambda: {"collapse": "auto"})
+
+
+PAIRS = (
+    Pair(
+        "llama3_8b_auto",
+        "llama-3-8b",
+        'Llama-3-8B, full config on meta, `collapse="auto"`: same class, same detail',
+        "The final `model.norm` is drawn op by op (8 nodes) while every decoder layer's "
+        "`LlamaRMSNorm` is a box.",
+        "The final norm is one `@norm (LlamaRMSNorm)` box like the layers' norms, and "
+        "the budget it freed opens the decoder layer down to its attention and MLP.",
+        34,
+    ),
+    Pair(
+        "gemma3_auto",
+        "gemma3",
+        'Gemma3 (tiny config), `collapse="auto"`: the budget goes to the compute',
+        "Most nodes are mask and position plumbing (`arange`, `cumsum`, `diff`, `gt`, "
+        "`le`, `and`) while both decoder layers are single boxes.",
+        "Each connected run of plumbing is one segment node, and both decoder layers "
+        "are open: attention and norms as boxes, the MLP op by op.",
+        47,
+    ),
+    Pair(
+        "inception_v3_auto",
+        "inception_v3",
+        'Inception v3, `collapse="auto"`: the branches show',
+        "A 23-node chain of whole blocks hides every branch of every Inception block.",
+        "The heaviest classes (`InceptionC`, `InceptionB`) are open: their parallel "
+        "branch boxes feed each block's `cat`.",
+        23,
+    ),
+    Pair(
+        "mixtral_8x7b_fold",
+        "mixtral-8x7b",
+        'Mixtral-8x7B, full config on meta, `collapse="auto"`: the fold count reads first',
+        "The fold's `x32` ends its plain title, at the cluster's bottom.",
+        "The title leads with the count, in bold at the top: "
+        "`x32 @model.layers.0-31 (MixtralDecoderLayer)`; the MoE block inside is open.",
+        34,
+    ),
+)
+
+
+def _trace(model: str) -> Trace:
+    """The capture of a corpus entry, or of a production config on the meta device."""
+    if model in PRODUCTION:
+        args, kwargs = meta_inputs()
+        return capture(build_production(model), args, kwargs=kwargs)
+    case = build(model)
+    return capture(case.model, case.inputs, kwargs=case.kwargs)
+
+
+def _size(png: bytes) -> str:
+    width, height = Image.open(io.BytesIO(png)).size
+    return f"{width} x {height} px"
+
+
+def render_pairs(out: Path) -> list[str]:
+    """Draw the "after" side of every pair into ``out`` (``<stem>_after.png``) and
+    return the page's section, 0.2's picture beside each."""
+    lines = [
+        "## Before and after (0.2 and 0.3)",
+        "",
+        "The cases of issue 24, on the light page. The left pictures were rendered once "
+        "with pytest-tlgraph 0.2 (commit `e50550d`) from the same model definitions and "
+        "are kept as they are in `images/gallery/before/`; the right ones are drawn by "
+        "`scripts/gallery.py`.",
+        "",
+    ]
+    for pair in PAIRS:
+        before = (BEFORE_DIR / f"{pair.stem}.png").read_bytes()
+        drawing = _trace(pair.model).draw(page="light", **pair.options)
+        png = drawing.png(dpi=DPI)
+        name = f"{pair.stem}_after.png"
+        (out / name).write_bytes(png)
+        after = f"{len(drawing.nodes)} nodes, {_size(png)}"
+        print(f"{name}: {after}")
+        lines += [
+            f"### {pair.title}",
+            "",
+            "| 0.2 | 0.3 |",
+            "| --- | --- |",
+            f"| ![{pair.title}, 0.2](images/gallery/before/{pair.stem}.png) "
+            f"| ![{pair.title}, 0.3](images/gallery/{name}) |",
+            f"| {pair.before} {pair.before_nodes} nodes, {_size(before)}. "
+            f"| {pair.after} {after}. |",
+            "",
+        ]
+    return lines
+
+
 def render(out: Path) -> list[str]:
     """Write every picture into ``out``; return the page's lines."""
     out.mkdir(parents=True, exist_ok=True)
@@ -105,8 +217,9 @@ def render(out: Path) -> list[str]:
         "# Gallery",
         "",
         "Real models from the test corpus (`tests/corpus`: Hugging Face `transformers` "
-        "built from tiny configs, torch's own layers), drawn with pytest-tlgraph 0.2 on "
-        "both pages. Regenerate with `PYTHONPATH=. python scripts/gallery.py`.",
+        "built from tiny configs, torch's own layers), drawn with this version of "
+        "pytest-tlgraph on both pages. Regenerate with "
+        "`PYTHONPATH=. python scripts/gallery.py`.",
         "",
     ]
     for entry in ENTRIES:
@@ -125,7 +238,7 @@ def render(out: Path) -> list[str]:
             )
             print(f"{name}: {facts}")
             lines += [f"![{entry.title}, {page} page](images/gallery/{name})", "", facts, ""]
-    return lines
+    return lines + render_pairs(out)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -74,6 +74,7 @@ def _load() -> None:
         models_faithful_collapse,
         models_glance,
         models_graph,
+        models_inception,
         models_mobilenet,
         torch_models,
     )
