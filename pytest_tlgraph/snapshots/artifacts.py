@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -209,10 +210,13 @@ class ResultsDir:
         report: Report,
         artifacts: Artifacts,
         base: Path | None = None,
+        extra: Mapping[str, Any] | None = None,
     ) -> None:
         """Keep one failure for the HTML report (a file per snapshot: xdist safe).
-        ``base`` is the folder the report's paths are relative to (where pytest ran)."""
+        ``base`` is the folder the report's paths are relative to (where pytest ran);
+        ``extra`` adds keys (never replacing one of the record's own)."""
         record = {
+            **(extra or {}),
             "base": None if base is None else str(base.resolve()),
             "nodeid": nodeid,
             "title": report.title,

@@ -23,6 +23,7 @@ from pytest_tlgraph.snapshots.extensions import (
 from pytest_tlgraph.snapshots.files import SnapshotWriteError
 from pytest_tlgraph.snapshots.graphdata import parse_dot
 from pytest_tlgraph.snapshots.graphdiff import graph_diff_png
+from pytest_tlgraph.snapshots.pending import acceptance
 from pytest_tlgraph.snapshots.recolour import recolour_line
 from pytest_tlgraph.snapshots.report import DotOutcome, PngOutcome, build_report
 from pytest_tlgraph.snapshots.storage import written_together
@@ -144,6 +145,21 @@ class SnapshotCall:
             return False
         Path(self.location(self.png)).unlink(missing_ok=True)
         return True
+
+    def _acceptance(
+        self, dot: str, png: bytes | None, settings: Settings, stem: Path, nodeid: str
+    ) -> dict[str, Any]:
+        """What ``tlgraph accept`` needs of this failing call (``pending.acceptance``)."""
+        return acceptance(
+            settings.results,
+            stem,
+            nodeid=nodeid,
+            name=self.name,
+            dot=dot,
+            png=png,
+            dot_location=self.location(self.dot),
+            png_location=self.location(self.png),
+        )
 
     def keep(self, assertion: SnapshotAssertion) -> None:
         """Count an existing snapshot as used, unchanged (it is compared with itself)."""
@@ -270,8 +286,9 @@ class SnapshotCall:
         )
         try:
             if unsaved is None:
+                accept = self._acceptance(drawing.dot, received_png, settings, stem, nodeid)
                 settings.results.write_record(
-                    stem, nodeid=nodeid, report=report, artifacts=written, base=root
+                    stem, nodeid=nodeid, report=report, artifacts=written, base=root, extra=accept
                 )
             if settings.summary:
                 missing = dot.expected is None and dot.error is None
