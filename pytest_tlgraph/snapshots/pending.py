@@ -138,7 +138,8 @@ def pending_calls(root: Path) -> list[Pending]:
 
 def story(record: dict[str, Any]) -> str:
     """The one-line story of a failure: its ``story`` when the record has one, else the
-    first line of its first (the structure) section."""
+    first line of its first (the structure) section, with the line after it when it is
+    a heading (``label rows changed (2 nodes): conv2d_1: ...``)."""
     given = record.get("story")
     if isinstance(given, str) and given.strip():
         return given.strip().splitlines()[0]
@@ -147,6 +148,8 @@ def story(record: dict[str, Any]) -> str:
         for section in sections:
             if isinstance(section, list) and len(section) == 2 and isinstance(section[1], list):
                 lines = [line for line in section[1] if isinstance(line, str) and line.strip()]
+                if len(lines) > 1 and lines[0].rstrip().endswith(":"):
+                    return f"{lines[0].strip()} {lines[1].strip()}"
                 if lines:
                     return lines[0].strip()
     return "(no summary recorded)"

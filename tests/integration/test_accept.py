@@ -146,7 +146,9 @@ def test_accept_one_call_of_two_writes_only_its_snapshots(
     pending = lines[head + 1 : head + 3]
     assert pending[0].startswith("  test_models.py::test_mlp [test_mlp]: ")
     assert pending[1].startswith("  test_models.py::test_resnet [test_resnet]: ")
-    assert "kernel_size" in pending[1] or "label rows changed" in pending[1], pending[1]
+    # Each call's one-line story: the first change the structural summary names.
+    assert "kernel_size" in pending[1] and "(5, 5)" in pending[1], pending[1]
+    assert "1x12" in pending[0], pending[0]
 
     before = snapshot_state(project.path)
     code, out, err = tlgraph(capsys, "accept", "test_models.py::test_resnet")
@@ -444,3 +446,28 @@ def test_a_live_run_holding_the_folder_is_waited_for(
 )
 def test_which_node_ids_select_a_test(given: str, nodeid: str, chosen: bool) -> None:
     assert selects(given, nodeid) is chosen
+
+
+def test_a_node_id_relative_to_a_subfolder(
+    toy: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sub = toy.path / "sub"
+    sub.mkdir()
+    monkeypatch.chdir(sub)  # the results folder is found in the parent, as report finds it
+    code, out, _ = tlgraph(capsys, "accept", "../test_toy.py::test_a")
+    assert code == 0, out
+    assert out.splitlines()[0] == (
+        "accepted test_toy.py::test_a [test_a]: wrote ../__snapshots__/test_toy/test_a.gv, "
+        "../__snapshots__/test_toy/test_a.png"
+    )
+
+
+def test_accept_needs_node_ids_or_all(
+    toy: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = snapshot_state(toy.path)
+    for args in ((), ("--all", "test_toy.py::test_a")):
+        code, out, err = tlgraph(capsys, "accept", *args)
+        assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert "tlgraph accept NODEID..." in tlgraph(capsys, "accept")[2]
+    assert snapshot_state(toy.path) == before
