@@ -114,8 +114,10 @@ def _inside(root: Path, rel: Any, what: str) -> Path:
     return root / rel
 
 
-def _read_received(path: Path, shown: str) -> bytes:
-    if path.is_symlink() or not path.is_file():
+def _read_received(path: Path, root: Path, shown: str) -> bytes:
+    """A received file of the results folder ``root`` (never one a link leads out to)."""
+    inside = path.resolve().is_relative_to(root.resolve())
+    if path.is_symlink() or not path.is_file() or not inside:
         raise _Refused(
             f"the received file {shown} is missing from the results folder; rerun pytest "
             "to write it again"
@@ -145,6 +147,12 @@ def _snapshot_path(info: dict[str, Any], key: str, suffix: str, base: Path) -> P
             f"the snapshot {_shown(path)} lies outside the project {_shown(base)}; run "
             "pytest and tlgraph accept in the project that owns it"
         )
+    folder, snapshots = path.parent, path.parent.parent
+    if not folder.resolve().is_relative_to(snapshots.resolve()):  # as the fixture refuses
+        raise _Refused(
+            f"the snapshot folder {_shown(folder)} is a link to {_shown(folder.resolve())}, "
+            f"outside {_shown(snapshots)}; replace the link with a real folder"
+        )
     return path
 
 
@@ -172,7 +180,7 @@ def _plan(entry: Pending, root: Path) -> list[tuple[Path, bytes]]:
                 "the new failure"
             )
     dot_file = _inside(root, info.get("received_dot"), "received DOT")
-    dot = _read_received(dot_file, _shown(dot_file))
+    dot = _read_received(dot_file, root, _shown(dot_file))
     if hashlib.sha256(dot).hexdigest() != info.get("received_dot_sha256"):
         raise _Refused(
             f"the received DOT {_shown(dot_file)} changed since the run; rerun pytest to "
@@ -187,7 +195,7 @@ def _plan(entry: Pending, root: Path) -> list[tuple[Path, bytes]]:
             )
         return [(dot_path, dot)]
     png_file = _inside(root, info.get("received_png"), "received picture")
-    png = _read_received(png_file, _shown(png_file))
+    png = _read_received(png_file, root, _shown(png_file))
     if Provenance.of(png).dot_sha256 != hashlib.sha256(dot).hexdigest():
         raise _Refused(
             f"the received picture {_shown(png_file)} was not drawn from the received DOT "

@@ -377,6 +377,24 @@ def test_a_snapshot_outside_the_project_or_a_link_is_refused(
     assert target.read_bytes() == stored_b.read_bytes()
 
 
+def test_a_snapshot_folder_that_links_elsewhere_is_refused(
+    toy: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = toy.path / "__snapshots__" / "test_toy"
+    moved = toy.path / "moved"
+    folder.rename(moved)
+    folder.symlink_to(moved, target_is_directory=True)
+    before = {p.name: p.read_bytes() for p in moved.iterdir()}
+    code, _, err = tlgraph(capsys, "accept", "test_toy.py::test_a")
+    assert code == 1
+    assert err.splitlines() == [
+        "tlgraph accept: refused test_toy.py::test_a [test_a]: the snapshot folder "
+        "__snapshots__/test_toy is a link to moved, outside __snapshots__; replace the "
+        "link with a real folder"
+    ]
+    assert {p.name: p.read_bytes() for p in moved.iterdir()} == before
+
+
 def test_without_pngs_only_the_gv_is_written_and_a_stored_png_refuses(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
