@@ -83,8 +83,6 @@ def _label(entry: Pending) -> str:
 
 def _choose(entries: list[Pending], nodeids: Sequence[str], every: bool) -> list[Pending]:
     """The calls named (each once, in record order); an unknown id stops everything."""
-    if every and nodeids:
-        raise CommandError("give NODEID... or --all, not both")
     if not every and not nodeids:
         raise CommandError(
             "name the calls to accept: tlgraph accept NODEID... (tlgraph report lists "
@@ -243,12 +241,9 @@ def run_accept(args: argparse.Namespace) -> int:
     from pytest_tlgraph.snapshots.runlock import RunLock
     from pytest_tlgraph.snapshots.runs import LOCK
 
+    if args.all and args.nodeids:
+        raise CommandError("give NODEID... or --all, not both")
     root = results_folder(args.results, "accept")
-    entries = pending_calls(root)
-    if not entries and args.all:
-        print(f"no snapshot failures recorded in {_shown(root)}/: nothing to accept")
-        return 0
-    chosen = _choose(entries, args.nodeids, args.all)
     try:
         lock = RunLock.acquire(root / LOCK)
     except OSError:
@@ -260,7 +255,11 @@ def run_accept(args: argparse.Namespace) -> int:
                 "run tlgraph accept again"
             )
     accepted, refused, before = 0, 0, 0
-    try:
+    try:  # the records are read under the lock: no run starts clearing them meanwhile
+        chosen = _choose(pending_calls(root), args.nodeids, args.all)
+        if not chosen:
+            print(f"no snapshot failures recorded in {_shown(root)}/: nothing to accept")
+            return 0
         for entry in chosen:
             if entry.accepted:
                 before += 1

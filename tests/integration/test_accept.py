@@ -489,3 +489,18 @@ def test_accept_needs_node_ids_or_all(
         assert code == 2 and out == "" and err.count("\n") == 1, err
     assert "tlgraph accept NODEID..." in tlgraph(capsys, "accept")[2]
     assert snapshot_state(toy.path) == before
+
+
+def test_all_with_nothing_recorded_accepts_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "results").mkdir()
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = tlgraph(capsys, "accept", "--all", "--results", "results")
+    assert (code, out) == (0, "no snapshot failures recorded in results/: nothing to accept\n")
+    code, _, err = tlgraph(capsys, "accept", "test_m.py::test_a", "--results", "results")
+    assert code == 2 and "(nothing is pending)" in err
+    code, _, err = tlgraph(capsys, "accept", "--all")
+    assert code == 2
+    assert "no results folder tlgraph-results/" in err and "tlgraph accept --results DIR" in err
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["results"]
