@@ -1,14 +1,16 @@
 """``tlgraph`` (and ``python -m pytest_tlgraph``): draw a model, diff two snapshots, read
-the last run's report, outside pytest. A thin layer over the public API.
+the last run's report and accept its failing calls one by one, outside pytest. A thin
+layer over the public API.
 
-Every error exits 2 with one line naming the cause and the remedy, without a traceback.
+Every error exits 2 with one line naming the cause and the remedy, without a traceback
+(``tlgraph accept`` exits 1 when it refused a call and wrote the others).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from pytest_tlgraph.cli.model import CommandError
@@ -21,6 +23,7 @@ _EXAMPLES = """examples:
   tlgraph draw models.py:Net --color-by flops -o net.png
   tlgraph diff old.gv new.gv -o diff.png
   tlgraph report
+  tlgraph accept tests/test_models.py::test_cnn
 run tlgraph COMMAND --help for a command's options and an example"""
 _DRAW_EXAMPLE = """example:
   tlgraph draw torchvision.models:resnet18 --input-shape 1,3,224,224 \\
@@ -32,6 +35,10 @@ _DIFF_EXAMPLE = """example:
 _REPORT_EXAMPLE = """example:
   tlgraph report                  (reads ./tlgraph-results, or ../tlgraph-results ...)
   tlgraph report build/tlgraph    (the folder given to --tlgraph-results)"""
+_ACCEPT_EXAMPLE = """example:
+  tlgraph accept tests/test_models.py::test_cnn     (every failing call of that test)
+  tlgraph accept 'tests/test_models.py::test_zoo[mlp]' --results build/tlgraph
+  tlgraph accept --all                              (every failing call of the last run)"""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -63,7 +70,7 @@ def _add_draw_options(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``tlgraph`` parser with its three commands."""
+    """The ``tlgraph`` parser with its four commands."""
     parser = _Parser(
         prog="tlgraph",
         description="Draw PyTorch model graphs and their snapshot diffs (pytest-tlgraph).",
@@ -144,6 +151,30 @@ def build_parser() -> argparse.ArgumentParser:
         help="the results folder (default: tlgraph-results, here or in the nearest "
         "parent folder that has one); exit 2 when there is none",
     )
+    accept = commands.add_parser(
+        "accept",
+        help="write the received drawings of chosen failing calls into their snapshots",
+        epilog=_ACCEPT_EXAMPLE,
+        formatter_class=raw,
+        description="Accept failing tlgraph_snapshot calls of the last pytest run one by "
+        "one:\nwrite each call's received .gv and .png into its snapshot files (both or "
+        "neither),\nand nothing else. tlgraph report lists the calls pending review.",
+    )
+    accept.add_argument(
+        "nodeids",
+        nargs="*",
+        metavar="NODEID",
+        help="a test's node id as pytest prints it (every failing call of it), or a file "
+        "or tests/file.py::test above it",
+    )
+    accept.add_argument("--all", action="store_true", help="accept every failing call")
+    accept.add_argument(
+        "--results",
+        default=None,
+        metavar="DIR",
+        help="the results folder (default: tlgraph-results, here or in the nearest "
+        "parent folder that has one)",
+    )
     return parser
 
 
@@ -178,13 +209,16 @@ def _dpi(text: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; 0 on success, 2 (with one line on stderr) on an error."""
+    from pytest_tlgraph.cli.accept import run_accept
     from pytest_tlgraph.cli.commands import run_diff, run_draw, run_report
     from pytest_tlgraph.errors import TlgraphError
 
     args = build_parser().parse_args(argv)
-    run = {"draw": run_draw, "diff": run_diff, "report": run_report}[args.command]
+    runs: dict[str, Callable[[argparse.Namespace], int | None]] = {
+        "draw": run_draw, "diff": run_diff, "report": run_report, "accept": run_accept,
+    }  # fmt: skip
     try:
-        run(args)
+        code = runs[args.command](args)
     except (CommandError, TlgraphError) as error:
         first = str(error).strip().splitlines() or [type(error).__name__]
         print(f"tlgraph {args.command}: error: {first[0]}", file=sys.stderr)
@@ -193,4 +227,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    return 0
+    return code or 0

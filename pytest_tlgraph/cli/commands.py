@@ -15,8 +15,9 @@ from pytest_tlgraph.snapshots.compare.context import CONTEXT_HOPS
 
 if TYPE_CHECKING:
     from pytest_tlgraph.draw import Drawing
+    from pytest_tlgraph.snapshots.pending import Pending
 
-__all__ = ["draw_options", "run_diff", "run_draw", "run_report"]
+__all__ = ["draw_options", "results_folder", "run_diff", "run_draw", "run_report", "shown"]
 
 _OUTPUTS = (".gv", ".dot", ".png", ".svg")
 _DEFAULT_RESULTS = "tlgraph-results"
@@ -165,11 +166,11 @@ def run_diff(args: argparse.Namespace) -> None:
         print("\n".join(summary if rescale is None else [*summary, rescale]))
 
 
-def _results_folder(given: str | None) -> Path:
-    """The folder ``tlgraph report`` reads: the one given, else ``tlgraph-results`` in
-    the current folder or the nearest parent that has one, up to the project's root (a
-    folder with an ini file or ``.git``): pytest run from a subfolder writes it at the
-    rootdir."""
+def results_folder(given: str | None, command: str = "report") -> Path:
+    """The folder ``tlgraph report`` (or ``accept``) reads: the one given, else
+    ``tlgraph-results`` in the current folder or the nearest parent that has one, up to
+    the project's root (a folder with an ini file or ``.git``): pytest run from a
+    subfolder writes it at the rootdir."""
     from pytest_tlgraph.snapshots.runs import last_run
 
     if given is not None:
@@ -188,14 +189,15 @@ def _results_folder(given: str | None) -> Path:
             return last_run(folder / _DEFAULT_RESULTS)
         if any((folder / marker).exists() for marker in _PROJECT_MARKERS):
             break  # the project's root: a folder above it is another project's
+    folder_flag = f"tlgraph {command} {'--results ' if command != 'report' else ''}DIR"
     raise CommandError(
         f"no results folder {_DEFAULT_RESULTS}/ here or in a parent folder: the last run "
-        "passed (a passing run leaves none) or wrote elsewhere; run tlgraph report where "
-        "pytest ran, or give the folder: tlgraph report DIR"
+        f"passed (a passing run leaves none) or wrote elsewhere; run tlgraph {command} "
+        f"where pytest ran, or give the folder: {folder_flag}"
     )
 
 
-def _shown(path: Path) -> str:
+def shown(path: Path) -> str:
     """``path`` as printed: relative to the current folder, absolute when it cannot be."""
     try:
         return Path(os.path.relpath(path.resolve(), Path.cwd().resolve())).as_posix()
@@ -212,38 +214,62 @@ def _rebased(line: str, base: Path | None) -> str:
     for i, word in enumerate(words):
         core = word.rstrip(":;,")
         if "/" in core and (base / core).exists():
-            words[i] = _shown(base / core) + word[len(core) :]
+            words[i] = shown(base / core) + word[len(core) :]
     return " ".join(words)
 
 
 def run_report(args: argparse.Namespace) -> None:
     """``tlgraph report``: the report's path and the last run's failures; every path it
     prints is relative to the current folder."""
-    from pytest_tlgraph.snapshots.artifacts import REPORT_NAME, ResultsDir
+    from pytest_tlgraph.snapshots.artifacts import REPORT_NAME
+    from pytest_tlgraph.snapshots.pending import pending_calls
 
-    root = _results_folder(args.results)
-    records = ResultsDir(root).read_records()
+    root = results_folder(args.results)
+    entries = pending_calls(root)
+    records = [entry.record for entry in entries]
     counts = _call_counts(root)
     if counts is not None:
         print(f"snapshot calls in the last run: {counts}")
     if not records:
-        print(f"no snapshot failures recorded in {_shown(root)}/: the last run passed")
+        print(f"no snapshot failures recorded in {shown(root)}/: the last run passed")
         return
     count = len(records)
     report = root / ("tlgraph-" + REPORT_NAME)  # written there when report.html is a user's
     if not report.is_file():
         report = root / REPORT_NAME
-    where = _shown(report) if report.is_file() else f"{_shown(report)} (not written yet)"
+    where = shown(report) if report.is_file() else f"{shown(report)} (not written yet)"
     print(f"report: {where}")
     print(f"{count} snapshot failure{'s' if count != 1 else ''} in the last run:")
-    for record in records:
+    for entry in entries:
+        record = entry.record
         base = Path(record["base"]) if isinstance(record.get("base"), str) else None
-        print(f"  {record.get('title', '?')}")
+        print(f"  {record.get('title', '?')}{' (accepted)' if entry.accepted else ''}")
         for heading, lines in record.get("sections", ())[:1]:
             if heading.startswith("structure"):
                 print("\n".join(f"    {_rebased(line, base)}" for line in lines))
         for kind, rel in record.get("images", {}).items():
-            print(f"    {kind + ':':<9} {_shown(root / rel)}")
+            print(f"    {kind + ':':<9} {shown(root / rel)}")
+    _print_review(entries)
+
+
+def _print_review(entries: list[Pending]) -> None:
+    """The calls pending review, one line each with its story, then those accepted."""
+    from pytest_tlgraph.snapshots.pending import story
+
+    waiting = [entry for entry in entries if not entry.accepted]
+    done = [entry for entry in entries if entry.accepted]
+    if waiting:
+        n = len(waiting)
+        print(f"{n} call{'s' if n != 1 else ''} pending review (tlgraph accept NODEID or --all):")
+        for entry in waiting:
+            base = entry.record.get("base")
+            line = _rebased(story(entry.record), Path(base) if isinstance(base, str) else None)
+            print(f"  {entry.nodeid} [{entry.name}]: {line}")
+    if done:
+        n = len(done)
+        print(f"{n} call{'s' if n != 1 else ''} accepted since the run (rerun pytest to check):")
+        for entry in done:
+            print(f"  {entry.nodeid} [{entry.name}]")
 
 
 def _call_counts(root: Path) -> str | None:

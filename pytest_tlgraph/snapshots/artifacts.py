@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -217,11 +218,14 @@ class ResultsDir:
         artifacts: Artifacts,
         base: Path | None = None,
         story: str | None = None,
+        extra: Mapping[str, Any] | None = None,
     ) -> None:
         """Keep one failure for the HTML report (a file per snapshot: xdist safe).
         ``base`` is the folder the report's paths are relative to (where pytest ran);
-        ``story`` is the failure in one line (``tlgraph report`` lists it)."""
+        ``story`` is the failure in one line (``tlgraph report`` lists it); ``extra``
+        adds keys (never replacing one of the record's own)."""
         record = {
+            **(extra or {}),
             "base": None if base is None else str(base.resolve()),
             "nodeid": nodeid,
             "title": report.title,

@@ -24,6 +24,7 @@ from pytest_tlgraph.snapshots.extensions import (
     reusable,
 )
 from pytest_tlgraph.snapshots.files import SnapshotWriteError
+from pytest_tlgraph.snapshots.pending import acceptance
 from pytest_tlgraph.snapshots.report import DotOutcome, PngOutcome, build_report, comparison_of
 from pytest_tlgraph.snapshots.storage import written_together
 from pytest_tlgraph.snapshots.summary import structure_data, write_call
@@ -144,6 +145,21 @@ class SnapshotCall:
             return False
         Path(self.location(self.png)).unlink(missing_ok=True)
         return True
+
+    def _acceptance(
+        self, dot: str, png: bytes | None, settings: Settings, stem: Path, nodeid: str
+    ) -> dict[str, Any]:
+        """What ``tlgraph accept`` needs of this failing call (``pending.acceptance``)."""
+        return acceptance(
+            settings.results,
+            stem,
+            nodeid=nodeid,
+            name=self.name,
+            dot=dot,
+            png=png,
+            dot_location=self.location(self.dot),
+            png_location=self.location(self.png),
+        )
 
     def keep(self, assertion: SnapshotAssertion) -> None:
         """Count an existing snapshot as used, unchanged (it is compared with itself)."""
@@ -276,9 +292,10 @@ class SnapshotCall:
         )
         try:
             if unsaved is None:
+                accept = self._acceptance(drawing.dot, received_png, settings, stem, nodeid)
                 settings.results.write_record(
                     stem, nodeid=nodeid, report=report, artifacts=written, base=root,
-                    story=_story(comparison, report),
+                    story=_story(comparison, report), extra=accept,
                 )  # fmt: skip
             if settings.summary:
                 missing = dot.expected is None and dot.error is None
@@ -294,7 +311,12 @@ class SnapshotCall:
         except SnapshotWriteError as error:
             unsaved = unsaved or _unsaved(error, settings.results.root, root)
         notes = [] if unsaved is None else [unsaved]
-        hint = "" if self.update else "\nto accept the received drawing: pytest --snapshot-update"
+        if self.update:
+            hint = ""
+        elif unsaved is None:
+            hint = f"\nto accept the received drawing: tlgraph accept {nodeid} (or pytest --snapshot-update)"
+        else:
+            hint = "\nto accept the received drawing: pytest --snapshot-update"
         text = terminal_report(report).text(color=settings.color)
         return "\n".join([text, *notes]) + hint
 

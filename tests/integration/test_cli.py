@@ -84,15 +84,17 @@ def _load(path: Path) -> ModuleType:
 
 
 def test_help_shows_an_example_per_command(models: Path) -> None:
-    for command in ("draw", "diff", "report"):
+    for command in ("draw", "diff", "report", "accept"):
         done = tlgraph(command, "--help", cwd=models)
         assert done.returncode == 0, done.stderr
         assert "example:" in done.stdout
         assert f"tlgraph {command} " in done.stdout.split("example:")[1]
     assert "--color-by" in tlgraph("draw", "--help", cwd=models).stdout
     top = tlgraph("--help", cwd=models).stdout
-    examples = [line.split()[:2] for line in top.split("examples:")[1].splitlines()[1:4]]
-    assert examples == [["tlgraph", "draw"], ["tlgraph", "diff"], ["tlgraph", "report"]]
+    examples = [line.split()[:2] for line in top.split("examples:")[1].splitlines()[1:5]]
+    assert examples == [
+        ["tlgraph", "draw"], ["tlgraph", "diff"], ["tlgraph", "report"], ["tlgraph", "accept"],
+    ]  # fmt: skip
 
 
 def test_draw_writes_what_trace_draw_draws(models: Path) -> None:

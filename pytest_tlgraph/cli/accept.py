@@ -1,0 +1,285 @@
+"""``tlgraph accept``: write the received drawings of chosen failing calls of the last
+run into their snapshot files, one call at a time, and nothing else.
+
+Each call's ``.gv`` and ``.png`` are written together or not at all
+(``files.atomic_write_all``); no other snapshot is touched and nothing is deleted. A
+call is refused (one line: cause and remedy; nothing written for it) when its stored
+files changed since the run, its received files are missing or do not belong together,
+or a snapshot path leaves the project or is a symbolic link.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_tlgraph.cli.model import CommandError
+from pytest_tlgraph.snapshots.pending import ACCEPT_KEY, Pending
+
+__all__ = ["run_accept", "selects"]
+
+#: Pending ids named in the one line of an unknown NODEID (the rest are counted).
+_LISTED = 6
+
+
+class _Refused(Exception):
+    """One call cannot be accepted: the message is the cause and the remedy."""
+
+
+def selects(given: str, nodeid: str) -> bool:
+    """True when ``given`` (a node id as pytest takes it on the command line) names the
+    test ``nodeid``: the same id, or a folder, file, class or test above it (a test
+    without its ``[...]`` parameters names every parametrized case)."""
+    given = given.removeprefix("./")
+    if given == nodeid:
+        return True
+    if "::" not in given:
+        given = given.rstrip("/")
+        if nodeid.startswith(given + "/"):
+            return True
+    return nodeid.startswith((given + "::", given + "["))
+
+
+def _rebased(given: str, base: Path | None) -> str | None:
+    """``given`` with its path part (relative to the current folder) made relative to
+    ``base``, the folder pytest ran in (node ids are relative to it); ``None`` when the
+    path does not exist here or lies outside ``base``."""
+    if base is None:
+        return None
+    path, sep, rest = given.partition("::")
+    here = Path(path or ".")
+    if not here.exists():
+        return None
+    try:
+        relative = Path(os.path.relpath(here.resolve(), base.resolve())).as_posix()
+    except ValueError:  # another drive
+        return None
+    if relative == ".." or relative.startswith("../"):
+        return None
+    return (relative if relative != "." else "") + sep + rest
+
+
+def _base(entry: Pending) -> Path | None:
+    base = entry.record.get("base")
+    return Path(base) if isinstance(base, str) else None
+
+
+def _matches(given: str, entry: Pending) -> bool:
+    if selects(given, entry.nodeid):
+        return True
+    rebased = _rebased(given, _base(entry))
+    if rebased == "":
+        return True  # the folder pytest ran in: every call
+    return rebased is not None and rebased != given and selects(rebased, entry.nodeid)
+
+
+def _label(entry: Pending) -> str:
+    return f"{entry.nodeid} [{entry.name}]"
+
+
+def _choose(entries: list[Pending], nodeids: Sequence[str], every: bool) -> list[Pending]:
+    """The calls named (each once, in record order); an unknown id stops everything."""
+    if not every and not nodeids:
+        raise CommandError(
+            "name the calls to accept: tlgraph accept NODEID... (tlgraph report lists "
+            "them), or --all"
+        )
+    if every:
+        return list(entries)
+    unknown = [given for given in nodeids if not any(_matches(given, e) for e in entries)]
+    if unknown:
+        waiting = list(dict.fromkeys(e.nodeid for e in entries if not e.accepted))
+        shown = ", ".join(waiting[:_LISTED])
+        if len(waiting) > _LISTED:
+            shown += f" and {len(waiting) - _LISTED} more"
+        pending = f"pending: {shown}" if waiting else "nothing is pending"
+        names = ", ".join(unknown)
+        raise CommandError(
+            f"no failing call {names} in the last run; give a node id as tlgraph report "
+            f"lists it ({pending})"
+        )
+    return [e for e in entries if any(_matches(given, e) for given in nodeids)]
+
+
+def _inside(root: Path, rel: Any, what: str) -> Path:
+    """``root / rel`` for a path a record gives relative to the results folder."""
+    if not isinstance(rel, str) or not rel or rel.startswith("/") or ".." in rel.split("/"):
+        raise _Refused(f"its record names no {what}; rerun pytest to record the failure again")
+    return root / rel
+
+
+def _read_received(path: Path, root: Path, shown: str) -> bytes:
+    """A received file of the results folder ``root`` (never one a link leads out to)."""
+    inside = path.resolve().is_relative_to(root.resolve())
+    if path.is_symlink() or not path.is_file() or not inside:
+        raise _Refused(
+            f"the received file {shown} is missing from the results folder; rerun pytest "
+            "to write it again"
+        )
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise _Refused(
+            f"cannot read the received file {shown} ({error.strerror or error}); rerun pytest"
+        ) from None
+
+
+def _snapshot_path(info: dict[str, Any], key: str, suffix: str, base: Path) -> Path:
+    """A snapshot file the record names: absolute, ``suffix``, inside the project, no
+    symbolic link."""
+    raw = info.get(key)
+    if not isinstance(raw, str) or not Path(raw).is_absolute() or not raw.endswith(suffix):
+        raise _Refused(f"its record names no {suffix} snapshot; rerun pytest")
+    path = Path(raw)
+    if path.is_symlink():
+        raise _Refused(
+            f"the snapshot {_shown(path)} is a symbolic link, and writing through it would "
+            "change a file elsewhere; replace it with a regular file and rerun pytest"
+        )
+    if not path.resolve().is_relative_to(base.resolve()):
+        raise _Refused(
+            f"the snapshot {_shown(path)} lies outside the project {_shown(base)}; run "
+            "pytest and tlgraph accept in the project that owns it"
+        )
+    folder, snapshots = path.parent, path.parent.parent
+    if not folder.resolve().is_relative_to(snapshots.resolve()):  # as the fixture refuses
+        raise _Refused(
+            f"the snapshot folder {_shown(folder)} is a link to {_shown(folder.resolve())}, "
+            f"outside {_shown(snapshots)}; replace the link with a real folder"
+        )
+    return path
+
+
+def _plan(entry: Pending, root: Path) -> list[tuple[Path, bytes]]:
+    """The files to write for ``entry``, every check passed; raises :class:`_Refused`."""
+    from pytest_tlgraph.snapshots.extensions import Provenance
+    from pytest_tlgraph.snapshots.pending import file_sha256
+
+    info = entry.record.get(ACCEPT_KEY)
+    base = _base(entry)
+    if not isinstance(info, dict) or base is None:
+        raise _Refused(
+            "the run recorded nothing to accept for it (its files were not saved, or a "
+            "pytest-tlgraph before 0.3 ran); rerun pytest, then tlgraph accept"
+        )
+    dot_path = _snapshot_path(info, "dot_snapshot", ".gv", base)
+    png_path = _snapshot_path(info, "png_snapshot", ".png", base)
+    if png_path.parent != dot_path.parent or png_path.stem != dot_path.stem:
+        raise _Refused("its record names two snapshot files that are not a pair; rerun pytest")
+    for path, key in ((dot_path, "dot_sha256"), (png_path, "png_sha256")):
+        if file_sha256(path) != info.get(key):
+            state = "was created" if info.get(key) is None else "changed or was removed"
+            raise _Refused(
+                f"the stored {_shown(path)} {state} since the run; rerun pytest and review "
+                "the new failure"
+            )
+    dot_file = _inside(root, info.get("received_dot"), "received DOT")
+    dot = _read_received(dot_file, root, _shown(dot_file))
+    if hashlib.sha256(dot).hexdigest() != info.get("received_dot_sha256"):
+        raise _Refused(
+            f"the received DOT {_shown(dot_file)} changed since the run; rerun pytest to "
+            "write it again"
+        )
+    if not info.get("png_compared"):
+        if png_path.exists() or png_path.is_symlink():
+            raise _Refused(
+                f"the run compared no PNG (--tlgraph-no-png, or the picture was over the size "
+                f"limit), and writing the .gv alone would leave {_shown(png_path)} stale; "
+                "rerun pytest with PNGs, or use pytest --snapshot-update"
+            )
+        return [(dot_path, dot)]
+    png_file = _inside(root, info.get("received_png"), "received picture")
+    png = _read_received(png_file, root, _shown(png_file))
+    if Provenance.of(png).dot_sha256 != hashlib.sha256(dot).hexdigest():
+        raise _Refused(
+            f"the received picture {_shown(png_file)} was not drawn from the received DOT "
+            f"{_shown(dot_file)}; rerun pytest to draw them again"
+        )
+    return [(dot_path, dot), (png_path, png)]
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the current folder; its last part is not resolved (a link
+    is named as the link)."""
+    try:
+        where = path.parent.resolve() / path.name
+        return Path(os.path.relpath(where, Path.cwd().resolve())).as_posix()
+    except ValueError:  # another drive
+        return str(path)
+
+
+def _accept(entry: Pending, root: Path) -> list[Path]:
+    """Write one call's snapshot files and mark it accepted; the files written."""
+    from pytest_tlgraph.snapshots.artifacts import ResultsDir
+    from pytest_tlgraph.snapshots.files import SnapshotWriteError, atomic_write_all
+    from pytest_tlgraph.snapshots.pending import mark_accepted
+
+    plan = _plan(entry, root)
+    try:
+        atomic_write_all(plan)
+    except SnapshotWriteError as error:
+        raise _Refused(str(error)) from None
+    written = [path for path, _ in plan]
+    try:
+        mark_accepted(ResultsDir(root), entry, written)
+    except SnapshotWriteError as error:
+        print(f"tlgraph accept: warning: could not mark {_label(entry)} accepted: {error}")
+    return written
+
+
+def run_accept(args: argparse.Namespace) -> int:
+    """``tlgraph accept``: 0 when every call named was accepted (or already was), 1 when
+    one or more were refused; :class:`CommandError` (exit 2) before anything is written."""
+    import sys
+
+    from pytest_tlgraph.cli.commands import results_folder
+    from pytest_tlgraph.snapshots.pending import pending_calls
+    from pytest_tlgraph.snapshots.runlock import RunLock
+    from pytest_tlgraph.snapshots.runs import LOCK
+
+    if args.all and args.nodeids:
+        raise CommandError("give NODEID... or --all, not both")
+    root = results_folder(args.results, "accept")
+    try:
+        lock = RunLock.acquire(root / LOCK)
+    except OSError:
+        lock = None  # a read-only folder: no run can write there either
+    else:
+        if lock is None:
+            raise CommandError(
+                f"a pytest run is writing in {_shown(root)}/ now; wait for it to end, then "
+                "run tlgraph accept again"
+            )
+    accepted, refused, before = 0, 0, 0
+    try:  # the records are read under the lock: no run starts clearing them meanwhile
+        chosen = _choose(pending_calls(root), args.nodeids, args.all)
+        if not chosen:
+            print(f"no snapshot failures recorded in {_shown(root)}/: nothing to accept")
+            return 0
+        for entry in chosen:
+            if entry.accepted:
+                before += 1
+                print(f"already accepted {_label(entry)}")
+                continue
+            try:
+                written = _accept(entry, root)
+            except _Refused as why:
+                refused += 1
+                print(f"tlgraph accept: refused {_label(entry)}: {why}", file=sys.stderr)
+                continue
+            accepted += 1
+            files = ", ".join(_shown(path) for path in written)
+            print(f"accepted {_label(entry)}: wrote {files}")
+    finally:
+        if lock is not None:
+            lock.release()
+    counts = [f"{accepted} call{'s' if accepted != 1 else ''} accepted"]
+    counts += [f"{refused} refused"] if refused else []
+    counts += [f"{before} already accepted"] if before else []
+    tail = "; rerun pytest to check them" if accepted else ""
+    print(", ".join(counts) + tail)
+    return 1 if refused else 0
