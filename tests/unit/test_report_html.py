@@ -133,7 +133,7 @@ def test_html_inlines_images_and_escapes_text(tmp_path: Path) -> None:
         "images": {"expected": "e.png", "actual": "missing.png"},
     }
     page = render_html([record], tmp_path)
-    assert "<script>" not in page and "t.py::test_x[&lt;script&gt;]" in page
+    assert "test_x[<script>]" not in page and "t.py::test_x[&lt;script&gt;]" in page
     assert "data:image/png;base64," + base64.b64encode(png).decode() in page
     assert "(image missing)" in page
     assert '<span class="del">-a</span>' in page and '<span class="add">+b</span>' in page
