@@ -160,9 +160,7 @@ def _sizes(expected: Inlined, actual: Inlined) -> str:
         return f"both {expected.width} x {expected.height} px"
     return (
         f"expected {expected.width} x {expected.height} px, actual {actual.width} x "
-        f"{actual.height} px: compared at the top-left of a "
-        f"{max(expected.width, actual.width)} x {max(expected.height, actual.height)} "
-        "canvas, striped where one has no pixels"
+        f"{actual.height} px, both at the top-left (striped: no pixels)"
     )
 
 

@@ -60,7 +60,7 @@ button[aria-pressed="true"] { background: var(--accent); border-color: var(--acc
 button[aria-pressed="true"] kbd { background: #fff; }
 .bar { display: flex; flex-wrap: wrap; align-items: center; gap: 6px; margin: 8px 0 6px; }
 .bar .hint { color: var(--muted); font-size: 12px; margin-left: 6px; }
-.bar .zoom { font: 12px ui-monospace, Menlo, Consolas, monospace; min-width: 3.5em;
+.bar .zoom { font: 12px ui-monospace, Menlo, Consolas, monospace; min-width: 8.5em;
   color: #3b4350; margin-left: 4px; }
 .bar .zoom::before { content: "zoom "; font-family: system-ui, sans-serif;
   color: var(--muted); }
