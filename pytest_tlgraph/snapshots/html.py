@@ -89,6 +89,8 @@ def _viewer(paths: Mapping[str, str], images: InlinedImages) -> str:
         whole, why_full = images.get(paths["graphdiff_full"])
         if whole is None:
             note = f'<span class="hint">whole graph: {escape(why_full)}</span>'
+        elif whole.ident == main.ident:  # a small graph: the context is the whole of it
+            whole, note = None, '<span class="hint">(this is the whole graph)</span>'
     buttons = [
         '<button data-act="out" title="zoom out (-)">\u2212</button>',
         '<button data-act="in" title="zoom in (+)">+</button>',
@@ -109,7 +111,10 @@ def _viewer(paths: Mapping[str, str], images: InlinedImages) -> str:
         '<div class="viewer graphdiff">'
         f'<div class="caption">{_caption("graphdiff")}</div>'
         f'<div class="bar">{"".join(buttons)}</div>'
-        f'<div class="port">{"".join(pictures)}</div></div>'
+        # The script sets the height again (and the picture's place); this one holds
+        # the drawing at 100% from the top-left where no script runs.
+        f'<div class="port" style="height:min({main.height + 2}px, 75vh)">'
+        f"{''.join(pictures)}</div></div>"
     )
 
 

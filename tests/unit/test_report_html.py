@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -149,8 +150,6 @@ def _picture(path: Path, size: tuple[int, int], colour: tuple[int, int, int]) ->
 
 
 def _uris(page: str) -> list[str]:
-    import re
-
     return re.findall(r"data:image/png;base64,[A-Za-z0-9+/=]+", page)
 
 
@@ -163,21 +162,27 @@ def test_html_inlines_each_image_once_and_builds_the_review_views(tmp_path: Path
     }
     (tmp_path / "full.png").write_bytes((tmp_path / "g.png").read_bytes())  # same bytes
     images["graphdiff_full"] = "full.png"
-    other = {"graphdiff": "g.png", "expected": "a.png", "actual": "e.png"}  # reused
+    _picture(tmp_path / "whole.png", (900, 300), (240, 240, 240))
+    other = {"graphdiff": "g.png", "graphdiff_full": "whole.png", "expected": "a.png"}
+    other["actual"] = "e.png"  # the pictures of the first failure, the other way round
     page = render_html([{"images": images}, {"images": other}], tmp_path)
     uris = _uris(page)
-    assert len(uris) == len(set(uris)) == 4  # five files, one pair of equal bytes
+    assert len(uris) == len(set(uris)) == 5  # six files, one pair of equal bytes
     # Every further use names the first by id.
-    assert page.count('data-same="img1"') == 2  # the whole graph, the second failure
+    assert page.count('data-same="img1"') == 1  # in the second failure
+    assert "(this is the whole graph)" in page  # no button that shows the same again
     assert page.count('data-same="img2"') == 2 + 3  # expected: slider, onion; then 3 again
     # The union canvas of 120 x 90 and 160 x 80, each picture at its own width on it.
     assert 'data-w="160" data-h="90"' in page
     assert "width:calc(160px * var(--k, 1));aspect-ratio:160/90" in page
     assert "width:calc(120px * var(--k, 1))" in page
     assert page.count('class="view slider"') == page.count('class="view onion"') == 2
-    assert page.count('<button data-act="whole"') == 1  # only the first names a whole graph
+    assert page.count('<button data-act="whole"') == 1  # the second failure's
     assert "expected 120 x 90 px, actual 160 x 80 px" in page
     assert '<div class="help" id="help" hidden' in page and "<kbd>?</kbd>" in page
+    # One file that works offline: nothing is fetched, whatever the page shows.
+    assert re.findall(r'(?:src|href)="(?!data:image/png;base64,|#f\d)', page) == []
+    assert "url(" not in page and "http" not in page.replace("http-equiv", "")
 
 
 def test_html_takes_unknown_and_broken_image_entries_in_its_stride(tmp_path: Path) -> None:
