@@ -2,8 +2,9 @@
 
 It speaks CDP over ``--remote-debugging-pipe`` (JSON messages separated by NUL bytes on
 file descriptors 3 and 4), so it needs no websocket library and opens no port. Only
-what the report test needs: open a page, evaluate an expression, take a screenshot, and
-keep every script error and console error the page produced.
+what the report tests need: open a page, evaluate an expression, press keys, drag and
+turn the wheel with the mouse, take a screenshot, and keep every script error and
+console error the page produced.
 """
 
 from __future__ import annotations
@@ -28,6 +29,17 @@ FLAGS: Final = (
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
     "--remote-debugging-pipe", "--window-size=1280,900",
 )  # fmt: skip
+
+
+#: ``code`` and Windows key code of the keys :meth:`Browser.press` knows by name or
+#: that are not letters.
+_KEYS: Final = {
+    "ArrowDown": ("ArrowDown", 40), "ArrowUp": ("ArrowUp", 38), "Escape": ("Escape", 27),
+    "ArrowLeft": ("ArrowLeft", 37), "ArrowRight": ("ArrowRight", 39),
+    "Home": ("Home", 36), "End": ("End", 35),
+    "?": ("Slash", 191), "+": ("Equal", 187), "-": ("Minus", 189),
+    **{str(d): (f"Digit{d}", 48 + d) for d in range(10)},
+}  # fmt: skip
 
 
 class BrowserError(RuntimeError):
@@ -172,6 +184,34 @@ class Browser:
         if "exceptionDetails" in found:
             raise BrowserError(f"evaluate failed: {found['exceptionDetails']}")
         return found["result"].get("value")
+
+    def press(self, key: str) -> None:
+        """Press and release one key as a user would (``"j"``, ``"?"``, ``"ArrowDown"``),
+        on whatever element has the focus."""
+        code, keycode = _KEYS[key] if key in _KEYS else (f"Key{key.upper()}", ord(key.upper()))
+        down: dict[str, Any] = {"key": key, "code": code, "windowsVirtualKeyCode": keycode}
+        if len(key) == 1:
+            self.call("Input.dispatchKeyEvent", type="keyDown", text=key, **down)
+        else:
+            self.call("Input.dispatchKeyEvent", type="rawKeyDown", **down)
+        self.call("Input.dispatchKeyEvent", type="keyUp", **down)
+
+    def drag(self, start: tuple[float, float], end: tuple[float, float], steps: int = 4) -> None:
+        """Drag with the left button from ``start`` to ``end`` (viewport pixels)."""
+        (x0, y0), (x1, y1) = start, end
+        mouse = "Input.dispatchMouseEvent"
+        self.call(mouse, type="mouseMoved", x=x0, y=y0)
+        self.call(mouse, type="mousePressed", x=x0, y=y0, button="left", buttons=1, clickCount=1)
+        for i in range(1, steps + 1):
+            x, y = x0 + (x1 - x0) * i / steps, y0 + (y1 - y0) * i / steps
+            self.call(mouse, type="mouseMoved", x=x, y=y, button="left", buttons=1)
+        self.call(mouse, type="mouseReleased", x=x1, y=y1, button="left", buttons=0, clickCount=1)
+
+    def wheel(self, at: tuple[float, float], delta_y: float) -> None:
+        """Turn the mouse wheel over ``at`` (negative ``delta_y``: away from the user)."""
+        x, y = at
+        self.call("Input.dispatchMouseEvent", type="mouseWheel", x=x, y=y, deltaX=0,
+                  deltaY=delta_y)  # fmt: skip
 
     def screenshot(self, *, full_page: bool = False) -> bytes:
         """A PNG of the viewport (or of the whole page)."""

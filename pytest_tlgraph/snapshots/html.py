@@ -1,43 +1,49 @@
-"""The HTML report: every failure of a session in one self-contained file.
+"""The HTML report: every failure of a session in one self-contained file, for review.
 
-Each failure shows its report sections and the expected / actual / diff images side by
-side. Images are inlined as base64 data URIs, so ``report.html`` is one file to upload
-as a CI artifact. It is written once, at the end of the session, from the records the
-tests (on any pytest-xdist worker) left in the results directory.
+Each failure shows the structural diff drawing first, at 100 % in a pan and zoom
+viewer (with the whole graph a button away when the record names one), then its
+report sections, then expected and actual in three views switched by tabs: side by
+side (with the pixel diff), a slider and an onion skin, the last two on the union
+canvas of both sizes (both images at the top-left, as the pixel diff aligns them).
+Keys move between failures (``?`` lists them). Images are inlined once each as base64
+data URIs (:mod:`pytest_tlgraph.snapshots.html_images`), so ``report.html`` is one
+file to upload as a CI artifact; it needs no network. It is written once, at the end
+of the session, from the records the tests (on any pytest-xdist worker) left in the
+results directory.
 """
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping, Sequence
 from html import escape
 from pathlib import Path
 from typing import Any, Final
 
+from pytest_tlgraph.snapshots.html_assets import SCRIPT, STYLE
+from pytest_tlgraph.snapshots.html_images import Inlined, InlinedImages
+
 __all__ = ["render_html", "write_html"]
 
-_STYLE: Final = """
-body { font: 14px/1.45 system-ui, sans-serif; margin: 24px; color: #1a1a1a; }
-h1 { font-size: 20px; margin: 0 0 4px; }
-.meta { color: #5a6270; margin-bottom: 20px; }
-section.failure { border: 1px solid #d0d4da; border-radius: 8px; margin: 0 0 24px;
-  padding: 12px 16px; }
-section.failure h2 { font-size: 15px; margin: 0 0 8px; word-break: break-all; }
-h3 { font-size: 13px; margin: 12px 0 4px; color: #3b4350; }
-pre { background: #f6f7f9; padding: 8px 10px; border-radius: 6px; overflow-x: auto;
-  font: 12px/1.4 ui-monospace, Menlo, Consolas, monospace; margin: 0;
-  white-space: pre-wrap; overflow-wrap: anywhere; }
-pre .del { color: #b31d28; background: #ffeef0; display: inline-block; min-width: 100%; }
-pre .add { color: #22863a; background: #e6ffed; display: inline-block; min-width: 100%; }
-pre .hunk { color: #6f42c1; }
-.images { display: flex; gap: 12px; align-items: flex-start; margin-top: 8px; }
-.images figure { flex: 1 1 0; margin: 0; min-width: 0; }
-.images figcaption { font-weight: 600; font-size: 12px; margin-bottom: 4px; }
-.frame { max-height: 80vh; overflow: auto; border: 1px solid #d0d4da; background: #fff; }
-.frame img { display: block; max-width: 100%; cursor: zoom-in; }
-.frame img.full { max-width: none; cursor: zoom-out; }
-nav ol { padding-left: 20px; }
-"""
+#: Image kinds with a place of their own; any other kind a record names is shown after
+#: the comparison views under its own name.
+_PLACED: Final = ("graphdiff", "graphdiff_full", "expected", "actual", "diff")
+_CAPTIONS: Final = {
+    "graphdiff": "structural diff (snapshot -> received)",
+    "graphdiff_full": "structural diff, whole graph",
+    "diff": "pixel diff",
+}
+_KEYS: Final = (
+    (("j", "n", "\u2193"), "next failure"),
+    (("k", "p", "\u2191"), "previous failure"),
+    (("1",), "side by side"),
+    (("2",), "slider: expected left of the line, actual right"),
+    (("3",), "onion skin: actual over expected"),
+    (("+", "-"), "zoom the structural diff"),
+    (("f",), "fit the structural diff"),
+    (("0",), "structural diff at 100%"),
+    (("w",), "whole graph / changes in context"),
+    (("?",), "this help (Esc closes)"),
+)
 
 
 def _diff_line(line: str) -> str:
@@ -53,80 +59,234 @@ def _diff_line(line: str) -> str:
     return text
 
 
-def _data_uri(path: Path) -> tuple[str | None, str]:
-    """The image as a data URI, or ``None`` and why it is not inlined: missing, or over
-    the size guard's limits (whatever wrote it, report.html never carries such an image)."""
-    from pytest_tlgraph.draw.canvas import png_problem
-
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None, "(image missing)"
-    problem = png_problem(data, "image", "open the file instead")
-    if problem is not None:
-        return None, f"({problem}: {path.name})"
-    return "data:image/png;base64," + base64.b64encode(data).decode("ascii"), ""
+def _caption(kind: str) -> str:
+    return escape(_CAPTIONS.get(kind, kind.replace("_", " ")))
 
 
-_CAPTIONS: Final = {"graphdiff": "structural diff (snapshot -> received)"}
-# Click an image to see it at its natural size (a tall graph fits the width otherwise).
-_ZOOM: Final = "this.classList.toggle('full')"
-
-
-def _figure(kind: str, rel: str, root: Path) -> str:
-    uri, why = _data_uri(root / rel)
-    body = (
-        f'<div class="frame"><img alt="{escape(kind)}" src="{uri}" onclick="{_ZOOM}" '
-        'title="click to enlarge"></div>'
-        if uri
-        else f"<p>{escape(why)}</p>"
+def _figure(kind: str, rel: str, root: Path, images: InlinedImages | None = None) -> str:
+    """One image with its caption, in a frame that scrolls; a click shows it at its
+    natural size. ``images`` is the page's pool (a pool of its own when not given)."""
+    pool = InlinedImages(root) if images is None else images
+    picture, why = pool.get(rel)
+    if picture is None:
+        return _figure_missing(kind, why)
+    img = pool.tag(picture, kind, title="click to enlarge", style=f"--w:{picture.width}px")
+    return (
+        f'<figure class="{escape(kind)}"><figcaption>{_caption(kind)}</figcaption>'
+        f'<div class="frame">{img}</div></figure>'
     )
-    caption = escape(_CAPTIONS.get(kind, kind))
-    return f'<figure class="{escape(kind)}"><figcaption>{caption}</figcaption>{body}</figure>'
 
 
-def _failure(number: int, record: Mapping[str, Any], root: Path) -> str:
+def _viewer(paths: Mapping[str, str], images: InlinedImages) -> str:
+    """The structural diff drawing in a pan and zoom viewer (and the whole graph, when
+    the record names one, as a second picture of the same viewer)."""
+    main, why = images.get(paths["graphdiff"])
+    if main is None:
+        return _figure_missing("graphdiff", why)
+    whole: Inlined | None = None
+    note = ""
+    if "graphdiff_full" in paths:
+        whole, why_full = images.get(paths["graphdiff_full"])
+        if whole is None:
+            note = f'<span class="hint">whole graph: {escape(why_full)}</span>'
+        elif whole.ident == main.ident:  # a small graph: the context is the whole of it
+            whole, note = None, '<span class="hint">(this is the whole graph)</span>'
+    buttons = [
+        '<button data-act="out" title="zoom out (-)">\u2212</button>',
+        '<button data-act="in" title="zoom in (+)">+</button>',
+        '<button data-act="fit" title="fit in view (f)">fit</button>',
+        '<button data-act="one" title="natural size (0)">100%</button>',
+        '<span class="zoom" title="the scale shown">100%</span>',
+    ]
+    if whole is not None:
+        buttons.append(
+            '<button data-act="whole" aria-pressed="false" '
+            'title="the whole union graph (w)">whole graph</button>'
+        )
+    buttons.append('<span class="hint">drag to pan, wheel to zoom</span>' + note)
+    pictures = [images.tag(main, "graphdiff", draggable="false")]
+    if whole is not None:
+        pictures.append(images.tag(whole, "graphdiff_full", draggable="false"))
+    return (
+        '<div class="viewer graphdiff">'
+        f'<div class="caption">{_caption("graphdiff")}</div>'
+        f'<div class="bar">{"".join(buttons)}</div>'
+        # The script sets the height again (and the picture's place); this one holds
+        # the drawing at 100% from the top-left where no script runs.
+        f'<div class="port" style="height:min({main.height + 2}px, 75vh)">'
+        f"{''.join(pictures)}</div></div>"
+    )
+
+
+def _figure_missing(kind: str, why: str) -> str:
+    return (
+        f'<figure class="{escape(kind)}"><figcaption>{_caption(kind)}</figcaption>'
+        f"<p>{escape(why)}</p></figure>"
+    )
+
+
+def _stage(kind: str, expected: Inlined, actual: Inlined, images: InlinedImages) -> str:
+    """The two pictures stacked at the top-left of their union canvas."""
+    width = max(expected.width, actual.width)
+    height = max(expected.height, actual.height)
+
+    def layer(place: str, side: str, picture: Inlined) -> str:
+        style = f"width:calc({picture.width}px * var(--k, 1))"
+        img = images.tag(picture, side, style=style, draggable="false")
+        return f'<div class="layer {place} {side}">{img}</div>'
+
+    if kind == "slider":  # expected on top, cut at the split: left of it, right actual
+        over, layers = (
+            "swipe",
+            layer("under", "actual", actual) + layer("over", "expected", expected),
+        )
+    else:  # actual on top, as opaque as the range says
+        over, layers = (
+            "onion",
+            layer("under", "expected", expected) + layer("over", "actual", actual),
+        )
+    extra = (
+        '<div class="split"></div><span class="tag expected">expected</span>'
+        '<span class="tag actual">actual</span>'
+        if kind == "slider"
+        else ""
+    )
+    # --k: the scale that fits the canvas in the page's width (set by the script, at
+    # most 1), the same for both pictures.
+    style = f"width:calc({width}px * var(--k, 1));aspect-ratio:{width}/{height}"
+    return (
+        f'<div class="stageframe"><div class="stage {over}" style="{style}" '
+        f'data-w="{width}" data-h="{height}">{layers}{extra}</div></div>'
+    )
+
+
+def _sizes(expected: Inlined, actual: Inlined) -> str:
+    if (expected.width, expected.height) == (actual.width, actual.height):
+        return f"both {expected.width} x {expected.height} px"
+    return (
+        f"expected {expected.width} x {expected.height} px, actual {actual.width} x "
+        f"{actual.height} px, both at the top-left (striped: no pixels)"
+    )
+
+
+def _compare(paths: Mapping[str, str], images: InlinedImages) -> str:
+    """Expected, actual and the pixel diff: side by side, and (with both pictures) the
+    slider and the onion skin."""
+    side = "".join(
+        _figure(kind, paths[kind], images.root, images)
+        for kind in ("expected", "actual", "diff")
+        if kind in paths
+    )
+    expected = images.get(paths["expected"])[0] if "expected" in paths else None
+    actual = images.get(paths["actual"])[0] if "actual" in paths else None
+    if expected is None or actual is None:
+        return f'<div class="images">{side}</div>'
+    tabs = (
+        '<div class="bar tabs">'
+        '<button data-view="side" aria-pressed="true">side by side<kbd>1</kbd></button>'
+        '<button data-view="slider" aria-pressed="false">slider<kbd>2</kbd></button>'
+        '<button data-view="onion" aria-pressed="false">onion skin<kbd>3</kbd></button>'
+        f'<span class="hint">{_sizes(expected, actual)}</span></div>'
+    )
+    slider = (
+        '<div class="view slider" hidden><label class="range">'
+        '<span><span class="swatch expected"></span>expected</span>'
+        '<input type="range" min="0" max="100" value="50" aria-label="split">'
+        '<span><span class="swatch actual"></span>actual</span><output>50%</output></label>'
+        + _stage("slider", expected, actual, images)
+        + "</div>"
+    )
+    onion = (
+        '<div class="view onion" hidden><label class="range">'
+        '<span><span class="swatch expected"></span>expected</span>'
+        '<input type="range" min="0" max="100" value="50" aria-label="opacity of actual">'
+        '<span><span class="swatch actual"></span>actual</span><output>50%</output></label>'
+        + _stage("onion", expected, actual, images)
+        + "</div>"
+    )
+    return (
+        f'<div class="compare" data-view="side">{tabs}'
+        f'<div class="view side"><div class="images">{side}</div></div>'
+        f"{slider}{onion}</div>"
+    )
+
+
+def _image_paths(record: Mapping[str, Any]) -> dict[str, str]:
+    """The record's images by kind; entries that are not two strings are left out."""
+    found = record.get("images", {})
+    if not isinstance(found, Mapping):
+        return {}
+    return {k: v for k, v in found.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def _failure(number: int, record: Mapping[str, Any], images: InlinedImages) -> str:
     parts = [f'<section class="failure" id="f{number}">']
     parts.append(f"<h2>{number}. {escape(str(record.get('nodeid', '')))}</h2>")
     parts.append(f"<div>{escape(str(record.get('title', '')))}</div>")
-    images: Mapping[str, str] = record.get("images", {})
-    if "graphdiff" in images:  # the picture that says what changed comes first
-        parts.append('<div class="images">')
-        parts.append(_figure("graphdiff", images["graphdiff"], root))
-        parts.append("</div>")
+    paths = _image_paths(record)
+    if "graphdiff" in paths:  # the picture that says what changed comes first
+        parts.append(_viewer(paths, images))
+    elif "graphdiff_full" in paths:
+        parts.append(_figure("graphdiff_full", paths["graphdiff_full"], images.root, images))
     sections: Sequence[Sequence[Any]] = record.get("sections", ())
     for heading, lines in sections:
         parts.append(f"<h3>{escape(str(heading))}</h3>")
         is_diff = str(heading).startswith("DOT diff")
         shown = (_diff_line(str(x)) if is_diff else escape(str(x)) for x in lines)
         parts.append("<pre>" + "\n".join(shown) + "</pre>")
-    if images.keys() & {"expected", "actual", "diff"}:
-        parts.append('<div class="images">')
-        parts.extend(
-            _figure(kind, images[kind], root)
-            for kind in ("expected", "actual", "diff")
-            if kind in images
-        )
+    if paths.keys() & {"expected", "actual", "diff"}:
+        parts.append(_compare(paths, images))
+    others = [kind for kind in paths if kind not in _PLACED]
+    if others:
+        parts.append('<div class="images others">')
+        parts.extend(_figure(kind, paths[kind], images.root, images) for kind in others)
         parts.append("</div>")
     parts.append("</section>")
     return "\n".join(parts)
 
 
+def _help() -> str:
+    rows = "".join(
+        "<tr><td>"
+        + " ".join(f"<kbd>{escape(k)}</kbd>" for k in keys)
+        + f"</td><td>{escape(what)}</td></tr>"
+        for keys, what in _KEYS
+    )
+    return (
+        '<div class="help" id="help" hidden role="dialog" aria-label="keys">'
+        f'<div class="card"><h2>Keys</h2><table>{rows}</table>'
+        "<p>Keys act on the current (outlined) failure; none fires while typing in a "
+        "field. The arrows move between failures when nothing has the focus.</p>"
+        "</div></div>"
+    )
+
+
 def render_html(records: Sequence[Mapping[str, Any]], root: Path) -> str:
     """The report page for ``records`` (images read from ``root``, the results dir)."""
     count = len(records)
+    images = InlinedImages(root)
     index = "".join(
         f'<li><a href="#f{i}">{escape(str(r.get("nodeid", "")))}</a></li>'
         for i, r in enumerate(records, start=1)
     )
-    body = "\n".join(_failure(i, r, root) for i, r in enumerate(records, start=1))
+    body = "\n".join(_failure(i, r, images) for i, r in enumerate(records, start=1))
+    pager = (
+        '<div class="pager"><button data-step="-1" title="previous failure (k)">\u2039'
+        f'</button><span class="where">1 / {count}</span>'
+        '<button data-step="1" title="next failure (j)">\u203a</button>'
+        '<button data-help title="keys (?)">?</button></div>'
+    )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>tlgraph snapshot failures ({count})</title><style>{_STYLE}</style></head>"
-        f"<body><h1>tlgraph snapshot failures: {count}</h1>"
-        '<div class="meta">expected = stored snapshot, actual = this run, diff = '
-        "mismatched pixels in red (anti-aliasing in yellow); click an image to enlarge</div>"
-        f"<nav><ol>{index}</ol></nav>\n{body}\n</body></html>\n"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>tlgraph snapshot failures ({count})</title><style>{STYLE}</style></head>"
+        f"<body>{pager}<h1>tlgraph snapshot failures: {count}</h1>"
+        '<div class="meta">expected = stored snapshot, actual = this run, pixel diff = '
+        "mismatched pixels in red (anti-aliasing in yellow). The structural diff opens at "
+        "100%: drag to pan, wheel to zoom. Compare expected and actual side by side, with "
+        "the slider or as an onion skin. Press <kbd>?</kbd> for the keys.</div>"
+        f"<nav><ol>{index}</ol></nav>\n{body}\n{_help()}<script>{SCRIPT}</script>"
+        "</body></html>\n"
     )
 
 

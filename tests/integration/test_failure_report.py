@@ -56,7 +56,8 @@ def test_size_change_structural_diff_and_rescale(changed: pytest.Pytester) -> No
     record = json.loads(next((results.parent / ".records").glob("*.json")).read_text())
     assert "graphdiff" in record["images"]
     html = (results.parent / "report.html").read_text()
-    assert 0 < html.index('<figure class="graphdiff">') < html.index('<figure class="expected">')
+    viewer, expected = '<div class="viewer graphdiff">', '<figure class="expected">'
+    assert 0 < html.index(viewer) < html.index(expected)
     # §2.4: the rescale named once, with the nodes it alone recoloured.
     assert out.count("colour domain 0 FLOPs .. 27.6 KFLOPs -> 0 FLOPs .. ") == 1
     assert ": 2 nodes recoloured by the rescale alone" in out

@@ -2,9 +2,10 @@
 
 A pytester run with real failures (a changed hidden size, a tall graph with a layer
 added) writes the report; Chromium then loads it and the page is checked as a reader
-would meet it: every image decoded, no script or console error, every index link lands
-on its failure, the structural diff first, long DOT lines wrapped, a tall graph shown
-at the page's width inside a scrolling frame, and a click enlarging it.
+would meet it: every image decoded and inlined once, no script or console error, every
+index link lands on its failure, the structural diff first, long DOT lines wrapped, a
+tall graph shown at the page's width inside a scrolling frame, and a click enlarging it.
+(The review views, keys and the pan and zoom viewer: ``test_report_review.py``.)
 """
 
 from __future__ import annotations
@@ -44,12 +45,12 @@ def test_tall(tlgraph_snapshot):
 """
 
 CHECKS = """(() => {
-  const imgs = [...document.images];
+  const imgs = [...document.images].filter(i => i.getAttribute('src'));
   const links = [...document.querySelectorAll('nav a[href^="#"]')];
   const pres = [...document.querySelectorAll('pre')];
   const frames = [...document.querySelectorAll('.frame')];
   const first = [...document.querySelectorAll('section.failure')].map(
-    s => s.querySelector('figure') && s.querySelector('figure').className);
+    s => s.querySelector('figure, .viewer') && s.querySelector('figure, .viewer').className);
   return {
     images: imgs.length,
     broken: imgs.filter(i => !i.complete || i.naturalWidth === 0).map(i => i.alt),
@@ -57,7 +58,8 @@ CHECKS = """(() => {
     dangling: links.filter(a => !document.getElementById(a.hash.slice(1))).map(a => a.hash),
     overflowing: pres.filter(p => p.scrollWidth > p.clientWidth + 1).length,
     framesOverHeight: frames.filter(f => f.clientHeight > innerHeight * 0.9 + 1).length,
-    tallScaled: imgs.some(i => i.naturalHeight > innerHeight && i.width <= i.naturalWidth
+    tallScaled: imgs.some(i => i.closest('figure') && i.naturalHeight > innerHeight
+      && i.width <= i.naturalWidth
       && i.closest('.frame').scrollHeight > i.closest('.frame').clientHeight),
     firstFigures: first,
     width: innerWidth,
@@ -66,7 +68,7 @@ CHECKS = """(() => {
 })()"""
 
 CLICK = """(() => {
-  const img = document.querySelector('figure.graphdiff img');
+  const img = document.querySelectorAll('figure.actual img')[1];
   const before = img.getBoundingClientRect().width;
   img.click();
   const after = img.getBoundingClientRect().width;
@@ -86,10 +88,12 @@ def test_report_in_headless_chromium(
     with Browser() as browser:
         browser.open(report)
         found = browser.evaluate(CHECKS)
-        assert found["images"] == 2 * 4  # graph diff, expected, actual, pixel diff each
+        # graph diff, expected, actual, pixel diff each; the slider and the onion skin
+        # show the expected and actual images again without inlining them again
+        assert found["images"] == 2 * 4
         assert found["broken"] == []
         assert found["links"] == 2 and found["dangling"] == []
-        assert found["firstFigures"] == ["graphdiff", "graphdiff"]
+        assert found["firstFigures"] == ["viewer graphdiff", "viewer graphdiff"]
         assert found["overflowing"] == 0  # long DOT lines wrap
         assert found["framesOverHeight"] == 0
         assert found["tallScaled"]

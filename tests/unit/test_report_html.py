@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -133,9 +134,70 @@ def test_html_inlines_images_and_escapes_text(tmp_path: Path) -> None:
         "images": {"expected": "e.png", "actual": "missing.png"},
     }
     page = render_html([record], tmp_path)
-    assert "<script>" not in page and "t.py::test_x[&lt;script&gt;]" in page
+    assert "test_x[<script>]" not in page and "t.py::test_x[&lt;script&gt;]" in page
     assert "data:image/png;base64," + base64.b64encode(png).decode() in page
     assert "(image missing)" in page
     assert '<span class="del">-a</span>' in page and '<span class="add">+b</span>' in page
     assert "fc1: args row now shows in_features=8" in page
     assert page.index("<figcaption>expected") < page.index("<figcaption>actual")
+
+
+def _picture(path: Path, size: tuple[int, int], colour: tuple[int, int, int]) -> str:
+    from PIL import Image
+
+    Image.new("RGB", size, colour).save(path)
+    return path.name
+
+
+def _uris(page: str) -> list[str]:
+    return re.findall(r"data:image/png;base64,[A-Za-z0-9+/=]+", page)
+
+
+def test_html_inlines_each_image_once_and_builds_the_review_views(tmp_path: Path) -> None:
+    images = {
+        "graphdiff": _picture(tmp_path / "g.png", (300, 200), (250, 250, 250)),
+        "expected": _picture(tmp_path / "e.png", (120, 90), (200, 0, 0)),
+        "actual": _picture(tmp_path / "a.png", (160, 80), (0, 0, 200)),
+        "diff": _picture(tmp_path / "d.png", (160, 90), (255, 255, 255)),
+    }
+    (tmp_path / "full.png").write_bytes((tmp_path / "g.png").read_bytes())  # same bytes
+    images["graphdiff_full"] = "full.png"
+    _picture(tmp_path / "whole.png", (900, 300), (240, 240, 240))
+    other = {"graphdiff": "g.png", "graphdiff_full": "whole.png", "expected": "a.png"}
+    other["actual"] = "e.png"  # the pictures of the first failure, the other way round
+    page = render_html([{"images": images}, {"images": other}], tmp_path)
+    uris = _uris(page)
+    assert len(uris) == len(set(uris)) == 5  # six files, one pair of equal bytes
+    # Every further use names the first by id.
+    assert page.count('data-same="img1"') == 1  # in the second failure
+    assert "(this is the whole graph)" in page  # no button that shows the same again
+    assert page.count('data-same="img2"') == 2 + 3  # expected: slider, onion; then 3 again
+    # The union canvas of 120 x 90 and 160 x 80, each picture at its own width on it.
+    assert 'data-w="160" data-h="90"' in page
+    assert "width:calc(160px * var(--k, 1));aspect-ratio:160/90" in page
+    assert "width:calc(120px * var(--k, 1))" in page
+    assert page.count('class="view slider"') == page.count('class="view onion"') == 2
+    assert page.count('<button data-act="whole"') == 1  # the second failure's
+    assert "expected 120 x 90 px, actual 160 x 80 px" in page
+    assert '<div class="help" id="help" hidden' in page and "<kbd>?</kbd>" in page
+    # One file that works offline: nothing is fetched, whatever the page shows.
+    assert re.findall(r'(?:src|href)="(?!data:image/png;base64,|#f\d)', page) == []
+    assert "url(" not in page and "http" not in page.replace("http-equiv", "")
+
+
+def test_html_takes_unknown_and_broken_image_entries_in_its_stride(tmp_path: Path) -> None:
+    (tmp_path / "not.png").write_bytes(b"GIF89a not a png")
+    png = _picture(tmp_path / "x.png", (40, 30), (0, 120, 0))
+    records = [
+        {"images": {"heat_map": png, "expected": png, 3: png, "diff": ["x.png"]}},
+        {"images": ["x.png"]},
+        {"images": {"graphdiff": png, "graphdiff_full": "gone.png", "actual": "not.png"}},
+        {"images": {"graphdiff_full": png}},
+    ]
+    page = render_html(records, tmp_path)
+    assert "<figcaption>heat map</figcaption>" in page  # an unknown kind, by its name
+    assert "(not a PNG: not.png)" in page
+    assert "whole graph: (image missing)" in page and '<button data-act="whole"' not in page
+    assert "structural diff, whole graph" in page  # alone, as a plain figure
+    assert '<div class="compare"' not in page  # no record has both sides: no slider, no onion
+    assert len(_uris(page)) == 1

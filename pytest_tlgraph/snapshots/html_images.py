@@ -1,0 +1,83 @@
+"""The images of ``report.html``: each one inlined once, as a base64 data URI.
+
+The same picture is often shown more than once (the slider and the onion skin show the
+expected and actual images again; a small graph's context diff may be its whole
+graph), and a data URI is a third larger than its PNG. So the first ``<img>`` of a
+picture carries the data URI and an ``id``; every later one names it by
+``data-same`` and the page's script copies the ``src`` when it is shown
+(:mod:`pytest_tlgraph.snapshots.html_assets`).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+
+__all__ = ["Inlined", "InlinedImages"]
+
+
+@dataclass(frozen=True, slots=True)
+class Inlined:
+    """One picture of the page: its ``<img>`` id and its size in pixels."""
+
+    ident: str
+    width: int
+    height: int
+    uri: str
+
+    def tag(self, alt: str, *, first: bool, **extra: str) -> str:
+        """An ``<img>`` of the picture: with its data URI when ``first``, else naming
+        the first by ``data-same``; ``extra`` are more attributes (``class_`` for
+        ``class``), empty ones left out."""
+        attrs = [f'alt="{escape(alt)}"', f'data-w="{self.width}"', f'data-h="{self.height}"']
+        attrs += [f'{k.rstrip("_")}="{escape(v)}"' for k, v in extra.items() if v]
+        if first:
+            attrs[:0] = [f'id="{self.ident}"', f'src="{self.uri}"']
+        else:
+            attrs.insert(0, f'data-same="{self.ident}"')
+        return "<img " + " ".join(attrs) + ">"
+
+
+class InlinedImages:
+    """The pictures of one page, read from the results folder ``root``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._by_hash: dict[str, Inlined] = {}
+        self._shown: set[str] = set()
+
+    def get(self, rel: str) -> tuple[Inlined | None, str]:
+        """The picture at ``rel``, or ``None`` and why it is not inlined: missing, or
+        over the size guard's limits (whatever wrote it, the page never carries such an
+        image)."""
+        from pytest_tlgraph.draw.canvas import png_problem
+        from pytest_tlgraph.snapshots.pngmeta import read_png_size
+
+        path = self.root / rel
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None, "(image missing)"
+        problem = png_problem(data, "image", "open the file instead")
+        if problem is not None:
+            return None, f"({problem}: {path.name})"
+        size = read_png_size(data)
+        if size is None:
+            return None, f"(not a PNG: {path.name})"
+        digest = hashlib.sha256(data).hexdigest()
+        found = self._by_hash.get(digest)
+        if found is None:
+            uri = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+            found = Inlined(f"img{len(self._by_hash) + 1}", size[0], size[1], uri)
+            self._by_hash[digest] = found
+        return found, ""
+
+    def tag(self, picture: Inlined, alt: str, **extra: str) -> str:
+        """An ``<img>`` of ``picture`` (``extra``: more attributes, see
+        :meth:`Inlined.tag`): the first one of the page carries the data URI."""
+        first = picture.ident not in self._shown
+        self._shown.add(picture.ident)
+        return picture.tag(alt, first=first, **extra)
