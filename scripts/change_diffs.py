@@ -10,6 +10,7 @@ Usage::
 
     PYTHONPATH=. python scripts/change_diffs.py
     PYTHONPATH=. python scripts/change_diffs.py --out /tmp/changes block_inserted
+    PYTHONPATH=. python scripts/change_diffs.py --docs   # docs/diffs.md and its pictures
 """
 
 from __future__ import annotations
@@ -56,6 +57,46 @@ def _diff(folder: Path, view: str) -> str:
     return text
 
 
+#: The view ``docs/diffs.md`` shows of each change, and what the change is.
+DOCS_VIEWS: dict[str, tuple[str, str]] = {
+    "block_inserted": ("full", "a third `BasicBlock` in ResNet-18's `layer1`"),
+    "same_type_inserted": ("full", "`Dropout(0.1)` in front of MobileNetV3's `Dropout(0.2)`"),
+    "activation_swapped": ("auto", "ReLU -> SiLU in every `BasicBlock`"),
+    "kernel_changed": ("depth2", "every `BasicBlock` conv 3x3 -> 5x5"),
+    "width_changed": ("auto", "ResNet-18's base width 8 -> 16"),
+    "stem_kernel_changed": ("full", "the stem conv 7x7 -> 5x5"),
+}
+DOCS_PAGE = ROOT / "docs" / "diffs.md"
+DOCS_IMAGES = ROOT / "docs" / "images" / "diffs"
+
+
+def write_docs(out: Path) -> None:
+    """``docs/diffs.md``: each change's summary in every view, and the diff drawing of
+    one view (copied to ``docs/images/diffs/``), from the folders :func:`run` wrote."""
+    DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
+    lines = [
+        "# Real changes, as a failure tells them",
+        "",
+        "Each change below is a real edit of a corpus model (`tests/corpus/changes.py`),",
+        "drawn before and after and compared: the summary a failing test prints, in each",
+        "view, and the structural diff drawing of one view (the changes and two hops around",
+        "them; grey dashed nodes are runs of unchanged nodes). Made by",
+        "`PYTHONPATH=. python scripts/change_diffs.py --docs`.",
+        "",
+    ]
+    for name, (view, what) in DOCS_VIEWS.items():
+        folder = out / name
+        lines += [f"## {name}: {what}", ""]
+        for shown in VIEWS:
+            summary = (folder / f"{shown}-summary.txt").read_text(encoding="utf-8").strip()
+            lines += [f"`{shown}`:", "", "```", summary, "```", ""]
+        image = DOCS_IMAGES / f"{name}-{view}.png"
+        image.write_bytes((folder / f"{view}-diff.png").read_bytes())
+        lines += [f"![{name}, {view}](images/diffs/{image.name})", ""]
+    DOCS_PAGE.write_text("\n".join(lines), encoding="utf-8")
+    print(f"wrote {DOCS_PAGE.relative_to(ROOT)}")
+
+
 def run(out: Path, selected: list[str]) -> int:
     """Capture, draw and diff every change in ``selected``; the exit status."""
     unknown = [name for name in selected if name not in CHANGES]
@@ -74,7 +115,10 @@ def run(out: Path, selected: list[str]) -> int:
             _write_views(trace, folder, side)
         for view in VIEWS:
             print(f"== {name} / {view} ({folder / f'{view}-diff.png'})")
-            print(_diff(folder, view))
+            text = _diff(folder, view)
+            summary = "\n".join(line for line in text.splitlines() if not line.startswith("wrote "))
+            (folder / f"{view}-summary.txt").write_text(summary + "\n", encoding="utf-8")
+            print(text)
             print()
     return 0
 
@@ -84,8 +128,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("changes", nargs="*", help=f"changes to draw: {', '.join(CHANGES)}")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"default {DEFAULT_OUT}")
+    parser.add_argument(
+        "--docs", action="store_true", help="then write docs/diffs.md and its pictures"
+    )
     options = parser.parse_args(argv)
-    return run(options.out, options.changes)
+    if options.docs and options.changes:
+        parser.error("--docs draws every change: give no change names with it")
+    status = run(options.out, options.changes)
+    if status == 0 and options.docs:
+        write_docs(options.out)
+    return status
 
 
 if __name__ == "__main__":
