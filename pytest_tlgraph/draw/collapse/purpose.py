@@ -6,8 +6,8 @@ member that feeds nothing, when none does), first rule that holds:
 * ``mask``: a result is boolean (a comparison, ``and``/``or``, a causal mask);
 * ``positions``: a result is computed, anywhere upstream, from an ``arange`` or a
   ``cumsum`` (cache positions, position ids, what a rotary embedding reads);
-* ``shape``: every member only turns sizes into tensors or reshapes them
-  (``new_ones``, ``zeros``, ``expand``, ``view``...);
+* ``shape``: every member only turns sizes into tensors, reshapes them or moves their
+  axes (``new_ones``, ``zeros``, ``expand``, ``view``, ``swapaxes``...);
 * ``index``: anything else (a ``getitem`` of an input, integer arithmetic).
 """
 
@@ -24,13 +24,15 @@ __all__ = ["POSITION_SOURCES", "PURPOSES", "SHAPE_FUNCS", "segment_purpose"]
 PURPOSES: Final = ("mask", "positions", "shape", "index")
 #: Functions whose results count positions.
 POSITION_SOURCES: Final = frozenset({"arange", "cumsum"})
-#: Functions that only make a tensor from sizes or reshape one.
+#: Functions that only make a tensor from sizes, reshape one or move its axes.
 SHAPE_FUNCS: Final = frozenset(
     {
         "new_ones", "new_zeros", "new_full", "new_empty", "ones", "zeros", "full",
         "empty", "ones_like", "zeros_like", "full_like", "empty_like", "tensor",
-        "as_tensor", "scalar_tensor", "expand", "expand_as", "view", "reshape",
-        "unsqueeze", "squeeze", "flatten",
+        "as_tensor", "scalar_tensor", "expand", "expand_as", "view", "view_as",
+        "reshape", "reshape_as", "unsqueeze", "squeeze", "flatten", "unflatten",
+        "permute", "transpose", "swapaxes", "swapdims", "moveaxis", "movedim", "t",
+        "T", "mT", "contiguous",
     }
 )  # fmt: skip
 
