@@ -93,6 +93,17 @@ def _name(func: Callable[..., Any]) -> str:
         return func_name(func)
 
 
+def _returns_param(name: str, out: torch.Tensor, inputs: list[torch.Tensor]) -> bool:
+    """Whether a call that read only parameters or buffers handed one of them back
+    unchanged (``inv_freq.to(device)``, ``weight.float()`` on a float32 weight): no
+    value was computed, and what reads the result reads the parameter itself (named on
+    its params row). A write (``add_``, ``x[i] = v``) is an op even when it returns
+    the tensor it wrote."""
+    if name == "setitem" or name.endswith("_"):
+        return False
+    return any(t is out for t in inputs)
+
+
 def _unpack(t: torch.Tensor) -> torch.Tensor:
     return t
 
@@ -340,6 +351,10 @@ class Recorder(TorchFunctionMode):
         self.failed = None
         if isinstance(out, _Tensor):
             outputs = [out]
+        elif name == "setitem" and args and isinstance(args[0], _Tensor):
+            # ``x[i] = v`` returns nothing, yet writes ``x``: recorded like an in-place
+            # op, so what reads ``x`` next is wired to the write (and ``v`` to it).
+            outputs = [args[0]]
         else:
             outputs = iter_tensors(out)
             if not outputs:
@@ -383,6 +398,8 @@ class Recorder(TorchFunctionMode):
             if found is not None and found not in parents:
                 parents.append(found)
         first = outputs[0]
+        if not parents and id(first) in known_params and _returns_param(name, first, tensors):
+            return  # an identity on a parameter or buffer: nothing computed, no op
         numel = first.numel()
         size = numel * first.element_size()
         if len(outputs) > 1:

@@ -9,12 +9,16 @@ from torch import nn
 
 from pytest_tlgraph import capture
 from pytest_tlgraph.draw import build_plan
+from pytest_tlgraph.draw.collapse import AUTO_NODE_BUDGET
 from pytest_tlgraph.draw.collapse.plumbing import plumbing_ops
+from pytest_tlgraph.draw.collapse.records import BoxRecord, FoldRecord
 from tests.corpus.traces import corpus_trace
 from tests.plan_checks import check_plan
 
 
-@pytest.mark.parametrize("name", ["gemma3", "llama", "phi3", "mixtral", "qwen2", "mistral"])
+@pytest.mark.parametrize(
+    "name", ["gemma2", "gemma3", "qwen2_moe", "llama", "phi3", "mixtral", "qwen2", "mistral"]
+)
 def test_at_most_a_quarter_of_the_auto_nodes_are_plumbing(name: str) -> None:
     trace = corpus_trace(name)
     plan = build_plan(trace, collapse="auto")
@@ -27,6 +31,29 @@ def test_at_most_a_quarter_of_the_auto_nodes_are_plumbing(name: str) -> None:
         assert node.cluster is not None  # drawn in its module's frame
     alone = [n for n in plan.nodes if n.kind == "op" and n.id in plumbing]
     assert 4 * (len(segments) + len(alone)) <= len(plan.nodes)
+
+
+@pytest.mark.parametrize(
+    ("name", "compute"),
+    [
+        ("gemma2", "Gemma2DecoderLayer"),
+        ("gemma3", "Gemma3DecoderLayer"),
+        ("qwen2_moe", "Qwen2MoeSparseMoeBlock"),
+        ("llama", "LlamaDecoderLayer"),
+    ],
+)
+def test_auto_expands_where_the_compute_is_within_the_budget(name: str, compute: str) -> None:
+    trace = corpus_trace(name)
+    plan = build_plan(trace, collapse="auto")
+    assert len(plan.nodes) <= AUTO_NODE_BUDGET
+    # Drawn as a frame with its ops or boxes inside, not as one box.
+    frames = [c.id for c in plan.clusters if c.type_name == compute]
+    assert frames
+    inside = [n for n in plan.nodes if n.cluster in frames]
+    assert len(inside) >= 2
+    boxed = {n.record.module_type for n in plan.nodes if isinstance(n.record, BoxRecord)}
+    boxed |= {n.record.boxes[0].module_type for n in plan.nodes if isinstance(n.record, FoldRecord)}
+    assert compute not in boxed
 
 
 def test_gemma3_mask_plumbing_is_a_few_segments_and_the_mlp_opens() -> None:

@@ -25,6 +25,7 @@ from typing import Any, Final
 from pytest_tlgraph.draw.collapse.detail import Key, boxed_deeper_than, drawn_calls
 from pytest_tlgraph.draw.collapse.folds import TypePaths, call_signature, fold_runs, fold_title
 from pytest_tlgraph.draw.collapse.plumbing import plumbing_runs
+from pytest_tlgraph.draw.collapse.purpose import segment_purpose
 from pytest_tlgraph.draw.collapse.records import (
     ADDITIVE_FIELDS,
     BoxRecord,
@@ -79,6 +80,7 @@ class _Unit:
     names: list[str] = field(default_factory=list)  # segments: labels listed
     funcs: list[str] = field(default_factory=list)  # segments: their functions
     boxes: tuple[str, ...] = ()  # folds: the folded box ids, representative first
+    purpose: str | None = None  # plumbing segments: what they compute
 
 
 def _validate(view: str, depth: int | None, collapse: str | None) -> None:
@@ -279,7 +281,8 @@ def _merge_plumbing(trace: Trace, unit_of: dict[str, str], units: dict[str, _Uni
         uid = f"segment:{run[0]}"
         chain = units[run[0]].chain
         funcs = [trace.op(label).func for label in run]
-        units[uid] = _Unit(uid, "segment", chain, names=list(run), funcs=funcs)
+        purpose = segment_purpose(trace, run)
+        units[uid] = _Unit(uid, "segment", chain, names=list(run), funcs=funcs, purpose=purpose)
         remap.update(dict.fromkeys(run, uid))
     for old in remap:
         del units[old]
@@ -397,7 +400,7 @@ def _assemble(
         elif unit.kind == "box":
             record = box_record(trace, unit.calls, by_unit[uid])
         elif unit.kind == "segment":
-            record = segment_record(trace, labels, unit.names, unit.funcs)
+            record = segment_record(trace, labels, unit.names, unit.funcs, unit.purpose)
         else:
             record = unit.record
         if unit.kind in COLLAPSED_KINDS:

@@ -42,7 +42,12 @@ def plumbing_runs(trace: Trace, drawn_alone: Callable[[str], bool]) -> list[list
     """Runs of connected plumbing ops, each in one module call and drawn alone
     (``drawn_alone(label)``: the op is a plain node of its own, not in a box nor drawn
     by a repeat fold's representative), in execution order; only runs of at least
-    :data:`MIN_RUN` ops."""
+    :data:`MIN_RUN` ops.
+
+    A dead end, a group of connected plumbing ops that reads nothing and feeds nothing
+    (the batch and head ``arange`` a causal mask function ignores), would be a node
+    with no edge: it joins the next run of its module call that has an edge (else the
+    one before it), so it is not drawn on its own and its ops stay in a signature."""
     candidates = {label for label in plumbing_ops(trace) if drawn_alone(label)}
     root: dict[str, str] = {}
 
@@ -59,8 +64,46 @@ def plumbing_runs(trace: Trace, drawn_alone: Callable[[str], bool]) -> list[list
         for parent in op.parents:
             if parent in candidates and trace.op(parent).module_calls == op.module_calls:
                 root[find(parent)] = find(op.label)
-    runs: dict[str, list[str]] = {}
+    groups: dict[str, list[str]] = {}
     for op in trace.ops:
         if op.label in candidates:
-            runs.setdefault(find(op.label), []).append(op.label)
-    return [run for run in runs.values() if len(run) >= MIN_RUN]
+            groups.setdefault(find(op.label), []).append(op.label)
+    runs = _attach_dead_ends(trace, list(groups.values()))
+    return [run for run in runs if len(run) >= MIN_RUN]
+
+
+def _dead(trace: Trace, group: list[str]) -> bool:
+    """Whether no edge enters or leaves ``group``: it reads and feeds nothing else."""
+    inside = set(group)
+    for label in group:
+        op = trace.op(label)
+        if any(p not in inside for p in op.parents):
+            return False
+        if any(c not in inside for c in op.children):
+            return False
+    return True
+
+
+def _attach_dead_ends(trace: Trace, groups: list[list[str]]) -> list[list[str]]:
+    """``groups`` (execution order) with each dead one merged into the next live group
+    of its module call, else the last live one before it; the merged groups list their
+    ops in execution order. Dead groups of a call with no live group stay apart."""
+    by_call: dict[tuple[tuple[str, int], ...], list[int]] = {}
+    for i, group in enumerate(groups):
+        by_call.setdefault(trace.op(group[0]).module_calls, []).append(i)
+    into: dict[int, int] = {}
+    for indices in by_call.values():
+        live = [i for i in indices if not _dead(trace, groups[i])]
+        if not live:
+            continue
+        for i in indices:
+            if i not in live:
+                into[i] = next((j for j in live if j > i), live[-1])
+    if not into:
+        return groups
+    merged: dict[int, list[str]] = {i: list(g) for i, g in enumerate(groups) if i not in into}
+    for i, j in into.items():
+        merged[j].extend(groups[i])
+    out = [sorted(run, key=lambda label: trace.op(label).index) for run in merged.values()]
+    out.sort(key=lambda run: trace.op(run[0]).index)
+    return out

@@ -102,13 +102,16 @@ class BoxRecord(CollapsedRecord):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SegmentRecord(CollapsedRecord):
-    """A run of consecutive root-level ops drawn as one capsule (``collapse="max"``)."""
+    """A run of consecutive root-level ops drawn as one capsule (``collapse="max"``),
+    or a run of plumbing ops (``collapse="auto"``), whose ``purpose`` names what it
+    computes (``mask``, ``positions``, ``shape``, ``index``: :mod:`.purpose`)."""
 
     first: str
     last: str
     funcs: tuple[str, ...]
     shape: Shape | None
     dtype: torch.dtype | None
+    purpose: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -201,12 +204,17 @@ def box_record(trace: Trace, calls: Sequence[ModuleCall], members: Sequence[str]
 
 
 def segment_record(
-    trace: Trace, members: Sequence[str], names: Sequence[str], funcs: Sequence[str]
+    trace: Trace,
+    members: Sequence[str],
+    names: Sequence[str],
+    funcs: Sequence[str],
+    purpose: str | None = None,
 ) -> SegmentRecord:
     """The record of a segment over ``members`` (op labels in execution order).
 
     ``names`` are the labels the segment lists (op labels, or layer labels when rolled)
-    and ``funcs`` their function names, one per name.
+    and ``funcs`` their function names, one per name; ``purpose`` names a plumbing
+    segment's work.
     """
     out = output_op(trace, members)
     return SegmentRecord(
@@ -217,5 +225,6 @@ def segment_record(
         funcs=tuple(funcs),
         shape=out.shape,
         dtype=out.dtype,
+        purpose=purpose,
         **member_sums([trace.op(label) for label in members]),
     )

@@ -7,7 +7,8 @@ Default rows, top to bottom:
   the checked suppression, against the box's single input and its output);
 * fold: ``x40 @blocks.0-39 (Block)`` (bold), then the representative's shape and args;
 * segment: ``mul_1..tanh_1`` (bold; the first and last op), ``5 ops: mul, add x3, tanh``,
-  the output shape.
+  the output shape; a plumbing segment of ``collapse="auto"`` is titled by what it
+  computes, ``mask: 12 ops`` (bold), then ``arange x2, add, gt, ...`` and the shape.
 
 ``node_label_fields`` tokens pick rows as on op nodes; ``bytes`` and ``flops`` are the
 exact sums over the member ops and say so (``(sum)``).
@@ -54,6 +55,9 @@ def _title(node: PlanNode, record: CollapsedRecord) -> str:
         calls = f" (x{record.num_calls})" if record.num_calls > 1 else ""
         address = relative_address(record.module, node.within) or record.module
         return f"@{address} ({record.module_type}){calls}"
+    if record.purpose is not None:
+        count = len(record.funcs)
+        return f"{record.purpose}: {count} op{'' if count == 1 else 's'}"
     if record.first == record.last:
         return record.first
     return f"{record.first}..{record.last}"
@@ -84,6 +88,8 @@ def _args(record: CollapsedRecord, trace: Trace | None, options: DrawOptions) ->
 def _ops_row(record: CollapsedRecord) -> str | None:
     if not isinstance(record, SegmentRecord):
         return None
+    if record.purpose is not None:  # the title counts the ops
+        return func_list(record.funcs)
     count = len(record.funcs)
     return f"{count} op{'' if count == 1 else 's'}: {func_list(record.funcs)}"
 
