@@ -63,7 +63,7 @@ def test_each_node_reads_back_in_its_innermost_cluster(view: str) -> None:
     for node_id, node in graph.nodes.items():
         path = graph.cluster_path(node_id)
         assert path == (() if node.cluster is None else (*path[:-1], node.cluster))
-        for outer, inner in zip(path, path[1:], strict=False):
+        for outer, inner in itertools.pairwise(path):
             assert graph.clusters[inner].parent == outer
 
 
