@@ -29,14 +29,14 @@ def drawn_data(
 
 
 def reads_back(drawing: Drawing) -> bool:
-    """Whether :func:`~pytest_tlgraph.snapshots.graphdata.parse_dot` reads the drawing's
-    DOT back as exactly what the drawing holds (clusters in any order)."""
-    from pytest_tlgraph.snapshots.graphdata import parse_dot
+    """Whether :func:`~pytest_tlgraph.snapshots.compare.graph.read_graph` reads the
+    drawing's DOT back as exactly what the drawing holds (clusters in any order)."""
+    from pytest_tlgraph.snapshots.compare.graph import read_graph
 
-    parsed = parse_dot(drawing.dot)
+    graph = read_graph(drawing.dot)
     nodes, edges, clusters = drawn_data(drawing)
     return (
-        dict(parsed.nodes) == nodes
-        and parsed.edges == edges
-        and sorted(parsed.clusters) == sorted(clusters)
+        {node_id: node.rows for node_id, node in graph.nodes.items()} == nodes
+        and graph.edges == edges
+        and sorted(c.title for c in graph.clusters.values()) == sorted(clusters)
     )

@@ -20,11 +20,10 @@ from torch import nn
 from pytest_tlgraph import capture
 from pytest_tlgraph.draw.collapse.signature import read_signature
 from pytest_tlgraph.render import render_png
-from pytest_tlgraph.snapshots.graphdata import parse_dot
-from pytest_tlgraph.snapshots.graphdiff import CHANGED, UNCHANGED, graph_diff
-from pytest_tlgraph.snapshots.recolour import recolour_line, recoloured_nodes
-from pytest_tlgraph.snapshots.report import summary_lines
-from pytest_tlgraph.snapshots.structure import summarize
+from pytest_tlgraph.snapshots.compare.comparison import compare
+from pytest_tlgraph.snapshots.compare.drawing import CHANGED, UNCHANGED, graph_diff
+from pytest_tlgraph.snapshots.compare.graph import read_graph
+from pytest_tlgraph.snapshots.compare.story import every_change, recolour_line, story_lines
 from pytest_tlgraph.trace import Trace
 from tests.corpus.models_faithful_collapse import resnet18_basic_case
 from tests.corpus.registry import names
@@ -69,24 +68,22 @@ def test_an_activation_swapped_in_every_block_fails_the_dot_comparison(
 
 
 def test_the_summary_names_the_change_inside_each_block(relu: Trace, gelu: Trace) -> None:
-    summary = summarize(parse_dot(relu.draw(depth=1).dot), parse_dot(gelu.draw(depth=1).dot))
-    lines = summary_lines(summary)
-    assert lines[0] == "label rows changed (8 nodes):"
-    assert [str(change) for change in summary.row_changes] == [
-        f"{block} (BasicBlock), inside: relu -> gelu (2 ops)" for block in BLOCKS
+    comparison = compare(relu.draw(depth=1).dot, gelu.draw(depth=1).dot)
+    # The same edit in eight blocks is one line, with the addresses' common pattern.
+    assert story_lines(comparison) == ["8 nodes @layer*.*: inside: relu -> gelu (2 ops)"]
+    assert every_change(comparison) == [
+        f"{block} (BasicBlock): inside: relu -> gelu (2 ops)" for block in BLOCKS
     ]
-    assert "  @layer1.0 (BasicBlock), inside: relu -> gelu (2 ops)" in lines
-    assert not summary.unchanged
+    assert not comparison.unchanged
 
 
 def test_collapse_auto_names_the_fold_and_the_boxes(relu: Trace, gelu: Trace) -> None:
-    summary = summarize(
-        parse_dot(relu.draw(collapse="auto").dot), parse_dot(gelu.draw(collapse="auto").dot)
-    )
-    changes = [str(change) for change in summary.row_changes]
-    assert changes[0] == "x2 @layer1.0-1 (BasicBlock), inside: relu -> gelu (2 ops)"
-    assert "@layer2.0 (BasicBlock), inside: relu -> gelu (2 ops)" in changes
-    assert len(summary.changed_nodes) == 7  # one fold of layer1's two blocks, six boxes
+    comparison = compare(relu.draw(collapse="auto").dot, gelu.draw(collapse="auto").dot)
+    changes = every_change(comparison)
+    assert changes[0] == "x2 @layer1.0-1 (BasicBlock): inside: relu -> gelu (2 ops)"
+    assert "@layer2.0 (BasicBlock): inside: relu -> gelu (2 ops)" in changes
+    assert len(comparison.changed) == 7  # one fold of layer1's two blocks, six boxes
+    assert story_lines(comparison) == ["7 nodes @layer*.*: inside: relu -> gelu (2 ops)"]
 
 
 def test_the_diff_drawing_paints_the_changed_blocks_amber(relu: Trace, gelu: Trace) -> None:
@@ -103,20 +100,16 @@ def test_flops_colouring_never_calls_a_changed_block_recoloured_by_the_rescale()
     # A smaller stem moves the FLOP colour domain: every node's fill may change.
     old = _trace().draw(collapse="auto", color_by="flops").dot
     new = _trace(nn.GELU, stem_kernel=5).draw(collapse="auto", color_by="flops").dot
-    nodes = {}
-    for side, dot in (("old", old), ("new", new)):
-        graph = parse_dot(dot)
-        fills = dict(re.findall(r'^  "([^"]+)" \[.*?fillcolor="([^"]+)"', dot, re.M))
-        nodes[side] = {k: {"label": graph.nodes[k], "fillcolor": fills.get(k),
-                           "comment": graph.signatures.get(k)} for k in graph.nodes}  # fmt: skip
-    boxes = [k for k in nodes["new"] if k.startswith("@layer")]
+    graphs = {"old": read_graph(old), "new": read_graph(new)}
+    boxes = [k for k in graphs["new"].nodes if k.startswith("@layer")]
     assert len(boxes) == 7
     # Same rows, another fill: what 0.2 counted as recoloured by the rescale alone.
-    assert all(nodes["old"][k]["fillcolor"] != nodes["new"][k]["fillcolor"] for k in boxes)
-    assert all(nodes["old"][k]["label"] == nodes["new"][k]["label"] for k in boxes)
-    recoloured = recoloured_nodes(nodes["old"], nodes["new"])
-    assert recoloured == ["batch_norm_1", "relu_1", "linear_1"]
-    line = recolour_line(old, new)
+    assert all(graphs["old"].nodes[k].fill != graphs["new"].nodes[k].fill for k in boxes)
+    assert all(graphs["old"].nodes[k].rows == graphs["new"].nodes[k].rows for k in boxes)
+    comparison = compare(old, new)
+    assert comparison.recoloured == ("batch_norm_1", "relu_1", "linear_1")
+    assert set(boxes) <= set(comparison.changed)
+    line = recolour_line(comparison)
     assert line is not None and line.endswith(": 3 nodes recoloured by the rescale alone")
 
 
@@ -151,7 +144,8 @@ def test_full_detail_drawings_carry_no_signature_and_boxes_one_each(name: str) -
         assert "comment=" not in trace.draw(**opts).dot, opts
     for opts in ({"collapse": "auto"}, {"collapse": "max"}, {"depth": 1}):
         drawing = trace.draw(**opts)
-        signatures = parse_dot(drawing.dot).signatures
+        graph = read_graph(drawing.dot)
+        signatures = {k: n.signature for k, n in graph.nodes.items() if n.signature is not None}
         collapsed = {k for k, n in drawing.nodes.items() if n.kind in ("box", "fold", "segment")}
         assert set(signatures) == collapsed, opts
         for node_id, text in signatures.items():

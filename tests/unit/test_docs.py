@@ -101,7 +101,7 @@ def test_the_guide_runs(tmp_path: Path) -> None:
         assert (folder / name).read_bytes().startswith(b"\x89PNG"), name
     assert (folder / "encoder.svg").read_text(encoding="utf-8").lstrip().startswith("<?xml")
     assert (folder / "encoder.gv").read_text(encoding="utf-8").startswith("digraph tlgraph {")
-    assert "nodes added (1): dropout_1" in text
+    assert "added dropout_1 @drop" in text  # tlgraph diff: the one added node, by address
     assert "no results folder tlgraph-results/ here or in a parent folder" in text
     assert not (folder / "tlgraph-results").exists()
     assert "bad --input-shape '1,three,32,32'" in text and "exit status 2" in text

@@ -10,9 +10,9 @@ import torch
 from pytest_tlgraph import capture
 from pytest_tlgraph.draw import Drawing
 from pytest_tlgraph.snapshots.extensions import PngMatch, render_snapshot_png
-from pytest_tlgraph.snapshots.graphdata import parse_dot
 from pytest_tlgraph.snapshots.pixeldiff import compare_png
 from pytest_tlgraph.snapshots.report import (
+    EVERY_CHANGE,
     MAX_DIFF_LINES,
     DotOutcome,
     PngOutcome,
@@ -42,7 +42,6 @@ def _report(old: Drawing | None, new: Drawing, png: PngOutcome | None = None) ->
         nodeid="test_m.py::test_mlp",
         dot=DotOutcome("__snapshots__/test_m/test_mlp.gv", expected, new.dot, old == new),
         png=png,
-        received=parse_dot(new.dot),
         diff=diff,
         full_diff_path="tlgraph-results/test_m/test_mlp.dot.diff",
         state_text=None if new.state is None else new.state.describe(),
@@ -51,11 +50,19 @@ def _report(old: Drawing | None, new: Drawing, png: PngOutcome | None = None) ->
 
 def test_sections_come_in_order_with_the_args_callout() -> None:
     report = _report(_draw(), _draw(show_redundant_args=True))
-    assert [heading for heading, _ in report.sections] == HEADINGS
+    assert [heading for heading, _ in report.sections] == [*HEADINGS, EVERY_CHANGE]
     sections = dict(report.sections)
-    # fc1, fc2 and the ReLU between them (inplace=False): every arg comes back.
-    assert sections[HEADINGS[0]][0] == "label rows changed (3 nodes):"
-    assert "  fc1: args row now shows in_features=8" in sections[HEADINGS[0]]
+    # fc1, fc2 and the ReLU between them (inplace=False): every arg comes back, each
+    # named by its node id and full module address.
+    assert sections[HEADINGS[0]] == (
+        "linear_1 @fc1: now shows in_features=8; now shows out_features=16",
+        "2 nodes (linear_1, linear_2) @fc*: now shows bias=True",
+        "relu_1 @act: now shows inplace=False",
+        "linear_2 @fc2: now shows in_features=16; now shows out_features=4",
+    )
+    # report.html's list: every change on its own line, node by node.
+    assert "linear_1 @fc1: now shows in_features=8" in sections[EVERY_CHANGE]
+    assert "linear_2 @fc2: now shows bias=True" in sections[EVERY_CHANGE]
     diff = sections[HEADINGS[1]]
     stored = "stored: __snapshots__/test_m/test_mlp.gv"
     assert diff[:3] == (stored, "--- snapshot", "+++ received")
@@ -73,7 +80,6 @@ def test_a_long_diff_is_capped_with_the_count_and_the_full_diff_path() -> None:
         nodeid="id",
         dot=DotOutcome("p.gv", old.dot, new_dot, False),
         png=None,
-        received=parse_dot(old.dot),
         diff=list(unified_dot_diff(old.dot, new_dot)),
         full_diff_path="out/n.dot.diff",
         state_text=None,
@@ -105,7 +111,6 @@ def test_a_damaged_snapshot_is_named_not_diffed_into_a_crash() -> None:
         nodeid="id",
         dot=DotOutcome("p.gv", "\ufffd\ufffd garbage", new.dot, False),
         png=None,
-        received=parse_dot(new.dot),
         diff=list(unified_dot_diff("\ufffd\ufffd garbage", new.dot)),
         full_diff_path=None,
         state_text=None,
@@ -113,6 +118,7 @@ def test_a_damaged_snapshot_is_named_not_diffed_into_a_crash() -> None:
     (line,) = dict(report.sections)[HEADINGS[0]]
     assert line.startswith("the stored DOT p.gv is not a tlgraph drawing (damaged or foreign")
     assert "--snapshot-update" in line
+    assert EVERY_CHANGE not in dict(report.sections)  # nothing was compared
 
 
 def test_state_section_shows_the_received_state_and_what_the_key_no_longer_says() -> None:
@@ -171,3 +177,32 @@ def test_colour_only_when_asked(color: bool) -> None:
     assert ("\x1b[31m-" in text) == color
     assert ("\x1b[32m+" in text) == color
     assert ("\x1b[" in text) == color
+
+
+def test_the_report_tells_the_comparison_it_is_handed() -> None:
+    # The call compares once and every view reads that value: the report does not
+    # compare the texts again when it is given the comparison.
+    from pytest_tlgraph.snapshots.compare.comparison import compare
+    from pytest_tlgraph.snapshots.compare.story import story_lines
+    from pytest_tlgraph.snapshots.report import comparison_of
+
+    old, new = _draw(16), _draw(32)
+    outcome = DotOutcome("p.gv", old.dot, new.dot, False)
+    found = comparison_of(outcome)
+    assert not isinstance(found, str)
+    assert found == compare(old.dot, new.dot)
+    other = compare(old.dot, _draw(show_redundant_args=True).dot)
+    report = build_report(
+        name="n",
+        nodeid="id",
+        dot=outcome,
+        png=None,
+        diff=list(unified_dot_diff(old.dot, new.dot)),
+        full_diff_path=None,
+        state_text=None,
+        comparison=other,
+    )
+    assert dict(report.sections)[HEADINGS[0]] == tuple(story_lines(other))
+    assert comparison_of(DotOutcome("p.gv", None, new.dot, False)) == (
+        "snapshot p.gv does not exist: run pytest --snapshot-update to create it"
+    )

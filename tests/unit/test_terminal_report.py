@@ -5,8 +5,9 @@ from __future__ import annotations
 import torch
 
 from pytest_tlgraph.capture import capture
-from pytest_tlgraph.snapshots.recolour import recolour_line
-from pytest_tlgraph.snapshots.report import Report
+from pytest_tlgraph.snapshots.compare.comparison import compare
+from pytest_tlgraph.snapshots.compare.story import recolour_line
+from pytest_tlgraph.snapshots.report import EVERY_CHANGE, DotOutcome, Report, comparison_of
 from pytest_tlgraph.snapshots.terminal import (
     MAX_DIFF_LINES,
     MAX_LINE_CHARS,
@@ -29,12 +30,25 @@ def _report(diff: list[str], state: list[str]) -> Report:
     return Report(
         "tlgraph snapshot test_x does not match (t.py::test_x)",
         (
-            ("structure (snapshot -> received):", ("nodes added (1): gelu_1",)),
+            ("structure (snapshot -> received):", ("added gelu_1 @head.1",)),
             ("DOT diff (- snapshot / + received):", tuple(diff)),
             ("encoding state (received):", tuple(state)),
             ("PNG:", ("PNG size changed: snapshot 10x10 px, received 10x12 px",)),
+            (EVERY_CHANGE, ("added gelu_1 @head.1", "edge added linear_1 -> gelu_1")),
         ),
     )
+
+
+def test_the_terminal_keeps_the_story_and_leaves_every_change_to_report_html() -> None:
+    shown = terminal_report(_report(["+ x"], ["no channel active"]))
+    assert [heading for heading, _ in shown.sections] == [
+        "structure (snapshot -> received):",
+        "DOT diff (- snapshot / + received):",
+        "encoding state (received):",
+        "PNG:",
+    ]
+    assert dict(shown.sections)["structure (snapshot -> received):"] == ("added gelu_1 @head.1",)
+    assert "edge added" not in shown.text()
 
 
 def test_terminal_caps_diff_lines_and_widths() -> None:
@@ -72,13 +86,18 @@ def test_rescale_is_named_with_the_nodes_it_recoloured() -> None:
     x = torch.randn(1, 3, 8, 8)
     old = capture(TwoBranches(3), x).draw(color_by="flops")
     new = capture(TwoBranches(7), x).draw(color_by="flops")
-    line = recolour_line(old.dot, new.dot)
+    comparison = compare(old.dot, new.dot)
+    line = recolour_line(comparison)
     assert line is not None
     assert line.startswith("colour domain 0 FLOPs .. ") and " -> 0 FLOPs .. " in line
     # Branch b's conv and the add kept their rows and values but not their fills; a's
     # own change (its kernel row) is not counted.
     assert line.endswith(": 2 nodes recoloured by the rescale alone")
-    assert recolour_line(old.dot, old.dot) is None
+    assert len(comparison.recoloured) == 2
+    assert not set(comparison.recoloured) & set(comparison.changed)
+    assert recolour_line(compare(old.dot, old.dot)) is None
     plain = capture(TwoBranches(7), x).draw()
-    assert recolour_line(plain.dot, plain.dot) is None
-    assert recolour_line("garbage", new.dot) is None
+    assert recolour_line(compare(plain.dot, plain.dot)) is None
+    # A damaged stored side is no comparison at all: one line says so, no rescale line.
+    found = comparison_of(DotOutcome("p.gv", "garbage", new.dot, False))
+    assert isinstance(found, str) and "is not a tlgraph drawing" in found

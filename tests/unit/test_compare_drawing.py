@@ -1,4 +1,5 @@
-"""The structural diff drawing (REVIEW.md §2.3) and the .gv round trip it stands on.
+"""The structural diff drawing (REVIEW.md §2.3, :mod:`pytest_tlgraph.snapshots.compare.drawing`)
+and the .gv round trip it stands on.
 
 Every case draws both graphs in the test (real models where it matters: BERT from a tiny
 config), so the checks follow whatever rows the drawing stage writes.
@@ -16,9 +17,9 @@ from pytest_tlgraph.capture import capture
 from pytest_tlgraph.draw import Drawing
 from pytest_tlgraph.draw.dot import emit
 from pytest_tlgraph.snapshots import graph_diff
-from pytest_tlgraph.snapshots.graphdata import DotParseError, parse_dot
-from pytest_tlgraph.snapshots.gvparse import parse_attrs, parse_gv
-from pytest_tlgraph.snapshots.structure import summarize
+from pytest_tlgraph.snapshots.compare.comparison import compare
+from pytest_tlgraph.snapshots.compare.dotparse import DotParseError, parse_attrs, parse_gv
+from pytest_tlgraph.snapshots.compare.story import story_lines
 from tests.models import TwoBranches
 
 transformers = pytest.importorskip("transformers")
@@ -139,15 +140,20 @@ def test_damaged_text_names_side_and_line(bert: Drawing) -> None:
 
 
 def test_identical_drawings_are_all_grey(bert: Drawing) -> None:
-    diff = graph_diff(bert.dot, bert.dot)
+    diff = graph_diff(bert.dot, bert.dot, context=None)
     assert set(_kinds(diff)) == {"unchanged"}
     assert list(diff.nodes) == list(bert.nodes)
     statements = diff.dot.split("\n", 4)[4]  # past the caption, whose legend shows them
     assert "#1A7F37" not in statements and "#CF222E" not in statements
+    # With context (the default) nothing changed, so only the inputs and outputs are
+    # drawn, the rest one grey run.
+    kinds = _kinds(graph_diff(bert.dot, bert.dot))
+    assert set(kinds) == {"unchanged", "run"} and len(kinds["run"]) == 1
+    assert kinds["unchanged"] == [n for n in bert.nodes if n.startswith(("input_", "output_"))]
 
 
 def test_hidden_size_change_marks_rows(bert: Drawing) -> None:
-    diff = graph_diff(bert.dot, _bert(hidden_size=48).dot)
+    diff = graph_diff(bert.dot, _bert(hidden_size=48).dot, context=None)
     kinds = _kinds(diff)
     assert "added" not in kinds and "removed" not in kinds
     assert len(kinds["changed"]) >= 10 and kinds["unchanged"]
@@ -162,17 +168,26 @@ def test_hidden_size_change_marks_rows(bert: Drawing) -> None:
 
 
 def test_activation_change(bert: Drawing) -> None:
-    diff = graph_diff(bert.dot, _bert(hidden_act="relu").dot)
-    changed = [diff.nodes[n] for n in _kinds(diff)["changed"]]
-    assert len(changed) == 2  # one activation per layer, nothing else
-    for node in changed:
+    new = _bert(hidden_act="relu").dot
+    diff = graph_diff(bert.dot, new)
+    kinds = _kinds(diff)
+    assert "changed" not in kinds and "added" not in kinds and "removed" not in kinds
+    replaced = [diff.nodes[n] for n in kinds["replaced"]]
+    assert len(replaced) == 2  # one activation per layer, nothing else
+    for node in replaced:
         assert any(r.startswith("- ") and "GELUActivation" in r for r in node.rows)
         assert any(r.startswith("+ ") and "ReLU" in r for r in node.rows)
+    assert not any('color="#1A7F37"' in line or 'color="#CF222E"' in line
+                   for line in diff.dot.splitlines() if " -> " in line)  # fmt: skip
+    assert story_lines(compare(bert.dot, new)) == [
+        "replaced GELUActivation -> ReLU on 2 nodes "
+        "@encoder.layer.*.intermediate.intermediate_act_fn"
+    ]
 
 
 def test_added_layer_is_green_and_nothing_else_moves(bert: Drawing) -> None:
     deeper = _bert(num_hidden_layers=3)
-    diff = graph_diff(bert.dot, deeper.dot)
+    diff = graph_diff(bert.dot, deeper.dot, context=None)
     kinds = _kinds(diff)
     assert "removed" not in kinds and "changed" not in kinds
     assert kinds["added"] and all(_in_layer_2(diff, n) for n in kinds["added"])
@@ -181,12 +196,23 @@ def test_added_layer_is_green_and_nothing_else_moves(bert: Drawing) -> None:
     assert "@encoder.layer.2 (BertLayer)" in diff.clusters
     added_edges = [line for line in diff.dot.splitlines() if 'color="#1A7F37"' in line]
     assert any(" -> " in line for line in added_edges)
+    assert story_lines(compare(bert.dot, deeper.dot)) == [
+        "added @encoder.layer.2 (BertLayer): 8 nodes"
+    ]
+    # With context: the added layer and a few hops around it; the rest grey runs.
+    context = _kinds(graph_diff(bert.dot, deeper.dot))
+    assert context["added"] == kinds["added"] and context["run"]
+    assert len(context["unchanged"]) < len(kinds["unchanged"])
 
 
 def test_removed_layer_is_red_and_dashed(bert: Drawing) -> None:
-    diff = graph_diff(_bert(num_hidden_layers=3).dot, bert.dot)
+    deeper = _bert(num_hidden_layers=3).dot
+    diff = graph_diff(deeper, bert.dot)
     kinds = _kinds(diff)
     assert "added" not in kinds and "changed" not in kinds
+    assert story_lines(compare(deeper, bert.dot)) == [
+        "removed @encoder.layer.2 (BertLayer): 8 nodes"
+    ]
     assert kinds["removed"] and all(_in_layer_2(diff, n) for n in kinds["removed"])
     removed_line = next(
         line for line in diff.dot.splitlines() if line.startswith(f'  "{kinds["removed"][0]}" [')
@@ -194,13 +220,19 @@ def test_removed_layer_is_red_and_dashed(bert: Drawing) -> None:
     assert "dashed" in removed_line and "#CF222E" in removed_line
 
 
-def test_swapped_op_is_removed_and_added_in_place() -> None:
+def test_swapped_op_is_replaced_in_place() -> None:
     old, new = _net().draw(), _net(act=nn.GELU).draw()
     diff = graph_diff(old.dot, new.dot)
-    assert diff.nodes["relu_1"].kind == "removed" and diff.nodes["gelu_1"].kind == "added"
+    # One violet node, - relu_1 / + gelu_1, where it was, with its edges unchanged.
+    assert _kinds(diff) == {"unchanged": [n for n in new.nodes if n != "gelu_1"],
+                            "replaced": ["gelu_1"]}  # fmt: skip
+    assert diff.nodes["gelu_1"].rows[:2] == ("- relu_1", "+ gelu_1")
     order = list(diff.nodes)
-    assert order.index("relu_1") == order.index("linear_1") + 1  # where it was
-    assert ("linear_1", "relu_1") in diff.edges and ("linear_1", "gelu_1") in diff.edges
+    assert order.index("gelu_1") == order.index("linear_1") + 1
+    assert diff.edges == new.edges
+    comparison = compare(old.dot, new.dot)
+    assert not comparison.edges_added and not comparison.edges_removed
+    assert story_lines(comparison) == ["replaced relu_1 -> gelu_1 (@head.1)"]
 
 
 def test_suppression_row_change() -> None:
@@ -226,9 +258,12 @@ def test_recolouring_alone_is_not_marked() -> None:
         and _fill(new, n) != _fill(old, n)
     ]  # fmt: skip
     assert recoloured, "the case must recolour an unchanged node"
-    diff = graph_diff(old.dot, new.dot)
+    diff = graph_diff(old.dot, new.dot, context=None)
     assert all(diff.nodes[n].kind == "unchanged" for n in recoloured)
     assert "tlgraph_key" not in diff.nodes
+    comparison = compare(old.dot, new.dot)
+    assert set(recoloured) <= set(comparison.recoloured)
+    assert not set(comparison.recoloured) & set(comparison.changed)
 
 
 def _fill(drawing: Drawing, node_id: str) -> object:
@@ -241,7 +276,8 @@ def _fill(drawing: Drawing, node_id: str) -> object:
 
 def test_the_diff_renders_with_a_legend(bert: Drawing) -> None:
     diff = graph_diff(bert.dot, _bert(num_hidden_layers=3, hidden_act="relu").dot)
-    assert "added: " in diff.dot and "removed: " in diff.dot and "rows changed: " in diff.dot
+    for word in ("added", "removed", "replaced", "changed", "unchanged"):
+        assert f">{word}: " in diff.dot
     png = diff.png()
     assert png.startswith(b"\x89PNG")
     # The diff's own DOT is canonical too: it reads back.
@@ -268,34 +304,40 @@ def test_a_renumbered_op_pairs_by_its_module() -> None:
     old = capture(TwoActs(), torch.randn(2, 4)).draw()
     new = capture(TwoActs(nn.GELU, width=6), torch.randn(2, 4)).draw()
     diff = graph_diff(old.dot, new.dot)
-    assert diff.nodes["gelu_1"].kind == "added"
-    removed = diff.nodes["relu_1 (old)"]
-    assert removed.kind == "removed" and removed.rows[0] == "relu_1" and "@act1" in removed.rows
+    swap = diff.nodes["gelu_1"]
+    assert swap.kind == "replaced" and swap.rows[:2] == ("- relu_1", "+ gelu_1")
+    assert "@act1" in swap.rows
+    assert "relu_1 (old)" not in diff.nodes
     second = diff.nodes["relu_1"]
     assert second.kind == "changed" and "@act2" in second.rows
     assert not any("act1" in row for row in second.rows)
     assert "relu_2" not in diff.nodes
-    assert ("linear_1", "relu_1 (old)") in diff.edges and ("linear_1", "gelu_1") in diff.edges
-    assert ("linear_2", "relu_1") in diff.edges
+    assert ("linear_1", "gelu_1") in diff.edges and ("linear_2", "relu_1") in diff.edges
+    comparison = compare(old.dot, new.dot)
+    assert comparison.replaced == (("relu_1", "gelu_1"),)
+    assert set(comparison.renumbered) == {("relu_1", "gelu_1"), ("relu_2", "relu_1")}
+    assert story_lines(comparison)[0] == "replaced relu_1 -> gelu_1 (@act1)"
 
 
 @pytest.mark.parametrize("options", [{"depth": 3}, {}], ids=["depth3", "full"])
 def test_the_summary_tells_what_the_picture_shows_on_bert(options: dict[str, Any]) -> None:
     old = _bert_trace().draw(**options).dot
     new = _bert_trace(num_hidden_layers=3).draw(**options).dot
-    diff = graph_diff(old, new)
+    diff = graph_diff(old, new, context=None)
     kinds = _kinds(diff)
-    summary = summarize(parse_dot(old), parse_dot(new))
-    assert summary.nodes_added == tuple(kinds["added"])
-    assert summary.nodes_removed == () and summary.changed_nodes == ()
-    assert summary.row_changes == ()
+    comparison = compare(old, new)
+    assert comparison.added == tuple(kinds["added"])
+    assert comparison.removed == () and not comparison.changed and not comparison.replaced
+    assert story_lines(comparison) == [
+        f"added @encoder.layer.2 (BertLayer): {len(comparison.added)} nodes"
+    ]
     if options:
         # The pooler's Linear is a box like the layers' Linears, named by its address:
         # the same, unchanged node with nothing to renumber.
-        assert summary.renumbered == ()
+        assert comparison.renumbered == ()
         assert diff.nodes["@pooler.dense#1"].kind == "unchanged"
         return
     # Ops after the new layer moved their numbers (the pooler's linear_13 is linear_19):
     # each is the same, unchanged node in the picture.
-    assert summary.renumbered
-    assert all(diff.nodes[new].kind == "unchanged" for _, new in summary.renumbered)
+    assert comparison.renumbered
+    assert all(diff.nodes[new].kind == "unchanged" for _, new in comparison.renumbered)
