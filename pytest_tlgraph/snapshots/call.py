@@ -314,7 +314,10 @@ class SnapshotCall:
         if self.update:
             hint = ""
         elif unsaved is None:
-            hint = f"\nto accept the received drawing: tlgraph accept {nodeid} (or pytest --snapshot-update)"
+            hint = (
+                f"\nto accept the received drawing: tlgraph accept {nodeid} "
+                "(or pytest --snapshot-update)"
+            )
         else:
             hint = "\nto accept the received drawing: pytest --snapshot-update"
         text = terminal_report(report).text(color=settings.color)

@@ -121,12 +121,6 @@ def test_clusters_nested_1500_deep_are_read_diffed_and_written_back() -> None:
     assert [(was, now) for _, was, now in comparison.moved] == [(f"n{DEPTH - 1}.fc", "fc")]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="compare.pairing round 1 pairs the k-th node of a slot with the k-th, whatever "
-    "the dataflow: when the middle of three alike calls leaves the slot, the third pairs "
-    "with the second, and edges read as added and removed that did not change",
-)
 def test_a_node_moved_out_of_its_frames_pairs_with_itself() -> None:
     plain = chain(3, "linear", "2x4, 32 B", "fc")
     comparison = compare(nested(plain, "linear_2", 2), plain)

@@ -157,10 +157,22 @@ class ParsedGraph:
 
 
 def unquote(quoted: str) -> str:
-    """The identifier inside a DOT quoted string (backslash escapes undone)."""
+    """The identifier inside a DOT quoted string: the inverse of ``dot.quote``, which
+    doubles backslashes, escapes quotes and writes each control character as its
+    visible escape (``\\x1f``, ``\\ud800``), so every identifier reads back as it was
+    drawn and two different ones stay different."""
     if "\\" not in quoted:
         return quoted[1:-1]
-    return re.sub(r"\\(.)", r"\1", quoted[1:-1], flags=re.DOTALL)
+    return _ESCAPES.sub(_unescape, quoted[1:-1])
+
+
+_ESCAPES: Final = re.compile(r'\\(?:([\\"])|x([0-9a-f]{2})|u([0-9a-f]{4}))')
+
+
+def _unescape(match: re.Match[str]) -> str:
+    if match[1] is not None:
+        return match[1]
+    return chr(int(match[2] or match[3], 16))
 
 
 def parse_attrs(text: str) -> dict[str, object]:

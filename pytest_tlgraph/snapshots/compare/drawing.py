@@ -143,6 +143,18 @@ def _caption(counts: Mapping[str, int], note: str | None) -> str:
     )
 
 
+def _path(
+    node_id: str, cluster_of: Mapping[str, str | None], clusters: Mapping[str, Cluster]
+) -> list[str]:
+    """The clusters holding ``node_id`` in the union, innermost first."""
+    out = []
+    cid = cluster_of.get(node_id)
+    while cid is not None and cid in clusters:
+        out.append(cid)
+        cid = clusters[cid].parent
+    return out
+
+
 def _shown_rows(
     comparison: Comparison, removed: Mapping[str, str], status: str, node_id: str
 ) -> list[tuple[str, str]]:
@@ -231,11 +243,21 @@ def draw_comparison(comparison: Comparison, *, context: int | None = CONTEXT_HOP
     counts = {s: sum(1 for v in statuses.values() if v == s) for s in STYLES}
     kept, runs, drawn_edges, drawn_clusters = order, [], edges, list(clusters)
     note = None
+    touched: set[str] = set()
     if context is not None:
         touched = {n for n, s in statuses.items() if s != UNCHANGED}
         for (a, b), status in edge_status.items():
             if status != UNCHANGED:
                 touched.update((a, b))
+        # A frame whose title or hidden content changed is drawn with what it holds.
+        framed = {c.id for c in comparison.clusters_changed}
+        touched.update(n for n, cid in cluster_of.items() if cid in framed)
+        # A frame added or removed around unchanged nodes only: the whole union shows it.
+        holding = {c for n in touched for c in _path(n, cluster_of, clusters)}
+        frames = {*comparison.clusters_added, *comparison.clusters_removed}
+        if frames - holding:
+            context = None
+    if context is not None:
         anchors = [n for n in order if node_of[n].kind in ("input", "output")]
         view = context_view(
             order,

@@ -8,8 +8,9 @@ full module address (its cluster's address and its ``@module`` row), what it com
 (function, or module type for a box), and its place in the dataflow. Pairs are found
 in rounds, each only among the nodes no earlier round paired:
 
-1. **same place, same content**: same address, function and kind, the k-th such node
-   on each side, with the same rows after the title;
+1. **same place, same content**: same address, function and kind, with the same rows
+   after the title: the node of the same id first (among nodes alike in place and
+   content the id is the one tiebreak), then the k-th such node on each side;
 2. **same content, in order**: the remaining nodes of each side, in drawing order,
    aligned on their rows (without the ``@module`` row) as ``diff`` aligns lines, so a
    layer inserted before another of its type shifts that one's address, not its rows;
@@ -146,6 +147,12 @@ def pair_graphs(old: GraphModel, new: GraphModel) -> Pairing:
     """Pair the stored side's nodes (``old``) with the received side's (``new``) in the
     rounds of the module docstring."""
     rounds = _Rounds(old, new)
+    # Among nodes alike in place and content, the same id is the better partner (a
+    # node moved out from between two of its kind must not shift their pairs).
+    for node_id, node in old.nodes.items():
+        other = new.nodes.get(node_id)
+        if other is not None and _slot(node) == _slot(other) and _content(node) == _content(other):
+            rounds.add(node_id, node_id)
     rounds.by_key(_slot, lambda a, b: _content(a) == _content(b))
     rounds.aligned()
     rounds.by_key(_slot)
