@@ -238,7 +238,11 @@ class SnapshotCall:
         if comparison is not None and not dot.passed and settings.png:
             graphdiff, graphdiff_note = graph_diff_png(comparison, settings.renderer)
             if graphdiff is not None:
-                graphdiff_full, _ = graph_diff_png(comparison, settings.renderer, context=None)
+                graphdiff_full, why = graph_diff_png(comparison, settings.renderer, context=None)
+                if why is not None:  # over the size guard: said, never silently left out
+                    graphdiff_note = why.replace(
+                        "structural diff drawing", "whole-graph drawing", 1
+                    )
         # A full disk may refuse the results folder too: the failure is still reported,
         # with one line saying its files were not saved (never a traceback).
         unsaved: str | None = None
@@ -341,6 +345,8 @@ def _notes(note: str | None, written: Artifacts, root: Path) -> list[str]:
     out = [f"structural diff drawing: {display_path(written.graphdiff, root)}"]
     if written.graphdiff_full is not None:
         out.append(f"the whole graph: {display_path(written.graphdiff_full, root)}")
+    elif note is not None:
+        out.append(note)
     return out
 
 

@@ -160,7 +160,7 @@ def _plain_edits(kind: str, was: list[str], now: list[str]) -> list[RowEdit]:
     out = [RowEdit(kind, f"now shows {name} {text}") for text in added]
     out.extend(RowEdit(kind, f"no longer shows {name} {text}") for text in gone)
     if not out:
-        out.append(RowEdit(kind, f"{name} rows reordered"))
+        out.append(RowEdit(kind, "rows reordered" if kind == "row" else f"{name} rows reordered"))
     return out
 
 

@@ -52,7 +52,7 @@ def node_name(node: GraphNode) -> str:
         again = call[0] if call and call[0] != "#1" else ""
         return f"@{node.address}{again}" + ("" if node.func == "box" else f" ({node.func})")
     if node.kind in ("input", "output"):
-        return f"{node.kind} {node.title}"
+        return node.kind if node.title == node.kind else f"{node.kind} {node.title}"
     name = node.title if node.kind == "segment" else node.id
     return f"{name} @{node.address}" if node.address else name
 
