@@ -299,7 +299,7 @@ class SnapshotCall:
                 accept = self._acceptance(drawing.dot, received_png, settings, stem, nodeid)
                 settings.results.write_record(
                     stem, nodeid=nodeid, report=report, artifacts=written, base=root,
-                    story=_story(comparison, report), extra=accept,
+                    story=_story(comparison), extra=accept,
                 )  # fmt: skip
             if settings.summary:
                 missing = dot.expected is None and dot.error is None
@@ -350,15 +350,10 @@ def _notes(note: str | None, written: Artifacts, root: Path) -> list[str]:
     return out
 
 
-def _story(comparison: Comparison | None, report: Any) -> str:
-    """The failure in one line: the comparison's headline, else the report's first
-    structure line (a missing or unreadable snapshot)."""
-    if comparison is not None:
-        return headline(comparison)
-    for heading, lines in report.sections:
-        if heading.startswith("structure") and lines:
-            return str(lines[0])
-    return str(report.title)
+def _story(comparison: Comparison | None) -> str | None:
+    """The failure in one line: the comparison's headline (``None`` without one: a
+    missing or unreadable snapshot, whose report's first line says it)."""
+    return None if comparison is None else headline(comparison)
 
 
 def _drawn_from_another(png: Any, dot: str | None) -> bool:

@@ -88,9 +88,16 @@ def test_report_in_headless_chromium(
     with Browser() as browser:
         browser.open(report)
         found = browser.evaluate(CHECKS)
-        # graph diff, expected, actual, pixel diff each; the slider and the onion skin
-        # show the expected and actual images again without inlining them again
-        assert found["images"] == 2 * 4
+        # graph diff, expected, actual, pixel diff each, and the whole graph where it is
+        # not the diff drawing itself; the slider and the onion skin show the expected
+        # and actual images again without inlining them again
+        results = project.path / "tlgraph-results"
+        whole = [
+            p for p in results.rglob("*-graphdiff-full.png")
+            if p.read_bytes() != p.with_name(p.name.replace("-full", "")).read_bytes()
+        ]  # fmt: skip
+        assert whole  # the tall model's one added layer is drawn in context
+        assert found["images"] == 2 * 4 + len(whole)
         assert found["broken"] == []
         assert found["links"] == 2 and found["dangling"] == []
         assert found["firstFigures"] == ["viewer graphdiff", "viewer graphdiff"]

@@ -206,7 +206,7 @@ def test_review_in_headless_chromium(
             assert start["whole"] == (n == 2)  # the first one's is the same drawing
         into_view("#f2 .viewer")
         start = viewer(2)
-        assert start["natural"][0] > start["port"][2]  # wider than its port: never shrunk
+        assert start["natural"][1] > start["port"][3]  # taller than its port: never shrunk
         shot("viewer")
         at = (start["port"][0] + start["port"][2] / 2, start["port"][1] + 40)  # the key
         browser.wheel(at, -300)  # zoom in around the pointer

@@ -47,8 +47,8 @@ def test_json_and_markdown_summaries(
     assert structure["changed_nodes"] == ["linear_1", "relu_1", "linear_2"]
     assert structure["story"] == [
         "2 nodes (linear_1, relu_1) @*: shape 2x16 -> 2x12",
-        "linear_1 @fc1: params weight 16x8, bias 16 -> 12x8, bias 12",
-        "linear_2 @fc2: params weight 4x16, bias 4 -> 4x12, bias 4",
+        "linear_1 @fc1: params weight 16x8, bias 16 -> weight 12x8, bias 12",
+        "linear_2 @fc2: params weight 4x16, bias 4 -> weight 4x12, bias 4",
     ]
     headline = "2 nodes (linear_1, relu_1) @*: shape 2x16 -> 2x12 (and 2 more changes)"
     assert structure["headline"] == headline

@@ -95,8 +95,10 @@ def test_a_changed_layer_after_a_renumbering_is_still_named() -> None:
     # Named by its received id and its full module address, never a relative name.
     changes = every_change(comparison)
     assert "linear_3 @fc2: shape 2x4 -> 2x6" in changes
-    assert "linear_3 @fc2: params weight 4x16, bias 4 -> 6x16, bias 6" in changes
-    assert "linear_3 @fc2: params weight 4x16, bias 4 -> 6x16, bias 6" in story_lines(comparison)
+    assert "linear_3 @fc2: params weight 4x16, bias 4 -> weight 6x16, bias 6" in changes
+    assert "linear_3 @fc2: params weight 4x16, bias 4 -> weight 6x16, bias 6" in story_lines(
+        comparison
+    )
 
 
 def test_summary_calls_out_args_rows_by_module() -> None:
@@ -121,11 +123,11 @@ def test_summary_names_changed_arg_values_and_shape_rows() -> None:
     changes = every_change(comparison)
     assert "linear_1 @fc1: out_features 16 -> 32" in changes
     assert "linear_1 @fc1: shape 2x16 -> 2x32" in changes
-    assert "linear_1 @fc1: params weight 16x8, bias 16 -> 32x8, bias 32" in changes
+    assert "linear_1 @fc1: params weight 16x8, bias 16 -> weight 32x8, bias 32" in changes
     assert story_lines(comparison) == [
         "2 nodes (linear_1, relu_1) @*: shape 2x16 -> 2x32",
-        "linear_1 @fc1: out_features 16 -> 32; params weight 16x8, bias 16 -> 32x8, bias 32",
-        "linear_2 @fc2: in_features 16 -> 32; params weight 4x16, bias 4 -> 4x32, bias 4",
+        "linear_1 @fc1: out_features 16 -> 32; params weight 16x8, bias 16 -> weight 32x8, bias 32",
+        "linear_2 @fc2: in_features 16 -> 32; params weight 4x16, bias 4 -> weight 4x32, bias 4",
     ]
 
 

@@ -10,7 +10,6 @@ from itertools import pairwise
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pytest_tlgraph.snapshots.gvparse import parse_gv
 
 from pytest_tlgraph import capture
 from pytest_tlgraph.snapshots.compare.context import (
@@ -20,6 +19,7 @@ from pytest_tlgraph.snapshots.compare.context import (
     context_view,
     run_label,
 )
+from pytest_tlgraph.snapshots.compare.dotparse import parse_gv
 from tests.corpus import build
 
 Edges = list[tuple[str, str]]

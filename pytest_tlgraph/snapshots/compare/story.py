@@ -34,6 +34,8 @@ __all__ = [
 ]
 
 UNCHANGED: Final = "no structural change (same nodes, edges, label rows and clusters)"
+#: How the line of nodes that only moved to another module address starts.
+MOVED: Final = "moved, same content"
 #: Names listed on one line before it says how many more there are.
 MAX_EXAMPLES: Final = 3
 #: Nodes a group line lists by id (more read as a count and an address pattern).
@@ -297,8 +299,7 @@ def story_lines(comparison: Comparison) -> list[str]:
     if comparison.moved:
         moves = [f"{n} @{a} -> @{b}" for n, a, b in comparison.moved]
         out.append(
-            f"moved, same content ({_nodes_word(len(moves))} at another module address): "
-            f"{_examples(moves)}"
+            f"{MOVED} ({_nodes_word(len(moves))} at another module address): {_examples(moves)}"
         )
     if comparison.unsigned:
         out.append(
@@ -327,7 +328,8 @@ def recolour_line(comparison: Comparison) -> str | None:
 def headline(comparison: Comparison) -> str:
     """The comparison in one line (``tlgraph report``'s pending list, summary.md)."""
     lines = story_lines(comparison)
-    more = len(lines) - 1
+    # Nodes that only moved follow from the change; they are no change of their own.
+    more = sum(1 for line in lines[1:] if not line.startswith(MOVED))
     return lines[0] + (f" (and {more} more change{'s' * (more != 1)})" if more > 0 else "")
 
 
