@@ -5,7 +5,7 @@ Run as ``python benchmarks/bench_meta_capture.py [--repeats N] [--models a,b]``.
 each config of ``tests/corpus/production_configs.py`` (Llama-3-8B, Mixtral-8x7B,
 DeepSeek-V3, built on the meta device from their config values, nothing downloaded) a
 fresh interpreter builds the model and, after one untimed call of each, runs N rounds
-of, in turn:
+(10 by default) of, in turn:
 
 * the meta forward as the capture runs it (eval mode, autograd on);
 * the same forward under ``torch.no_grad()``;
@@ -99,7 +99,7 @@ def main() -> int:
     from tests.corpus.production_configs import PRODUCTION
 
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--models", default=",".join(PRODUCTION))
     parser.add_argument("--worker", metavar="MODEL")
     options = parser.parse_args()
