@@ -18,7 +18,7 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_tlgraph.snapshots.fixture import TlgraphSnapshot
-    from pytest_tlgraph.snapshots.runs import Run
+    from pytest_tlgraph.snapshots.results.runs import Run
     from pytest_tlgraph.snapshots.settings import Settings
 
 __all__ = [
@@ -132,7 +132,7 @@ def _ini_value(config: pytest.Config, name: str, kind: type) -> Any:
 
 
 def _settings(config: pytest.Config) -> Settings:
-    from pytest_tlgraph.snapshots.artifacts import ResultsDir
+    from pytest_tlgraph.snapshots.results.artifacts import ResultsDir
     from pytest_tlgraph.snapshots.settings import Settings, check_setting
 
     cli = {
@@ -177,7 +177,7 @@ def _settings(config: pytest.Config) -> Settings:
 
 
 def _summary(config: pytest.Config) -> tuple[str, ...]:
-    from pytest_tlgraph.snapshots.summary import parse_kinds
+    from pytest_tlgraph.snapshots.review.summary import parse_kinds
 
     value, where = config.getoption("tlgraph_summary"), "--tlgraph-summary"
     if value is None:
@@ -212,11 +212,11 @@ def pytest_configure(config: pytest.Config) -> None:
         # The controller chose the folder (its own when another run holds the shared one).
         chosen = config.workerinput.get("tlgraph_results")  # type: ignore[attr-defined]
         if chosen:
-            from pytest_tlgraph.snapshots.artifacts import ResultsDir
+            from pytest_tlgraph.snapshots.results.artifacts import ResultsDir
 
             settings = replace(settings, results=ResultsDir(Path(chosen)))
     else:
-        from pytest_tlgraph.snapshots.runs import start_run
+        from pytest_tlgraph.snapshots.results.runs import start_run
 
         # Clears what finished runs left; never the files of a run still going.
         run = start_run(settings.results.root)
@@ -249,7 +249,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         config.pluginmanager.unregister(ledger)
     run: Run | None = config.stash.get(_RUN, None)
     if run is not None:
-        from pytest_tlgraph.snapshots.runs import end_run
+        from pytest_tlgraph.snapshots.results.runs import end_run
 
         del config.stash[_RUN]
         end_run(run)
@@ -387,7 +387,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     if _is_worker(config) or _SETTINGS not in config.stash:
         return
-    from pytest_tlgraph.snapshots.html import write_html
+    from pytest_tlgraph.snapshots.review.html import write_html
 
     settings = config.stash[_SETTINGS]
     results = settings.results
@@ -410,7 +410,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
                 "or make the folder writable and run again"
             )
     if settings.summary:
-        from pytest_tlgraph.snapshots.summary import write_summaries
+        from pytest_tlgraph.snapshots.review.summary import write_summaries
 
         # Never fails the run: a summary that cannot be written is a warning line.
         config.stash[_WARNINGS] = write_summaries(results, settings.summary, report=path)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_tlgraph.cli.model import CommandError
-from pytest_tlgraph.snapshots.pending import ACCEPT_KEY, Pending
+from pytest_tlgraph.snapshots.review.pending import ACCEPT_KEY, Pending
 
 __all__ = ["run_accept", "selects"]
 
@@ -157,7 +157,7 @@ def _snapshot_path(info: dict[str, Any], key: str, suffix: str, base: Path) -> P
 def _plan(entry: Pending, root: Path) -> list[tuple[Path, bytes]]:
     """The files to write for ``entry``, every check passed; raises :class:`_Refused`."""
     from pytest_tlgraph.snapshots.extensions import Provenance
-    from pytest_tlgraph.snapshots.pending import file_sha256
+    from pytest_tlgraph.snapshots.review.pending import file_sha256
 
     info = entry.record.get(ACCEPT_KEY)
     base = _base(entry)
@@ -214,9 +214,9 @@ def _shown(path: Path) -> str:
 
 def _accept(entry: Pending, root: Path) -> list[Path]:
     """Write one call's snapshot files and mark it accepted; the files written."""
-    from pytest_tlgraph.snapshots.artifacts import ResultsDir
     from pytest_tlgraph.snapshots.files import SnapshotWriteError, atomic_write_all
-    from pytest_tlgraph.snapshots.pending import mark_accepted
+    from pytest_tlgraph.snapshots.results.artifacts import ResultsDir
+    from pytest_tlgraph.snapshots.review.pending import mark_accepted
 
     plan = _plan(entry, root)
     try:
@@ -237,9 +237,9 @@ def run_accept(args: argparse.Namespace) -> int:
     import sys
 
     from pytest_tlgraph.cli.commands import results_folder
-    from pytest_tlgraph.snapshots.pending import pending_calls
-    from pytest_tlgraph.snapshots.runlock import RunLock
-    from pytest_tlgraph.snapshots.runs import LOCK
+    from pytest_tlgraph.snapshots.results.runlock import RunLock
+    from pytest_tlgraph.snapshots.results.runs import LOCK
+    from pytest_tlgraph.snapshots.review.pending import pending_calls
 
     if args.all and args.nodeids:
         raise CommandError("give NODEID... or --all, not both")

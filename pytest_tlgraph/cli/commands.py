@@ -15,7 +15,7 @@ from pytest_tlgraph.snapshots.compare.context import CONTEXT_HOPS
 
 if TYPE_CHECKING:
     from pytest_tlgraph.draw import Drawing
-    from pytest_tlgraph.snapshots.pending import Pending
+    from pytest_tlgraph.snapshots.review.pending import Pending
 
 __all__ = ["draw_options", "results_folder", "run_diff", "run_draw", "run_report", "shown"]
 
@@ -171,7 +171,7 @@ def results_folder(given: str | None, command: str = "report") -> Path:
     ``tlgraph-results`` in the current folder or the nearest parent that has one, up to
     the project's root (a folder with an ini file or ``.git``): pytest run from a
     subfolder writes it at the rootdir."""
-    from pytest_tlgraph.snapshots.runs import last_run
+    from pytest_tlgraph.snapshots.results.runs import last_run
 
     if given is not None:
         root = Path(given)
@@ -221,8 +221,8 @@ def _rebased(line: str, base: Path | None) -> str:
 def run_report(args: argparse.Namespace) -> None:
     """``tlgraph report``: the report's path and the last run's failures; every path it
     prints is relative to the current folder."""
-    from pytest_tlgraph.snapshots.artifacts import REPORT_NAME
-    from pytest_tlgraph.snapshots.pending import pending_calls
+    from pytest_tlgraph.snapshots.results.artifacts import REPORT_NAME
+    from pytest_tlgraph.snapshots.review.pending import pending_calls
 
     root = results_folder(args.results)
     entries = pending_calls(root)
@@ -254,7 +254,7 @@ def run_report(args: argparse.Namespace) -> None:
 
 def _print_review(entries: list[Pending]) -> None:
     """The calls pending review, one line each with its story, then those accepted."""
-    from pytest_tlgraph.snapshots.pending import story
+    from pytest_tlgraph.snapshots.review.pending import story
 
     waiting = [entry for entry in entries if not entry.accepted]
     done = [entry for entry in entries if entry.accepted]
@@ -276,7 +276,7 @@ def _call_counts(root: Path) -> str | None:
     """``2 passed, 1 failed`` from ``summary.json`` (``--tlgraph-summary=json``), if any."""
     import json
 
-    from pytest_tlgraph.snapshots.summary import SUMMARY_JSON
+    from pytest_tlgraph.snapshots.review.summary import SUMMARY_JSON
 
     try:
         counts = json.loads((root / SUMMARY_JSON).read_text(encoding="utf-8"))["counts"]

@@ -10,11 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_tlgraph.draw.canvas import png_problem
-from pytest_tlgraph.snapshots.artifacts import Artifacts
 from pytest_tlgraph.snapshots.compare.comparison import Comparison
 from pytest_tlgraph.snapshots.compare.drawing import graph_diff_png
 from pytest_tlgraph.snapshots.compare.story import headline
-from pytest_tlgraph.snapshots.dotdiff import unified_dot_diff
 from pytest_tlgraph.snapshots.extensions import (
     Provenance,
     TlgraphDotExtension,
@@ -24,11 +22,18 @@ from pytest_tlgraph.snapshots.extensions import (
     reusable,
 )
 from pytest_tlgraph.snapshots.files import SnapshotWriteError
-from pytest_tlgraph.snapshots.pending import acceptance
-from pytest_tlgraph.snapshots.report import DotOutcome, PngOutcome, build_report, comparison_of
+from pytest_tlgraph.snapshots.results.artifacts import Artifacts
+from pytest_tlgraph.snapshots.review.dotdiff import unified_dot_diff
+from pytest_tlgraph.snapshots.review.pending import acceptance
+from pytest_tlgraph.snapshots.review.report import (
+    DotOutcome,
+    PngOutcome,
+    build_report,
+    comparison_of,
+)
+from pytest_tlgraph.snapshots.review.summary import structure_data, write_call
+from pytest_tlgraph.snapshots.review.terminal import terminal_report
 from pytest_tlgraph.snapshots.storage import written_together
-from pytest_tlgraph.snapshots.summary import structure_data, write_call
-from pytest_tlgraph.snapshots.terminal import terminal_report
 
 if TYPE_CHECKING:
     import pytest

@@ -17,19 +17,19 @@ from typing import TYPE_CHECKING, Any, Final
 from syrupy.extensions.single_file import WriteMode
 
 from pytest_tlgraph.controls import visible
-from pytest_tlgraph.snapshots.dotdiff import unified_dot_diff
 from pytest_tlgraph.snapshots.pngmeta import (
     PNG_SIGNATURE,
     add_text_chunks,
     image_sha256,
     read_text_chunks,
 )
+from pytest_tlgraph.snapshots.review.dotdiff import unified_dot_diff
 from pytest_tlgraph.snapshots.storage import SafeFileExtension
 
 if TYPE_CHECKING:
     from syrupy.types import SerializableData, SerializedData
 
-    from pytest_tlgraph.snapshots.pixeldiff import PngComparison
+    from pytest_tlgraph.snapshots.pixels.pixeldiff import PngComparison
 
 __all__ = [
     "DOT_HEADER",
@@ -212,7 +212,7 @@ class TlgraphPngExtension(SafeFileExtension):
         """Pixels within budget and the same renderer. Under ``--snapshot-update`` a
         baseline whose recorded DOT hash or renderer is stale counts as changed too, so
         it is rewritten and the skip-render shortcut keeps working."""
-        from pytest_tlgraph.snapshots.pixeldiff import compare_png
+        from pytest_tlgraph.snapshots.pixels.pixeldiff import compare_png
 
         expected, actual = bytes(snapshot_data), bytes(serialized_data)
         if expected == actual:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from pytest_tlgraph.snapshots.artifacts import ResultsDir
+    from pytest_tlgraph.snapshots.results.artifacts import ResultsDir
 
 __all__ = ["SETTING_NAMES", "Settings", "check_setting"]
 

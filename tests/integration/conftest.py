@@ -9,11 +9,6 @@ import pytest
 # re-importing the rest on every run would cost seconds.
 import torch  # noqa: F401
 
-import pytest_tlgraph.capture
-import pytest_tlgraph.draw
-import pytest_tlgraph.snapshots.fixture
-import pytest_tlgraph.snapshots.html
-import pytest_tlgraph.snapshots.pixeldiff  # noqa: F401
 from tests.integration.project import BASIC_TEST, INI, MODELS
 
 

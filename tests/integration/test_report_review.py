@@ -29,8 +29,8 @@ from PIL import Image
 # corpus registry (kept, when another test imported it first) refuses a module that
 # registers its models a second time.
 import tests.corpus.models_faithful_collapse  # noqa: F401
-from pytest_tlgraph.snapshots.artifacts import ResultsDir
-from pytest_tlgraph.snapshots.html import write_html
+from pytest_tlgraph.snapshots.results.artifacts import ResultsDir
+from pytest_tlgraph.snapshots.review.html import write_html
 from tests.browser import Browser
 
 pytest_plugins = ["pytester"]

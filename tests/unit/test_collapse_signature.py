@@ -23,7 +23,7 @@ from pytest_tlgraph.snapshots.compare.dotparse import parse_gv
 from pytest_tlgraph.snapshots.compare.graph import GraphModel, read_graph
 from pytest_tlgraph.snapshots.compare.inside import full_title, inside_change
 from pytest_tlgraph.snapshots.compare.story import every_change, story_lines
-from pytest_tlgraph.snapshots.summary import structure_data
+from pytest_tlgraph.snapshots.review.summary import structure_data
 
 
 class _Block(nn.Module):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_tlgraph.snapshots.pending import story
+from pytest_tlgraph.snapshots.review.pending import story
 
 
 def test_the_story_is_the_records_own_when_it_has_one() -> None:

@@ -10,8 +10,8 @@ import torch
 from pytest_tlgraph import capture
 from pytest_tlgraph.draw import Drawing
 from pytest_tlgraph.snapshots.extensions import PngMatch, render_snapshot_png
-from pytest_tlgraph.snapshots.pixeldiff import compare_png
-from pytest_tlgraph.snapshots.report import (
+from pytest_tlgraph.snapshots.pixels.pixeldiff import compare_png
+from pytest_tlgraph.snapshots.review.report import (
     EVERY_CHANGE,
     MAX_DIFF_LINES,
     DotOutcome,
@@ -184,7 +184,7 @@ def test_the_report_tells_the_comparison_it_is_handed() -> None:
     # compare the texts again when it is given the comparison.
     from pytest_tlgraph.snapshots.compare.comparison import compare
     from pytest_tlgraph.snapshots.compare.story import story_lines
-    from pytest_tlgraph.snapshots.report import comparison_of
+    from pytest_tlgraph.snapshots.review.report import comparison_of
 
     old, new = _draw(16), _draw(32)
     outcome = DotOutcome("p.gv", old.dot, new.dot, False)

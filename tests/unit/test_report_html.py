@@ -11,10 +11,10 @@ import pytest
 import torch
 
 from pytest_tlgraph import capture
-from pytest_tlgraph.snapshots.artifacts import RECORDS, REPORT_NAME, Artifacts, ResultsDir
 from pytest_tlgraph.snapshots.extensions import render_snapshot_png
-from pytest_tlgraph.snapshots.html import render_html, write_html
-from pytest_tlgraph.snapshots.report import Report
+from pytest_tlgraph.snapshots.results.artifacts import RECORDS, REPORT_NAME, Artifacts, ResultsDir
+from pytest_tlgraph.snapshots.review.html import render_html, write_html
+from pytest_tlgraph.snapshots.review.report import Report
 from tests.models import MLP
 
 REPORT = Report(

@@ -7,8 +7,8 @@ import torch
 from pytest_tlgraph.capture import capture
 from pytest_tlgraph.snapshots.compare.comparison import compare
 from pytest_tlgraph.snapshots.compare.story import recolour_line
-from pytest_tlgraph.snapshots.report import EVERY_CHANGE, DotOutcome, Report, comparison_of
-from pytest_tlgraph.snapshots.terminal import (
+from pytest_tlgraph.snapshots.review.report import EVERY_CHANGE, DotOutcome, Report, comparison_of
+from pytest_tlgraph.snapshots.review.terminal import (
     MAX_DIFF_LINES,
     MAX_LINE_CHARS,
     cut_line,

@@ -11,7 +11,7 @@ from torch import nn
 
 from pytest_tlgraph.capture import capture
 from pytest_tlgraph.snapshots import compare_png
-from pytest_tlgraph.snapshots.unioncanvas import MISSING_STRIPE
+from pytest_tlgraph.snapshots.pixels.unioncanvas import MISSING_STRIPE
 
 RED = (255, 0, 0)
 

@@ -26,7 +26,7 @@ from pytest_tlgraph.snapshots.compare.story import (
     recolour_line,
     story_lines,
 )
-from pytest_tlgraph.snapshots.dotdiff import unified_dot_diff
+from pytest_tlgraph.snapshots.review.dotdiff import unified_dot_diff
 
 if TYPE_CHECKING:
     from pytest_tlgraph.snapshots.extensions import PngMatch

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from pytest_tlgraph.snapshots.artifacts import RECORDS
+from pytest_tlgraph.snapshots.results.artifacts import RECORDS
 
 if TYPE_CHECKING:
-    from pytest_tlgraph.snapshots.artifacts import ResultsDir
+    from pytest_tlgraph.snapshots.results.artifacts import ResultsDir
 
 __all__ = [
     "ACCEPTED_SUFFIX",

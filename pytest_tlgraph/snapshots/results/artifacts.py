@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Final
 from pytest_tlgraph.snapshots.files import SnapshotWriteError, atomic_write, fitted_name
 
 if TYPE_CHECKING:
-    from pytest_tlgraph.snapshots.report import Report
+    from pytest_tlgraph.snapshots.review.report import Report
 
 __all__ = ["MANIFEST", "RECORDS", "REPORT_NAME", "Artifacts", "ResultsDir"]
 

@@ -5,7 +5,7 @@ expected and actual images again; a small graph's context diff may be its whole
 graph), and a data URI is a third larger than its PNG. So the first ``<img>`` of a
 picture carries the data URI and an ``id``; every later one names it by
 ``data-same`` and the page's script copies the ``src`` when it is shown
-(:mod:`pytest_tlgraph.snapshots.html_assets`).
+(:mod:`pytest_tlgraph.snapshots.review.html_assets`).
 """
 
 from __future__ import annotations

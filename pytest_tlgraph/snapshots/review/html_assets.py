@@ -1,7 +1,7 @@
 """The style sheet and the script of ``report.html`` (inlined: the page is one file).
 
 The script needs nothing from outside the page. It drives the review views of
-:mod:`pytest_tlgraph.snapshots.html`:
+:mod:`pytest_tlgraph.snapshots.review.html`:
 
 * per failure, tabs between *side by side*, a *slider* (expected left of the split
   line, actual right of it, both at the top-left of their union canvas) and an *onion

@@ -9,7 +9,7 @@ never exceed the threshold, and in a rendered graph almost all of them did not.
 Every float operation runs in the reference's order, in float64, so borderline
 pixels fall on the same side of the threshold (for opaque pixels the YIQ terms come
 from tables of those same products). The anti-aliasing detector, where a shifted
-drawing spends its time, is in :mod:`pytest_tlgraph.snapshots.antialias`.
+drawing spends its time, is in :mod:`pytest_tlgraph.snapshots.pixels.antialias`.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ import numpy as np
 import numpy.typing as npt
 from PIL import Image, PngImagePlugin
 
-from pytest_tlgraph.snapshots.antialias import antialiased
+from pytest_tlgraph.snapshots.pixels.antialias import antialiased
+from pytest_tlgraph.snapshots.pixels.unioncanvas import mark_missing, padded_pair
 from pytest_tlgraph.snapshots.pngmeta import read_png_size
-from pytest_tlgraph.snapshots.unioncanvas import mark_missing, padded_pair
 
 __all__ = ["MAX_IMAGE_PIXELS", "PngComparison", "compare_png"]
 
@@ -145,7 +145,7 @@ def _checked_size(png: bytes, side: str) -> tuple[int, int]:
     if size[0] * size[1] > MAX_IMAGE_PIXELS:
         raise ValueError(
             f"{side} image is {size[0]}x{size[1]} pixels, above the cap of "
-            f"{MAX_IMAGE_PIXELS:,} pixels (pytest_tlgraph.snapshots.pixeldiff."
+            f"{MAX_IMAGE_PIXELS:,} pixels (pytest_tlgraph.snapshots.pixels.pixeldiff."
             "MAX_IMAGE_PIXELS); draw the graph smaller (lower dpi, depth or collapse)"
         )
     return size

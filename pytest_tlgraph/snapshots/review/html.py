@@ -6,7 +6,7 @@ report sections, then expected and actual in three views switched by tabs: side 
 side (with the pixel diff), a slider and an onion skin, the last two on the union
 canvas of both sizes (both images at the top-left, as the pixel diff aligns them).
 Keys move between failures (``?`` lists them). Images are inlined once each as base64
-data URIs (:mod:`pytest_tlgraph.snapshots.html_images`), so ``report.html`` is one
+data URIs (:mod:`pytest_tlgraph.snapshots.review.html_images`), so ``report.html`` is one
 file to upload as a CI artifact; it needs no network. It is written once, at the end
 of the session, from the records the tests (on any pytest-xdist worker) left in the
 results directory.
@@ -19,8 +19,8 @@ from html import escape
 from pathlib import Path
 from typing import Any, Final
 
-from pytest_tlgraph.snapshots.html_assets import SCRIPT, STYLE
-from pytest_tlgraph.snapshots.html_images import Inlined, InlinedImages
+from pytest_tlgraph.snapshots.review.html_assets import SCRIPT, STYLE
+from pytest_tlgraph.snapshots.review.html_images import Inlined, InlinedImages
 
 __all__ = ["render_html", "write_html"]
 

@@ -1,6 +1,6 @@
 """The failure message as a terminal shows it: short, with everything in full elsewhere.
 
-A :class:`~pytest_tlgraph.snapshots.report.Report` holds every line (``report.html``
+A :class:`~pytest_tlgraph.snapshots.review.report.Report` holds every line (``report.html``
 shows them all, the results folder keeps the full DOT diff). In a terminal or a CI log
 (REVIEW.md §2.5): no line is longer than :data:`MAX_LINE_CHARS` characters (DOT diff
 lines are cut, saying how much; prose wraps, so a remedy is never lost), the DOT diff
@@ -16,7 +16,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Final
 
-from pytest_tlgraph.snapshots.report import EVERY_CHANGE, Report
+from pytest_tlgraph.snapshots.review.report import EVERY_CHANGE, Report
 
 __all__ = ["MAX_DIFF_LINES", "MAX_LINE_CHARS", "cut_line", "terminal_report"]
 

@@ -16,12 +16,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from pytest_tlgraph.snapshots.artifacts import RECORDS
+from pytest_tlgraph.snapshots.results.artifacts import RECORDS
 from pytest_tlgraph.suggest import did_you_mean
 
 if TYPE_CHECKING:
-    from pytest_tlgraph.snapshots.artifacts import ResultsDir
     from pytest_tlgraph.snapshots.compare.comparison import Comparison
+    from pytest_tlgraph.snapshots.results.artifacts import ResultsDir
 
 __all__ = [
     "KINDS",

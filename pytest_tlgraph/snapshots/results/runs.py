@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
-from pytest_tlgraph.snapshots.artifacts import MANIFEST, ResultsDir
 from pytest_tlgraph.snapshots.files import atomic_write
-from pytest_tlgraph.snapshots.runlock import RunLock
+from pytest_tlgraph.snapshots.results.artifacts import MANIFEST, ResultsDir
+from pytest_tlgraph.snapshots.results.runlock import RunLock
 
 __all__ = ["LAST", "LOCK", "RUN_PREFIX", "Run", "end_run", "last_run", "start_run"]
 
