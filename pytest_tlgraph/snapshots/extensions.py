@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 from syrupy.extensions.single_file import WriteMode
 
 from pytest_tlgraph.controls import visible
-from pytest_tlgraph.snapshots.pngmeta import (
+from pytest_tlgraph.snapshots.pixels.pngmeta import (
     PNG_SIGNATURE,
     add_text_chunks,
     image_sha256,

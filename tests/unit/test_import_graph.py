@@ -56,6 +56,22 @@ def test_stages_do_not_reach_back() -> None:
             assert not {m for m in imported if m.startswith("pytest_tlgraph.capture")}, module
 
 
+def test_the_snapshot_rooms_stay_apart() -> None:
+    graph = import_graph(PACKAGE)
+    snapshots = "pytest_tlgraph.snapshots"
+    rooms = {f"{snapshots}.{room}" for room in ("compare", "pixels", "review", "results")}
+    for module, imported in graph.items():
+        if not module.startswith(f"{snapshots}."):
+            continue
+        mine = next((room for room in rooms if module.startswith(room)), None)
+        if mine in (f"{snapshots}.compare", f"{snapshots}.pixels"):
+            # The comparisons read drawings and pictures, never the glue or the review.
+            others = {
+                m for m in imported if m.startswith(f"{snapshots}.") and not m.startswith(mine)
+            }
+            assert not others, (module, others)
+
+
 def test_every_module_imports() -> None:
     graph = import_graph(PACKAGE)
     assert len(graph) > 40

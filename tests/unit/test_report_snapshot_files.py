@@ -18,7 +18,7 @@ from pytest_tlgraph.snapshots.extensions import (
     renderer_mismatch,
     reusable,
 )
-from pytest_tlgraph.snapshots.pngmeta import add_text_chunks
+from pytest_tlgraph.snapshots.pixels.pngmeta import add_text_chunks
 from tests.models import MLP
 from tests.pngs import repaint
 

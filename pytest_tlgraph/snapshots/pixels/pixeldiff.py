@@ -25,8 +25,8 @@ import numpy.typing as npt
 from PIL import Image, PngImagePlugin
 
 from pytest_tlgraph.snapshots.pixels.antialias import antialiased
+from pytest_tlgraph.snapshots.pixels.pngmeta import read_png_size
 from pytest_tlgraph.snapshots.pixels.unioncanvas import mark_missing, padded_pair
-from pytest_tlgraph.snapshots.pngmeta import read_png_size
 
 __all__ = ["MAX_IMAGE_PIXELS", "PngComparison", "compare_png"]
 

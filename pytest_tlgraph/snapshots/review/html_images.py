@@ -54,7 +54,7 @@ class InlinedImages:
         over the size guard's limits (whatever wrote it, the page never carries such an
         image)."""
         from pytest_tlgraph.draw.canvas import png_problem
-        from pytest_tlgraph.snapshots.pngmeta import read_png_size
+        from pytest_tlgraph.snapshots.pixels.pngmeta import read_png_size
 
         path = self.root / rel
         try:
