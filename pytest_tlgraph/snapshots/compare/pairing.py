@@ -68,6 +68,10 @@ def _own_address(node: GraphNode) -> bool:
     return node.kind in ("box", "fold") or (node.kind == "op" and node.module_row is not None)
 
 
+def _same_content(old: GraphNode, new: GraphNode) -> bool:
+    return _content(old) == _content(new)
+
+
 def _slot(node: GraphNode) -> tuple[str, str, str]:
     return (node.address, node.func, node.kind)
 
@@ -149,11 +153,8 @@ def pair_graphs(old: GraphModel, new: GraphModel) -> Pairing:
     rounds = _Rounds(old, new)
     # Among nodes alike in place and content, the same id is the better partner (a
     # node moved out from between two of its kind must not shift their pairs).
-    for node_id, node in old.nodes.items():
-        other = new.nodes.get(node_id)
-        if other is not None and _slot(node) == _slot(other) and _content(node) == _content(other):
-            rounds.add(node_id, node_id)
-    rounds.by_key(_slot, lambda a, b: _content(a) == _content(b))
+    rounds.by_key(lambda n: (n.id, _slot(n)), _same_content)
+    rounds.by_key(_slot, _same_content)
     rounds.aligned()
     rounds.by_key(_slot)
     rounds.by_key(
