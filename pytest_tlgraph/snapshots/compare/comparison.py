@@ -107,7 +107,7 @@ class Regrouped:
     """A module drawn as one box (or fold) on one side and opened into its frame of
     nodes on the other (``collapse="auto"`` spent its budget elsewhere)."""
 
-    #: The box's or fold's title, with its full address (``@features.3.block (Sequential)``).
+    #: The box's or fold's name (:attr:`.graph.GraphNode.name`: its full address).
     title: str
     #: True: one box in the received drawing (the stored one drew its frame).
     boxed: bool
@@ -123,10 +123,6 @@ def _regrouped(
     """Boxes only one side has whose module the other side draws as a frame of nodes
     only that side has."""
     by_address: dict[str, list[str]] = {}
-    inside: dict[str, list[str]] = {}
-    for node_id in frames_from.nodes:
-        for cid in frames_from.cluster_path(node_id):
-            inside.setdefault(cid, []).append(node_id)
     for cid, cluster in frames_from.clusters.items():
         by_address.setdefault(cluster.address, []).append(cid)
     out = []
@@ -135,12 +131,9 @@ def _regrouped(
         if node.kind not in ("box", "fold"):
             continue
         for cid in by_address.get(node.address, ()):
-            members = inside.get(cid, [])
+            members = frames_from.members(cid)
             if members and all(m in frame_ids for m in members):
-                title = full_title(box_id, node.title)
-                if node.kind == "box":
-                    title = f"@{node.address} ({node.func})"
-                out.append(Regrouped(title, boxed, box_id, tuple(members)))
+                out.append(Regrouped(node.name, boxed, box_id, tuple(members)))
                 break
     return out
 

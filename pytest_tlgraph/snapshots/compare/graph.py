@@ -24,6 +24,7 @@ from pytest_tlgraph.snapshots.compare.dotparse import (
     label_rows,
     parse_gv,
 )
+from pytest_tlgraph.snapshots.compare.inside import full_title
 
 __all__ = ["GraphCluster", "GraphModel", "GraphNode", "family", "read_graph"]
 
@@ -32,6 +33,7 @@ _BOX: Final = re.compile(r"@(?P<address>.+?)(?:#\d+)?(?P<fold>\*\d+)?(?:#\d+)?")
 _CLUSTER_ID: Final = re.compile(r"cluster_(?P<address>.*?)(?:#\d+)?(?:\*\d+)?(?:#\d+)?")
 _TYPE: Final = re.compile(r".*\(([^()]*)\)")
 _IO: Final = re.compile(r"(input|output)_\d+")
+_CALL: Final = re.compile(r"#\d+$")
 
 
 def family(node_id: str) -> str:
@@ -83,6 +85,23 @@ class GraphNode:
         return tuple(out)
 
     @property
+    def name(self) -> str:
+        """The node as a reviewer finds it: ``conv2d_1 @stem.0``,
+        ``@layer1.2 (BasicBlock)`` (``#2`` after the address of a later call),
+        ``x2 @layer1.0-1 (BasicBlock)``, ``input x``: never an address relative to a
+        cluster."""
+        if self.kind == "fold":
+            return full_title(self.id, self.title)
+        if self.kind == "box":
+            call = _CALL.search(self.id)
+            again = call[0] if call and call[0] != "#1" else ""
+            return f"@{self.address}{again}" + ("" if self.func == "box" else f" ({self.func})")
+        if self.kind in ("input", "output"):
+            return self.kind if self.title == self.kind else f"{self.kind} {self.title}"
+        name = self.title if self.kind == "segment" else self.id
+        return f"{name} @{self.address}" if self.address else name
+
+    @property
     def module_row(self) -> str | None:
         """The ``@module`` row (relative to its cluster), if it has one."""
         return next((row for row in reversed(self.rows[1:]) if row.startswith("@")), None)
@@ -115,6 +134,8 @@ class GraphModel:
     parsed: ParsedGraph
     _preds: dict[str, list[str]] = field(default_factory=dict, repr=False, compare=False)
     _succs: dict[str, list[str]] = field(default_factory=dict, repr=False, compare=False)
+    #: Cluster id -> the nodes it holds at any depth, filled on first use.
+    _members: dict[str, list[str]] = field(default_factory=dict, repr=False, compare=False)
 
     def preds(self, node_id: str) -> list[str]:
         """The nodes with an edge into ``node_id``, in edge order."""
@@ -123,6 +144,15 @@ class GraphModel:
     def succs(self, node_id: str) -> list[str]:
         """The nodes ``node_id`` has an edge to, in edge order."""
         return self._succs.get(node_id, [])
+
+    def members(self, cluster_id: str) -> list[str]:
+        """The nodes ``cluster_id`` holds, at any depth, in drawing order (worked out
+        for every cluster at once, the first time any is asked for)."""
+        if not self._members and self.clusters:
+            for node_id in self.nodes:
+                for cid in self.cluster_path(node_id):
+                    self._members.setdefault(cid, []).append(node_id)
+        return self._members.get(cluster_id, [])
 
     def cluster_path(self, node_id: str) -> tuple[str, ...]:
         """The clusters holding ``node_id``, outermost first."""

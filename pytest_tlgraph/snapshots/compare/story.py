@@ -21,7 +21,6 @@ from typing import Final
 from pytest_tlgraph.draw.collapse.signature import read_signature
 from pytest_tlgraph.snapshots.compare.comparison import Comparison
 from pytest_tlgraph.snapshots.compare.graph import GraphModel, GraphNode
-from pytest_tlgraph.snapshots.compare.inside import full_title
 
 __all__ = [
     "MAX_EXAMPLES",
@@ -41,22 +40,11 @@ MAX_EXAMPLES: Final = 3
 #: Nodes a group line lists by id (more read as a count and an address pattern).
 _IDS_SHOWN: Final = 3
 _NUMERIC: Final = re.compile(r"(\d+)")
-_CALL: Final = re.compile(r"#\d+$")
 
 
 def node_name(node: GraphNode) -> str:
-    """A node as a reviewer finds it: ``conv2d_1 @stem.0``, ``@layer1.2 (BasicBlock)``,
-    ``x2 @layer1.0-1 (BasicBlock)``, ``input x``."""
-    if node.kind == "fold":
-        return full_title(node.id, node.title)
-    if node.kind == "box":
-        call = _CALL.search(node.id)
-        again = call[0] if call and call[0] != "#1" else ""
-        return f"@{node.address}{again}" + ("" if node.func == "box" else f" ({node.func})")
-    if node.kind in ("input", "output"):
-        return node.kind if node.title == node.kind else f"{node.kind} {node.title}"
-    name = node.title if node.kind == "segment" else node.id
-    return f"{name} @{node.address}" if node.address else name
+    """A node as a reviewer finds it (:attr:`.graph.GraphNode.name`)."""
+    return node.name
 
 
 def address_pattern(addresses: Sequence[str]) -> str:
@@ -170,11 +158,9 @@ def _block_lines(
     side has (outermost first), then the other nodes one by one (or counted)."""
     # A cluster only this side has, holding only nodes only this side has.
     mine = set(ids)
-    holds: dict[str, bool] = {}
-    for node_id in graph.nodes:
-        for cid in graph.cluster_path(node_id):
-            holds[cid] = holds.get(cid, True) and node_id in mine
-    foreign_clusters = {c for c in foreign if holds.get(c, False)}
+    foreign_clusters = {
+        c for c in foreign if graph.members(c) and all(n in mine for n in graph.members(c))
+    }
     blocks: dict[str, list[str]] = {}
     loose: list[str] = []
     for node_id in ids:
@@ -325,9 +311,10 @@ def recolour_line(comparison: Comparison) -> str | None:
     )
 
 
-def headline(comparison: Comparison) -> str:
-    """The comparison in one line (``tlgraph report``'s pending list, summary.md)."""
-    lines = story_lines(comparison)
+def headline(comparison: Comparison, lines: Sequence[str] | None = None) -> str:
+    """The comparison in one line (``tlgraph report``'s pending list, summary.md);
+    ``lines``: its :func:`story_lines`, when the caller has them already."""
+    lines = story_lines(comparison) if lines is None else lines
     # Nodes that only moved follow from the change; they are no change of their own.
     more = sum(1 for line in lines[1:] if not line.startswith(MOVED))
     return lines[0] + (f" (and {more} more change{'s' * (more != 1)})" if more > 0 else "")
