@@ -297,7 +297,7 @@ class SnapshotCall:
             state_text=drawing.state.describe() if drawing.state is not None else None,
             notes=[*_notes(graphdiff_note, written, root), *refused],
             write_errors=write_errors,
-            comparison=comparison,
+            comparison=found,
         )
         try:
             if unsaved is None:

@@ -25,7 +25,12 @@ from typing import TYPE_CHECKING, Any, Final
 from pytest_tlgraph.draw import style
 from pytest_tlgraph.draw.dot import DotGraph, NodeStatement, emit, html_escape
 from pytest_tlgraph.draw.plan import Cluster
-from pytest_tlgraph.snapshots.compare.comparison import Comparison, compare, union_order
+from pytest_tlgraph.snapshots.compare.comparison import (
+    ClusterChange,
+    Comparison,
+    compare,
+    union_order,
+)
 from pytest_tlgraph.snapshots.compare.context import CONTEXT_HOPS, context_view, run_label
 from pytest_tlgraph.snapshots.compare.dotparse import DotParseError
 
@@ -183,9 +188,10 @@ def _cluster_status(comparison: Comparison) -> dict[str, str]:
     return out
 
 
-def _cluster_attrs(comparison: Comparison, cid: str, status: str) -> dict[str, Any]:
+def _cluster_attrs(
+    comparison: Comparison, cid: str, status: str, change: ClusterChange | None
+) -> dict[str, Any]:
     new, old = comparison.new.clusters.get(cid), comparison.old.clusters.get(cid)
-    change = next((c for c in comparison.clusters_changed if c.id == cid), None)
     if status in (ADDED, REMOVED):
         cluster = new or old
         assert cluster is not None
@@ -306,6 +312,7 @@ def draw_comparison(comparison: Comparison, *, context: int | None = CONTEXT_HOP
                 attrs["style"] = "dashed"
         edge_attrs[edge] = attrs
     cluster_status = _cluster_status(comparison)
+    changes = {change.id: change for change in comparison.clusters_changed}
     drawn = [clusters[cid] for cid in drawn_clusters]
     direction = {v: k for k, v in style.RANKDIR.items()}.get(new.rankdir, "bottomup")
     graph = DotGraph(
@@ -316,7 +323,9 @@ def draw_comparison(comparison: Comparison, *, context: int | None = CONTEXT_HOP
         edges=drawn_edges,
         clusters=drawn,
         cluster_attrs={
-            c.id: _cluster_attrs(comparison, c.id, cluster_status.get(c.id, UNCHANGED))
+            c.id: _cluster_attrs(
+                comparison, c.id, cluster_status.get(c.id, UNCHANGED), changes.get(c.id)
+            )
             for c in drawn
         },
         edge_attrs=edge_attrs,

@@ -224,14 +224,14 @@ def build_report(
     state_text: str | None,
     notes: Sequence[str] = (),
     write_errors: Sequence[str] = (),
-    comparison: Comparison | None = None,
+    comparison: Comparison | str | None = None,
 ) -> Report:
     """The failure message of one snapshot, section by section (PLUGIN.md §5).
 
     A snapshot that does not exist yet gets a short message instead: nothing to compare.
     So does one that ``--snapshot-update`` could not write (``write_errors``): the
-    message says what failed to be written and why. ``comparison`` is the stored and
-    received DOT's comparison when the caller made it already (else it is made here).
+    message says what failed to be written and why. ``comparison`` is what
+    :func:`comparison_of` gave the caller already (else it is made here).
     """
     if write_errors:
         return _visible(

@@ -73,9 +73,10 @@ def structure_data(comparison: Comparison | None) -> dict[str, Any] | None:
 
     if comparison is None:
         return None
+    story = story_lines(comparison)
     return {
-        "headline": headline(comparison),
-        "story": story_lines(comparison),
+        "headline": headline(comparison, story),
+        "story": story,
         "changes": every_change(comparison),
         "nodes_added": list(comparison.added),
         "nodes_removed": list(comparison.removed),
