@@ -13,12 +13,12 @@ from __future__ import annotations
 import difflib
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Final
 
-from pytest_tlgraph.draw.collapse.signature import Signature, read_signature
+from pytest_tlgraph.draw.collapse.signature import Signature
 
-__all__ = ["GENERIC_INSIDE", "MAX_PARTS", "full_title", "inside_change", "signature_changes"]
+__all__ = ["GENERIC_INSIDE", "MAX_PARTS", "full_title", "inside_change"]
 
 #: How a changed signature reads when the functions it hides are the same (the rows
 #: of the node may say more).
@@ -90,15 +90,3 @@ def full_title(node_id: str, title: str) -> str:
     if sep == "..":
         return f"{count}@{prefix}{first}..{prefix}{last}{rest}"
     return f"{count}@{prefix}{shown}{rest}"
-
-
-def signature_changes(old: Mapping[str, object], new: Mapping[str, object]) -> dict[str, str]:
-    """Node id -> how it changed inside, for each node on both sides (``old`` already
-    under the received ids) whose signature changed, in ``new``'s order."""
-    out: dict[str, str] = {}
-    for node_id, text in new.items():
-        if node_id in old:
-            change = inside_change(read_signature(old[node_id]), read_signature(text))
-            if change is not None:
-                out[node_id] = change
-    return out
