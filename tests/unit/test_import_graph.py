@@ -89,6 +89,11 @@ def test_moved_public_paths_still_work() -> None:
     from pytest_tlgraph.snapshots import compare_png
 
     assert callable(compare_png)
+    from pytest_tlgraph.snapshots import compare
+
+    # The comparison stage's values under the names ARCHITECTURE.md gives them.
+    assert compare.Graph is compare.graph.GraphModel
+    assert compare.Change is compare.comparison.Comparison
 
 
 def _package(root: Path, files: dict[str, str]) -> Path:

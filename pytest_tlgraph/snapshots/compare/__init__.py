@@ -11,4 +11,11 @@ pairs the two models' nodes by structure (:mod:`.pairing`) and returns one
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from pytest_tlgraph.snapshots.compare.comparison import Comparison, compare
+from pytest_tlgraph.snapshots.compare.graph import GraphModel, read_graph
+
+#: The names ARCHITECTURE.md gives the stage's two values.
+Graph = GraphModel
+Change = Comparison
+
+__all__ = ["Change", "Comparison", "Graph", "GraphModel", "compare", "read_graph"]
