@@ -118,6 +118,18 @@ class _Rounds:
             if queue and accept(node, self.new.nodes[queue[0]]):
                 self.add(node_id, queue.popleft(), replaced=replaced)
 
+    def same_id(self, accept: Callable[[GraphNode, GraphNode], bool]) -> None:
+        """Pair each free node with the free node of the same id on the other side,
+        when ``accept`` agrees (one lookup a node: no queues for a key one node has)."""
+        for node_id in self.free_old():
+            other = self.new.nodes.get(node_id)
+            if (
+                other is not None
+                and node_id not in self.taken
+                and accept(self.old.nodes[node_id], other)
+            ):
+                self.add(node_id, node_id)
+
     def aligned(self) -> None:
         """Round 2: the free nodes of both sides aligned on their content."""
         old_ids, new_ids = self.free_old(), self.free_new()
@@ -153,7 +165,7 @@ def pair_graphs(old: GraphModel, new: GraphModel) -> Pairing:
     rounds = _Rounds(old, new)
     # Among nodes alike in place and content, the same id is the better partner (a
     # node moved out from between two of its kind must not shift their pairs).
-    rounds.by_key(lambda n: (n.id, _slot(n)), _same_content)
+    rounds.same_id(lambda a, b: _slot(a) == _slot(b) and _same_content(a, b))
     rounds.by_key(_slot, _same_content)
     rounds.aligned()
     rounds.by_key(_slot)
