@@ -21,6 +21,7 @@ __all__ = [
     "MEASUREMENT_FIELDS",
     "SUMMED_FIELDS",
     "Layer",
+    "CallArg",
     "ModuleCall",
     "Op",
     "Shape",
@@ -113,6 +114,23 @@ SUMMED_FIELDS: Final = frozenset({"autograd_memory", "num_autograd_tensors", "de
 #: Fields that are per-pass measurements of run-to-run noise: never single-valued
 #: across passes, even when two passes happen to read the same number.
 PER_PASS_FIELDS: Final = frozenset({"func_duration"})
+
+
+@dataclass(frozen=True, slots=True)
+class CallArg:
+    """One argument of a recorded call that is not at its declared default.
+
+    ``text`` is its canonical writing (``-1``, ``(0, 2, 1)``, ``tanh``, ``bfloat16``,
+    ``(:, 0)``), a tensor named by where it comes from: ``in2`` (the op's second
+    in-edge), a parameter by its name (``weight``), ``const 1x8`` (a tensor made before
+    the capture). ``operand`` says the value is tensors only (drawn as edges and the
+    params row); ``value`` is the same value as plain data, for checks that compare.
+    """
+
+    name: str
+    text: str
+    operand: bool
+    value: Any
 
 
 R = TypeVar("R")
@@ -224,6 +242,11 @@ class Op:
     magnitude: float | None
     grad_norm: float | None
     device_time: int | None
+    #: Every argument of the call not at its declared default, in signature order.
+    call: tuple[CallArg, ...] = ()
+    #: ``"no_grad"``, ``"inference_mode"`` or ``"enable_grad"`` for an op that ran under
+    #: another grad mode than the forward pass around it; ``None`` for the rest.
+    grad_mode: str | None = None
 
     @property
     def has_function(self) -> bool:
@@ -272,6 +295,10 @@ class Layer:
     magnitude: float | None
     grad_norm: float | None
     device_time: int | None
+    #: The passes' common call arguments (``varying["call"]`` when they differ).
+    call: tuple[CallArg, ...] | None = ()
+    #: The passes' common grad mode (see :attr:`Op.grad_mode`).
+    grad_mode: str | None = None
 
     @property
     def has_function(self) -> bool:
@@ -323,6 +350,9 @@ class Trace:
     #: Whether the captured tensors held values: ``False`` when some op ran on the
     #: meta device or on fake tensors, whose magnitudes and grad norms are ``None``.
     values: bool = True
+    #: The default floating dtype when the forward ran (``torch.get_default_dtype()``):
+    #: an output of any other dtype names it on its shape row.
+    default_dtype: str = "float32"
     _by_label: Mapping[str, Op] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:

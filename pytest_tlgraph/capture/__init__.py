@@ -247,7 +247,19 @@ def _capture(
         io_names=io_names,
         magnitudes=magnitudes,
         values=recorder.measured_values,
+        device=_home_device(args, kw, index),
+        default_dtype=str(torch.get_default_dtype()).removeprefix("torch."),
     )
+
+
+def _home_device(args: tuple[Any, ...], kw: dict[str, Any], index: ModelIndex) -> torch.device:
+    """The device the capture ran on: its first input tensor's, else its first
+    parameter's, else the CPU. A device argument naming it is left out of the drawing."""
+    for t in iter_tensors((args, kw)):
+        return t.device
+    for p in _parameters(index):
+        return p.device
+    return torch.device("cpu")
 
 
 def _failure(model: nn.Module, error: Exception, where: str, *, in_op: bool) -> TraceError:

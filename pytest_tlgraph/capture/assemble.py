@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
+from pytest_tlgraph.capture.callargs import call_args
 from pytest_tlgraph.capture.raw import ModuleFrame, RawOp
 from pytest_tlgraph.lazy import LazyMapping
 from pytest_tlgraph.trace import (
@@ -20,6 +21,9 @@ from pytest_tlgraph.trace import (
     frozen_builder,
     shape_summary,
 )
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["assemble"]
 
@@ -56,7 +60,9 @@ def _common(values: Sequence[Any]) -> tuple[Any, bool]:
     return None, True
 
 
-_LAYER_FIELDS: Final = ("shape", "dtype", "params", "module_args", *MEASUREMENT_FIELDS)
+_LAYER_FIELDS: Final = (
+    "shape", "dtype", "params", "module_args", *MEASUREMENT_FIELDS, "call", "grad_mode",
+)  # fmt: skip
 _NO_VARYING: Final[Mapping[str, tuple[Any, ...]]] = MappingProxyType({})
 
 
@@ -74,6 +80,7 @@ def _layer(
             first.activation_memory, first.flops_forward, first.flops_backward,
             first.flops_total, first.macs_forward, first.autograd_memory,
             first.num_autograd_tensors, first.magnitude, first.grad_norm, first.device_time,
+            first.call, first.grad_mode,
         )  # fmt: skip
     varying: dict[str, tuple[Any, ...]] = {}
     values: dict[str, Any] = {}
@@ -142,6 +149,8 @@ def assemble(
     io_names: Mapping[int, str] | None = None,
     magnitudes: bool = True,
     values: bool = True,
+    device: torch.device | None = None,
+    default_dtype: str = "float32",
 ) -> Trace:
     """Assign layer labels, pass numbers and edges; freeze the records into a ``Trace``.
 
@@ -170,6 +179,8 @@ def assemble(
     for i, raw in enumerate(raw_ops):
         label = raw.label = labels[i]
         raw.layer = layer_of[i]
+        if raw.call:
+            raw.call = call_args(raw.call, op_parents[i], raw.module, device)
         raw.parents = tuple(map(label_of, op_parents[i]))
         raw.children = tuple(map(label_of, children[i]))
         if norms:
@@ -198,4 +209,5 @@ def assemble(
         io_names=MappingProxyType({labels[i]: name for i, name in (io_names or {}).items()}),
         magnitudes=magnitudes,
         values=values,
+        default_dtype=default_dtype,
     )

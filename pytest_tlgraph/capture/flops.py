@@ -132,11 +132,18 @@ REDUCTION_COST: Final = {
             "count_nonzero", "topk", "histc", "bincount", "searchsorted", "bucketize",
             "embedding_bag", "sort", "argsort", "msort", "avg_pool1d", "avg_pool2d",
             "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
-            "nonzero", "argwhere",
+            "nonzero", "argwhere", "nanmean", "median", "nanmedian", "mode", "kthvalue",
+            "unique", "unique_consecutive", "cumulative_trapezoid", "trapezoid", "trapz",
+            "logcumsumexp_", "cumsum_", "cumprod_", "renorm",
         ),
         1,
     ),
-    **dict.fromkeys(("norm", "vector_norm"), 2),
+    # A square and an add per element (then a root over the reduced values).
+    **dict.fromkeys(
+        ("norm", "vector_norm", "linalg_vector_norm", "linalg_norm", "frobenius_norm",
+         "linalg_matrix_norm", "dist", "cdist_reduce"),
+        2,
+    ),  # fmt: skip
     **dict.fromkeys(("var", "std", "var_mean", "std_mean", "logsumexp", "logcumsumexp"), 3),
 }  # fmt: skip
 

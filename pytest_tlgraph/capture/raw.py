@@ -58,6 +58,10 @@ class RawOp:
     magnitude: float | None
     grad_norm: float | None
     device_time: int | None
+    #: The call's skeleton while recording (``CallSkeleton``), its ``CallArg`` s once
+    #: assembled.
+    call: Any = ()
+    grad_mode: str | None = None
 
 
 @dataclass(slots=True)

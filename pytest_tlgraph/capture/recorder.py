@@ -29,6 +29,7 @@ from pytest_tlgraph.capture.flops import (
     input_work,
     is_counted,
 )
+from pytest_tlgraph.capture.callargs import ref, skeleton
 from pytest_tlgraph.capture.guards import HEADROOM_STEP, Headroom, leave_mode_stack
 from pytest_tlgraph.capture.magnitudes import MagnitudeBatch, may_write
 from pytest_tlgraph.capture.measure import first_tensor, iter_tensors, magnitude, source_chain
@@ -70,6 +71,7 @@ _PLAIN: Final = frozenset(
 _names: dict[Any, str] = {}
 _top_hooks: Final = torch._C._autograd._top_saved_tensors_default_hooks
 _grad_enabled: Final = torch.is_grad_enabled
+_inference: Final = torch.is_inference_mode_enabled
 _clock: Final = time.perf_counter
 _getframe: Final = sys._getframe
 _Tensor: Final = torch.Tensor
@@ -78,6 +80,7 @@ _unwrapped: Final = torch._C._functorch.get_unwrapped
 _mode_enabled: Final = torch._C._is_torch_function_mode_enabled
 _no_torch_function: Final = torch._C.DisableTorchFunction
 _NO_HOOKS: Final = (None, None)
+_REFS: Final = tuple(ref(i) for i in range(64))
 # Shared by every call without keyword arguments; never written to.
 _NO_KWARGS: Final[dict[str, Any]] = {}
 
@@ -167,8 +170,13 @@ class Recorder(TorchFunctionMode):
         self._headroom = Headroom()
         #: Open module calls at which the recursion limit grows next.
         self._deeper_at = HEADROOM_STEP
+        self._outer_grad = True
+        self._outer_inference = False
 
     def __enter__(self) -> Recorder:
+        # The grad mode of the forward pass: an op run under another one is marked.
+        self._outer_grad = _grad_enabled()
+        self._outer_inference = _inference()
         self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, _unpack)
         self._hooks.__enter__()
         try:
@@ -330,7 +338,8 @@ class Recorder(TorchFunctionMode):
             self._magnitudes.flush()
         # Measured only with a graph being built and our hooks on top (a model's own
         # saved-tensor hooks, e.g. checkpointing, hide what autograd keeps).
-        measuring = _grad_enabled() and (_top_hooks(False) or _NO_HOOKS)[0] is self._pack
+        grad_on = _grad_enabled()
+        measuring = grad_on and (_top_hooks(False) or _NO_HOOKS)[0] is self._pack
         saving = self._saving = {} if measuring else None
         span = None
         if self._profile:
@@ -359,7 +368,12 @@ class Recorder(TorchFunctionMode):
             outputs = iter_tensors(out)
             if not outputs:
                 return out
-        self._record(func, name, args, kwargs or _NO_KWARGS, outputs, elapsed, saving)
+        grad_mode = None
+        inference = _inference()
+        if grad_on is not self._outer_grad or inference is not self._outer_inference:
+            # A block run under another grad mode than the forward around it.
+            grad_mode = "inference_mode" if inference else "enable_grad" if grad_on else "no_grad"
+        self._record(func, name, args, kwargs or _NO_KWARGS, outputs, elapsed, saving, grad_mode)
         return out
 
     def _record(
@@ -371,21 +385,35 @@ class Recorder(TorchFunctionMode):
         outputs: list[torch.Tensor],
         elapsed: float,
         saving: dict[int, int] | None,
+        grad_mode: str | None,
     ) -> None:
+        # The call's skeleton: each tensor replaced by its place among ``tensors``.
         tensors: list[torch.Tensor] = []
-        for a in args if not kwargs else (*args, *kwargs.values()):
+        positional = []
+        for a in args:
             if isinstance(a, _Tensor):
+                positional.append(_REFS[len(tensors)] if len(tensors) < 64 else ref(len(tensors)))
                 tensors.append(a)
             elif type(a) in _PLAIN or (type(a) is tuple and _PLAIN.issuperset(map(type, a))):
-                continue  # no tensor inside (scalars, sizes, strides): spare the walk
+                positional.append(a)  # no tensor inside (scalars, sizes): spare the walk
             else:
-                tensors += iter_tensors(a)
+                positional.append(skeleton(a, tensors))
+        keywords = None
+        if kwargs:
+            keywords = tuple(
+                [
+                    (k, v if type(v) in _PLAIN else skeleton(v, tensors))
+                    for k, v in kwargs.items()
+                ]
+            )
         parents: list[int] = []
         params: list[ParamInfo] = []
+        sources: list[Any] = []
         known_params, producers = self._params, self._producers
         for t in tensors:
             param = known_params.get(id(t))
             if param is not None:
+                sources.append(param[0])
                 if param not in params:
                     params.append(param)
                 continue
@@ -395,8 +423,12 @@ class Recorder(TorchFunctionMode):
                 found: int | None = entry[1]
             else:
                 found = self._origin(t)
-            if found is not None and found not in parents:
-                parents.append(found)
+            if found is None:
+                sources.append(tuple(t.shape))
+            else:
+                sources.append(found)
+                if found not in parents:
+                    parents.append(found)
         first = outputs[0]
         if not parents and id(first) in known_params and _returns_param(name, first, tensors):
             return  # an identity on a parameter or buffer: nothing computed, no op
@@ -425,7 +457,7 @@ class Recorder(TorchFunctionMode):
             self._chain, tuple(params) if params else (), None, None, None, elapsed, size,
             forward, backward, total, macs,
             None if kept is None else sum(kept.values()), None if kept is None else len(kept),
-            None, None, None,
+            None, None, None, (func, tuple(positional), keywords, tuple(sources)), grad_mode,
         )  # fmt: skip
         self.ops.append(raw)
         self.layer_keys.append((module, source_chain(_getframe(2)), name))

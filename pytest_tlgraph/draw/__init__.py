@@ -17,10 +17,13 @@ from typing import TYPE_CHECKING, Any, Final, final
 from pytest_tlgraph.collector import collector_paused
 from pytest_tlgraph.draw import labels, style
 from pytest_tlgraph.draw import plan as plain_plan
+from pytest_tlgraph.draw.callrows import CALL_ATTR, call_text, edge_positions
 from pytest_tlgraph.draw.collapse import COLLAPSED_KINDS, build_collapsed_plan
 from pytest_tlgraph.draw.collapse.rows import collapsed_rows
 from pytest_tlgraph.draw.collapse.signature import (
+    INSIDE_ATTR,
     SIGNATURE_ATTR,
+    inside_texts,
     content_signatures,
     fold_cluster_signatures,
 )
@@ -39,7 +42,7 @@ from pytest_tlgraph.draw.plan import Plan, PlanNode
 from pytest_tlgraph.encoding.units import format_bytes
 from pytest_tlgraph.lazy import LazyMapping
 from pytest_tlgraph.options import DrawOptions, NodeSpecFn
-from pytest_tlgraph.trace import frozen_builder
+from pytest_tlgraph.trace import Layer, Op, frozen_builder
 
 if TYPE_CHECKING:
     from pytest_tlgraph.encoding.channels import Encoding
@@ -174,6 +177,9 @@ def _draw(trace: Trace, *, mask_volatile: bool, options: dict[str, Any]) -> Draw
     # What each box, fold and segment hides, for the comparison (never drawn).
     collapsed = opts.depth is not None or opts.collapse is not None
     signatures = content_signatures(trace, plan.nodes) if collapsed else {}
+    calls = _call_attrs(plan)
+    if collapsed:
+        calls.update(inside_texts(trace, plan.nodes))
     cluster_signatures = fold_cluster_signatures(trace, plan) if collapsed else {}
     captions = [caption(trace)]
     state = None
@@ -194,7 +200,9 @@ def _draw(trace: Trace, *, mask_volatile: bool, options: dict[str, Any]) -> Draw
         public, edited = _edited_specs(plan, specs, opts.node_spec_fn)
         _readable(edited, style.PAGES[opts.page].text)
         statements = [
-            _new_statement(n.id, n.cluster, _attrs(edited[n.id], signatures.get(n.id)))
+            _new_statement(
+                n.id, n.cluster, _attrs(edited[n.id], signatures.get(n.id), calls.get(n.id))
+            )
             for n in plan.nodes
         ]
         if encoded is not None and encoded.key_rows:
@@ -203,7 +211,7 @@ def _draw(trace: Trace, *, mask_volatile: bool, options: dict[str, Any]) -> Draw
             public[KEY_ID] = Node("key", encoded.key_rows, (), None)
         nodes: Mapping[str, Node] = public
     else:
-        nodes, statements = _plain_statements(plan, rows, fill, signatures)
+        nodes, statements = _plain_statements(plan, rows, fill, signatures, calls)
     node_defaults, edge_defaults = _written_defaults(opts.page)
     graph = _new_graph(
         graph_attrs=_graph_attrs(opts, html_label(captions), encoded),
@@ -215,6 +223,7 @@ def _draw(trace: Trace, *, mask_volatile: bool, options: dict[str, Any]) -> Draw
         cluster_attrs=_cluster_lists(plan, opts.page, opts.direction, cluster_signatures),
         rank_groups=encoded.rank_groups if encoded else (),
         extra_nodes=encoded.extra_nodes if encoded else (),
+        edge_attrs=_edge_positions(plan, opts.page),
     )
     return _new_drawing(
         dot=emit(graph),
@@ -264,6 +273,7 @@ def _plain_statements(
     rows: list[tuple[tuple[str, ...], tuple[int, ...]]],
     fill: Callable[[str], str],
     signatures: Mapping[str, str],
+    calls: Mapping[str, str],
 ) -> tuple[Mapping[str, Node], list[NodeStatement]]:
     """What the spec path makes of unedited base specs, without building them: each
     statement's attribute list written straight from its rows and role fill (and a
@@ -275,10 +285,18 @@ def _plain_statements(
         label = html_label(texts, bold)
         colour = fills.get(node.kind) or fills.setdefault(node.kind, fill(node.kind))
         signature = signatures.get(node.id)
-        if signature is None:
+        call = calls.get(node.id)
+        if signature is None and call is None:
             attrs = plain_node_attrs(label, colour)
         else:
-            attrs = attr_list({"label": label, "fillcolor": colour, SIGNATURE_ATTR: signature})
+            attrs = attr_list(
+                {
+                    "label": label,
+                    "fillcolor": colour,
+                    SIGNATURE_ATTR: signature,
+                    INSIDE_ATTR if signature is not None else CALL_ATTR: call,
+                }
+            )
         statements.append(_new_statement(node.id, node.cluster, attrs))
 
     def public() -> dict[str, Node]:
@@ -366,11 +384,57 @@ def _cluster_lists(
     return lists
 
 
-def _attrs(spec: Mapping[str, Any], signature: str | None = None) -> dict[str, Any]:
-    """A node's DOT attributes from its final spec; a collapsed node's signature is
-    written over any ``comment`` the spec holds: the comparison must see it."""
+def _attrs(
+    spec: Mapping[str, Any], signature: str | None = None, call: str | None = None
+) -> dict[str, Any]:
+    """A node's DOT attributes from its final spec; a collapsed node's signature and an
+    op's call are written over any ``comment`` or ``tl_call`` the spec holds: the
+    comparison must see them."""
     attrs = dict(spec)
     attrs["label"] = html_label(attrs.pop("rows"), attrs.pop("bold_rows", ()))
     if signature is not None:
         attrs[SIGNATURE_ATTR] = signature
+        attrs[INSIDE_ATTR] = call
+    else:
+        attrs[CALL_ATTR] = call
     return attrs
+
+
+def _call_attrs(plan: Plan) -> dict[str, str]:
+    """The ``tl_call`` of each drawn op or layer whose call the rest of the drawing does
+    not say in full (:func:`.callrows.call_text`)."""
+    out = {}
+    for node in plan.nodes:
+        record = node.record
+        if node.kind in ("op", "layer") and isinstance(record, (Op, Layer)) and record.call != ():
+            text = call_text(record)
+            if text is not None:
+                out[node.id] = text
+    return out
+
+
+def _edge_positions(plan: Plan, page: str) -> dict[tuple[str, str], dict[str, Any]]:
+    """Each in-edge of an op whose inputs are not interchangeable, numbered by its
+    argument position (``headlabel``: the PNG shows ``cat(x, skip)`` from
+    ``cat(skip, x)``); the number is the one its call names (``in2``)."""
+    by_id = {node.id: node for node in plan.nodes}
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    colour = style.PAGES[page].text
+    for source, target in plan.edges:
+        node = by_id.get(target)
+        if node is None or node.kind not in ("op", "layer"):
+            continue
+        record = node.record
+        if not isinstance(record, (Op, Layer)) or not edge_positions(record):
+            continue
+        feeding = by_id.get(source)
+        label = getattr(feeding.record, "label", None) if feeding is not None else None
+        if label in record.parents:
+            out[(source, target)] = {
+                "headlabel": str(record.parents.index(label) + 1),
+                "fontname": style.FONT,
+                "fontsize": "9",
+                "fontcolor": colour,
+                "labeldistance": "1.8",
+            }
+    return out

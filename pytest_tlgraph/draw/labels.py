@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from pytest_tlgraph.constructors import ModuleArgs
+from pytest_tlgraph.draw.callrows import grad_row, operand_row, short_dtype, visible_args
 from pytest_tlgraph.draw.plan import PlanNode, relative_address, wrap_row
 from pytest_tlgraph.draw.salient import hidden_defaults
 from pytest_tlgraph.draw.suppression import hidden_args, input_shape, output_shape
@@ -69,16 +70,34 @@ def format_shape(shape: tuple[int, ...] | None) -> str:
     return text
 
 
-def _shape_row(shape: tuple[int, ...], size: int | None) -> str:
-    """The shape row: ``2x32, 256 B`` (the shape alone when the size is unknown)."""
-    key = (shape, size)
+def _shape_row(shape: tuple[int, ...], size: int | None, dtype: str | None = None) -> str:
+    """The shape row: ``2x32, 256 B`` (the shape alone when the size is unknown), the
+    dtype between them when it is not the default floating one (``1x8, bf16, 16 B``)."""
+    key = (shape, size, dtype)
     row = _shape_rows.get(key)
     if row is None:
-        text = (
-            format_shape(shape) if size is None else f"{format_shape(shape)}, {format_bytes(size)}"
-        )
-        row = remember(_shape_rows, key, text, _SHAPE_MEMO_LIMIT)
+        parts = [format_shape(shape)]
+        if dtype is not None:
+            parts.append(short_dtype(dtype))
+        if size is not None:
+            parts.append(format_bytes(size))
+        row = remember(_shape_rows, key, ", ".join(parts), _SHAPE_MEMO_LIMIT)
     return row
+
+
+def _odd_dtype(record: Record, trace: Trace | None) -> str | None:
+    """The record's dtype name when it is not the trace's default floating dtype."""
+    dtype = record.dtype
+    if dtype is None:
+        return None
+    name = _dtype_names.get(dtype)
+    if name is None:
+        name = _dtype_names[dtype] = str(dtype).rpartition(".")[2]
+    default = trace.default_dtype if trace is not None else "float32"
+    return None if name == default else name
+
+
+_dtype_names: dict[Any, str] = {}
 
 
 def dtype_name(dtype: Any) -> str | None:
@@ -205,7 +224,9 @@ def _module_args(record: Record) -> Mapping[str, Any] | None:
 def _record_args_row(record: Record, trace: Trace | None, show_redundant: bool) -> str | None:
     args = _module_args(record)
     if not args:
-        return None  # most ops: no module args, so no shape to look up either
+        # A call of a function: its own arguments (a module's computation shows its
+        # constructor args instead; its call is on the node's ``tl_call``).
+        return visible_args(record, trace) if record.call != () else None
     source: Shape | None = None
     if trace is None:
         # A record drawn without its trace cannot be checked: show every arg.
@@ -405,7 +426,10 @@ def _default_texts(node: PlanNode, record: Record, trace: Trace | None,
     if isinstance(record, Layer) and record.shape_summary is not None:
         texts.append(record.shape_summary)
     if record.shape is not None:
-        texts.append(_shape_row(record.shape, record.activation_memory))
+        texts.append(_shape_row(record.shape, record.activation_memory, _odd_dtype(record, trace)))
+    operand = operand_row(record) if record.call != () else None
+    if operand is not None:
+        texts.append(operand)
     if options.show_saved_for_backward:
         saved = saved_for_backward_row(record)
         if saved is not None:
@@ -413,6 +437,9 @@ def _default_texts(node: PlanNode, record: Record, trace: Trace | None,
     args = _record_args_row(record, trace, options.show_redundant_args)
     if args is not None:
         texts.extend(wrap_row(args))
+    grad = grad_row(record)
+    if grad is not None:
+        texts.append(grad)
     if record.params:
         texts.extend(_params_row_lines(record))
     module = _module_row(node, record)

@@ -30,7 +30,7 @@ from tests.corpus.registry import names
 from tests.corpus.traces import corpus_trace
 
 ROOT = Path(__file__).resolve().parents[2]
-_COMMENT = re.compile(r', comment="[^"]*"')  # a node's or a cluster's signature
+_COMMENT = re.compile(r', (?:comment|tl_inside)="[^"]*"')
 BLOCKS = [f"@layer{i}.{j}" for i in range(1, 5) for j in range(2)]
 
 

@@ -86,7 +86,8 @@ def test_default_rows_are_title_shape_and_bytes_args_params_and_module(cnn: Trac
     # Inside the @features cluster the row is relative to it.
     assert rows["relu_1"].rows == ("relu_1", "2x8x8x8, 4 KB", "@2")
     assert rows["input_1"].rows == ("x", "2x3x8x8, 1.5 KB")  # its forward argument
-    assert rows["flatten_1"].rows == ("flatten_1", "2x16, 128 B")  # root module: no row
+    # Root module: no module row; flatten's own argument on its args row.
+    assert rows["flatten_1"].rows == ("flatten_1", "2x16, 128 B", "start_dim=1")
     assert "<B>linear_1</B><BR/>2x10, 80 B<BR/>" in cnn.draw().dot
 
 

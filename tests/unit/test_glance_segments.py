@@ -18,7 +18,8 @@ from pytest_tlgraph.trace import Trace
 from tests.corpus.traces import corpus_trace
 from tests.plan_checks import check_plan
 
-_COMMENT = re.compile(r', comment="[^"]*"')
+# The hidden content: the signature and the calls inside (neither is drawn).
+_COMMENT = re.compile(r', (?:comment|tl_inside)="[^"]*"')
 
 
 def _segments(trace: Trace) -> tuple[Plan, list[PlanNode]]:

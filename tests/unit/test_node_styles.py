@@ -91,7 +91,7 @@ def test_manual_attention_scores_and_softmax_stand_out() -> None:
 def test_labels_trimmed_to_title_and_shape() -> None:
     plain, styled = _styled(_Block(_ManualAttention()))
     # Inside the @attn cluster the node needs no module row.
-    assert plain.nodes["softmax_1"].rows == ("softmax_1", "2x5x5, 200 B")
+    assert plain.nodes["softmax_1"].rows == ("softmax_1", "2x5x5, 200 B", "dim=-1")
     assert styled.nodes["softmax_1"].rows == ("softmax_1", "2x5x5")
     assert "<B>softmax_1</B><BR/>2x5x5>" in _node_line(styled, "softmax_1")
 

@@ -63,9 +63,10 @@ class TypePaths:
 
 def call_signature(
     trace: Trace, call: ModuleCall, paths: TypePaths
-) -> tuple[str, tuple[tuple[str, tuple[int, int], Hashable], ...]]:
-    """``(module type, ((func, nested module types, module args), ...))`` of one call,
-    op by op; the nested module types as :meth:`TypePaths.below` gives them.
+) -> tuple[str, tuple[tuple[Hashable, ...], ...]]:
+    """``(module type, ((func, nested module types, module args, call args, grad mode),
+    ...))`` of one call, op by op; the nested module types as :meth:`TypePaths.below`
+    gives them.
 
     Addresses and measurements are left out: ``blocks.3`` and ``blocks.4`` are the same
     structure when they run the same functions through the same module types.
@@ -75,7 +76,9 @@ def call_signature(
     for label in call.ops:
         op = trace.op(label)
         below = paths.below(key, op.module_calls[-1])
-        ops.append((op.func, below, _hashable(op.module_args)))
+        # Every argument of the call and its grad mode: a repetition that computes
+        # with another value is not a repeat.
+        ops.append((op.func, below, _hashable(op.module_args), op.call, op.grad_mode))
     return (call.type_name, tuple(ops))
 
 

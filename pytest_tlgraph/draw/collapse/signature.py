@@ -40,6 +40,8 @@ from pytest_tlgraph.trace import Op, Trace, outermost_first
 
 __all__ = [
     "DIGEST_HEX",
+    "INSIDE_ATTR",
+    "MAX_INSIDE_CALLS",
     "MAX_LISTED_GROUPS",
     "SIGNATURE_ATTR",
     "Signature",
@@ -47,6 +49,8 @@ __all__ = [
     "content_signatures",
     "expand_funcs",
     "fold_cluster_signatures",
+    "inside_calls",
+    "inside_texts",
     "read_signature",
 ]
 
@@ -56,6 +60,10 @@ SIGNATURE_ATTR: Final = "comment"
 DIGEST_HEX: Final = 12
 #: At most this many function groups are listed; a longer box writes its digest only.
 MAX_LISTED_GROUPS: Final = 200
+#: The DOT attribute listing the calls inside a collapsed node (never drawn).
+INSIDE_ATTR: Final = "tl_inside"
+#: At most this many member calls are listed in ``tl_inside``.
+MAX_INSIDE_CALLS: Final = 64
 
 _SIGNATURE: Final = re.compile(rf"([0-9a-f]{{{DIGEST_HEX}}}) (\d+) ops?(?:: (.+))?")
 _REPEAT: Final = re.compile(r"(.+) x(\d+)")
@@ -105,17 +113,21 @@ def _op_lines(
             else:
                 sources.append(f"in{outside.setdefault(parent, len(outside))}")
         params = ";".join(f"{n}:{format_shape(shape)}:{int(t)}" for n, shape, t in op.params)
-        yield "\x1f".join(
-            (
-                op.func,
-                ",".join(sources),
-                format_shape(op.shape),
-                dtype_name(op.dtype) or "",
-                _args(op),
-                params,
-                _nested(op, depth, calls),
-            )
-        )
+        fields = [
+            op.func,
+            ",".join(sources),
+            format_shape(op.shape),
+            dtype_name(op.dtype) or "",
+            _args(op),
+            params,
+            _nested(op, depth, calls),
+        ]
+        if op.call or op.grad_mode:
+            # Every argument of the call and the grad mode it ran under (absent from a
+            # call of tensors alone, so such ops keep the digest they had before).
+            fields.append(", ".join(f"{a.name}={a.text}" for a in op.call))
+            fields.append(op.grad_mode or "")
+        yield "\x1f".join(fields)
 
 
 def _args(op: Op) -> str:
@@ -148,6 +160,38 @@ def _nested(op: Op, depth: int | None, calls: Calls) -> str:
     below = key[0][len(prefix) :] if prefix and key[0].startswith(prefix) else key[0]
     type_name, _, path = calls.get(key, ("?", 0, ""))
     return f"{len(chain) - start}:{below}:{type_name}:{path}"
+
+
+def inside_calls(trace: Trace, members: Sequence[str]) -> str | None:
+    """The ``tl_inside`` text of a collapsed node: each member op whose call has a
+    non-tensor argument or ran under another grad mode, in order, as ``func: args``
+    (``softmax: dim=-1; scaled_dot_product_attention: is_causal=True``), so that a
+    change inside names the op and the argument. At most :data:`MAX_INSIDE_CALLS`
+    entries (the digest covers the rest); ``None`` when no member has one."""
+    parts = []
+    for label in members:
+        op = trace.op(label)
+        shown = [f"{a.name}={a.text}" for a in op.call if not a.operand]
+        if op.grad_mode:
+            shown.append(f"grad={op.grad_mode}")
+        if shown:
+            if len(parts) == MAX_INSIDE_CALLS:
+                parts.append("...")
+                break
+            parts.append(f"{op.func}: {', '.join(shown)}")
+    return "; ".join(parts) if parts else None
+
+
+def inside_texts(trace: Trace, nodes: Iterable[PlanNode]) -> dict[str, str]:
+    """The ``tl_inside`` text of each box, fold and segment among ``nodes`` that has one."""
+    out: dict[str, str] = {}
+    for node in nodes:
+        record = node.record
+        if isinstance(record, (BoxRecord, FoldRecord, SegmentRecord)):
+            text = inside_calls(trace, record.members)
+            if text is not None:
+                out[node.id] = text
+    return out
 
 
 def content_signatures(trace: Trace, nodes: Iterable[PlanNode]) -> dict[str, str]:

@@ -20,6 +20,12 @@ from typing import Final
 
 from pytest_tlgraph.draw.collapse.signature import read_signature
 from pytest_tlgraph.snapshots.compare.graph import GraphModel, GraphNode, read_graph
+from pytest_tlgraph.snapshots.compare.calls import (
+    call_edits,
+    inside_edits,
+    ordered_inputs,
+    reorder_edit,
+)
 from pytest_tlgraph.snapshots.compare.inside import GENERIC_INSIDE, full_title, inside_change
 from pytest_tlgraph.snapshots.compare.pairing import Pairing, pair_graphs
 from pytest_tlgraph.snapshots.compare.rows import RowEdit, row_edits
@@ -257,6 +263,36 @@ def _title_change(old: GraphNode, new: GraphNode) -> tuple[str, str] | None:
     return old.title, new.title
 
 
+_SHOWS: Final = re.compile(r"(?:now|no longer) shows (\w+)=")
+
+
+def _node_edits(
+    was: GraphNode, node: GraphNode, old: GraphModel, new: GraphModel, union: Mapping[str, str]
+) -> tuple[RowEdit, ...]:
+    """The row edits of one paired node, with its call's argument changes (an
+    argument the label shows reads once) and its inputs reordered, if they were."""
+    edits = row_edits(was.body, node.body)
+    calls = call_edits(was.call, node.call)
+    if calls:
+        names = {c.what.split(" ", 1)[0] for c in calls}
+        edits = [
+            e
+            for e in edits
+            if e.kind not in ("args", "operand")
+            or (e.kind == "args" and (m := _SHOWS.match(e.what)) is not None
+                and m[1] not in names)
+        ]  # fmt: skip
+        edits += [c for c in calls if c not in edits]
+    before = ordered_inputs(old.preds(was.id), dict(old.positions.get(was.id, {})))
+    after = ordered_inputs(new.preds(node.id), dict(new.positions.get(node.id, {})))
+    if before is not None:
+        before = [union.get(p, p) for p in before]
+    reorder = reorder_edit(before, after)
+    if reorder is not None:
+        edits.append(reorder)
+    return tuple(edits)
+
+
 def _inside(old: str | None, new: str | None) -> str | None:
     if old is None or new is None:
         return None
@@ -314,8 +350,12 @@ def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
         if was.kind != node.kind:  # a module drawn as a box on one side, as ops on the other
             changed[new_id] = NodeChange(old_id, new_id, redrawn=(was.kind, node.kind))
             continue
-        edits = tuple(row_edits(was.body, node.body))
+        edits = _node_edits(was, node, old, new, union)
         inside = _inside(was.signature, node.signature)
+        if inside is not None and inside.startswith(GENERIC_INSIDE):
+            named = inside_edits(was.inside_calls, node.inside_calls)
+            if named:
+                inside = ", ".join(named)
         title = _title_change(was, node)
         if old_id in pairing.replaced or (
             (edits or title) and inside is not None and inside.startswith(GENERIC_INSIDE)

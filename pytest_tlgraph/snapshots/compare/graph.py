@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
-from pytest_tlgraph.draw.collapse.signature import SIGNATURE_ATTR
+from pytest_tlgraph.draw.callrows import CALL_ATTR
+from pytest_tlgraph.draw.collapse.signature import INSIDE_ATTR, SIGNATURE_ATTR
 from pytest_tlgraph.draw.dot import DotGraph, html_escape
 from pytest_tlgraph.encoding.key import KEY_ID
 from pytest_tlgraph.snapshots.compare.dotparse import (
@@ -34,6 +35,10 @@ _CLUSTER_ID: Final = re.compile(r"cluster_(?P<address>.*?)(?:#\d+)?(?:\*\d+)?(?:
 _TYPE: Final = re.compile(r".*\(([^()]*)\)")
 _IO: Final = re.compile(r"(input|output)_\d+")
 _CALL: Final = re.compile(r"#\d+$")
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
 
 
 def family(node_id: str) -> str:
@@ -63,6 +68,10 @@ class GraphNode:
     #: The fill colour and the raw label attribute (the rescale check reads both).
     fill: str | None
     label: str
+    #: An op's whole call (``tl_call``), when the drawing wrote one.
+    call: str | None = None
+    #: The calls a box, fold or segment hides (``tl_inside``), when it wrote them.
+    inside_calls: str | None = None
 
     @property
     def title(self) -> str:
@@ -132,6 +141,8 @@ class GraphModel:
     rankdir: str
     #: The parsed drawing (the emitter's input): the diff drawing reuses its clusters.
     parsed: ParsedGraph
+    #: Node id -> the argument position of each input whose edge is numbered.
+    positions: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     _preds: dict[str, list[str]] = field(default_factory=dict, repr=False, compare=False)
     _succs: dict[str, list[str]] = field(default_factory=dict, repr=False, compare=False)
     #: Cluster id -> the nodes it holds at any depth, filled on first use.
@@ -240,8 +251,15 @@ def read_graph(text: str, which: str = "") -> GraphModel:
             signature=None if signature is None else str(signature),
             fill=None if fill is None else str(fill),
             label=label,
+            call=_text(attrs.get(CALL_ATTR)),
+            inside_calls=_text(attrs.get(INSIDE_ATTR)),
         )
     edges = tuple(dict.fromkeys(e for e in graph.edges if KEY_ID not in e))
+    positions: dict[str, dict[str, int]] = {}
+    for (tail, head), edge_attrs in graph.edge_attrs.items():
+        number = edge_attrs.get("headlabel")
+        if isinstance(number, str) and number.isdigit():
+            positions.setdefault(head, {})[tail] = int(number)
     preds: dict[str, list[str]] = {}
     succs: dict[str, list[str]] = {}
     for tail, head in edges:
@@ -257,6 +275,7 @@ def read_graph(text: str, which: str = "") -> GraphModel:
         caption_rows=label_rows(caption[1:-1]) if caption.startswith("<") else (),
         rankdir=str(graph_attrs.get("rankdir", "BT")),
         parsed=parsed,
+        positions=MappingProxyType(positions),
         _preds=preds,
         _succs=succs,
     )

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
+from pytest_tlgraph.draw.callrows import GRAD_MODES
+
 __all__ = ["RowEdit", "multiset_minus", "row_edits", "row_kind", "split_args"]
 
 _ARG: Final = re.compile(r"[A-Za-z_]\w*=")
@@ -30,6 +32,8 @@ _ROW_NAMES: Final = MappingProxyType(
         "shape": "shape",
         "summary": "shape summary",
         "row": "row",
+        "operand": "operand",
+        "grad": "grad mode",
     }
 )
 _PREFIXES: Final = ("params: ", "saved for backward: ")
@@ -57,6 +61,10 @@ def row_kind(index: int, text: str) -> str:
         return "params"
     if text.startswith("saved for backward: "):
         return "saved"
+    if text in GRAD_MODES or "/" in text and set(text.split("/")) <= {*GRAD_MODES, "grad"}:
+        return "grad"
+    if text.startswith("· ") or text.endswith(" ·"):
+        return "operand"
     if _ARG.match(text):
         return "args"
     if _SHAPE.fullmatch(text):
@@ -147,6 +155,11 @@ def _args_edits(was: str, now: str) -> list[RowEdit]:
 
 def _plain_edits(kind: str, was: list[str], now: list[str]) -> list[RowEdit]:
     name = _ROW_NAMES[kind]
+    if kind == "grad":
+        if not was:
+            return [RowEdit(kind, f"now runs under {now[0]}")]
+        if not now:
+            return [RowEdit(kind, f"no longer runs under {was[0]}")]
     gone = tuple(_strip_prefix(t) for t in multiset_minus(was, now))
     added = tuple(_strip_prefix(t) for t in multiset_minus(now, was))
     if len(gone) == 1 and len(added) == 1:

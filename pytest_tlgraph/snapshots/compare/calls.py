@@ -1,0 +1,117 @@
+"""What changed in the arguments of a call, read from the ``tl_call`` and ``tl_inside``
+attributes the drawing writes (:mod:`pytest_tlgraph.draw.callrows`).
+
+An op node's ``tl_call`` holds its whole call (``tensors=[in1, in2], dim=1``); a box,
+fold or segment's ``tl_inside`` the calls of the ops it hides that have a non-tensor
+argument (``softmax: dim=-1; scaled_dot_product_attention: is_causal=True``). Each
+difference reads the way a reviewer checks it: ``dim -1 -> -2``, ``eps (default) ->
+1e-06`` (an argument at its declared default is not written), ``inside:
+scaled_dot_product_attention is_causal True -> False``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Final
+
+from pytest_tlgraph.snapshots.compare.rows import RowEdit, split_args
+
+__all__ = ["call_edits", "inside_edits", "ordered_inputs", "reorder_edit"]
+
+_OPERAND: Final = re.compile(r"in\d+|\[(?:in\d+(?:, )?)+\]|\((?:in\d+(?:, )?)+,?\)")
+#: At most this many argument changes inside one collapsed node are named.
+MAX_INSIDE_EDITS: Final = 4
+
+
+def _passes(text: str | None) -> list[dict[str, str]]:
+    if not text:
+        return [{}]
+    return [split_args(part) for part in text.split(" | ")]
+
+
+def _edits_of(before: dict[str, str], after: dict[str, str], prefix: str = "") -> list[str]:
+    out = []
+    for name in dict.fromkeys([*before, *after]):
+        was, now = before.get(name), after.get(name)
+        if was == now:
+            continue
+        if (was is None or _OPERAND.fullmatch(was)) and (now is None or _OPERAND.fullmatch(now)):
+            continue  # tensors: the edges (and their positions) tell those
+        old = "(default)" if was is None else was
+        new = "(default)" if now is None else now
+        out.append(f"{prefix}{name} {old} -> {new}")
+    return out
+
+
+def call_edits(old: str | None, new: str | None) -> list[RowEdit]:
+    """The argument changes between two versions of one op's ``tl_call``."""
+    if old == new:
+        return []
+    before, after = _passes(old), _passes(new)
+    if len(before) != len(after):
+        return [RowEdit("call", f"call {old or '(defaults)'} -> {new or '(defaults)'}")]
+    out: list[RowEdit] = []
+    for was, now in zip(before, after, strict=True):
+        for what in _edits_of(was, now):
+            edit = RowEdit("call", what)
+            if edit not in out:
+                out.append(edit)
+    return out
+
+
+def _inside_calls(text: str | None) -> list[tuple[str, dict[str, str]]]:
+    out = []
+    for part in (text or "").split("; "):
+        func, sep, args = part.partition(": ")
+        if sep:
+            out.append((func, split_args(args)))
+    return out
+
+
+def inside_edits(old: str | None, new: str | None) -> list[str]:
+    """``scaled_dot_product_attention is_causal True -> False``: the argument changes of
+    the ops a collapsed node hides, the k-th call of a function against the k-th; at
+    most :data:`MAX_INSIDE_EDITS`, then a count."""
+    if old == new:
+        return []
+    before, after = _inside_calls(old), _inside_calls(new)
+    seen: dict[str, int] = {}
+    by_func: dict[tuple[str, int], dict[str, str]] = {}
+    for func, args in before:
+        seen[func] = seen.get(func, 0) + 1
+        by_func[(func, seen[func])] = args
+    seen = {}
+    out: list[str] = []
+    paired: set[tuple[str, int]] = set()
+    for func, args in after:
+        seen[func] = seen.get(func, 0) + 1
+        key = (func, seen[func])
+        paired.add(key)
+        for what in _edits_of(by_func.get(key, {}), args, f"{func} "):
+            if what not in out:
+                out.append(what)
+    for key, args in by_func.items():
+        if key not in paired:
+            for what in _edits_of(args, {}, f"{key[0]} "):
+                if what not in out:
+                    out.append(what)
+    if len(out) > MAX_INSIDE_EDITS:
+        out = [*out[:MAX_INSIDE_EDITS], f"and {len(out) - MAX_INSIDE_EDITS} more"]
+    return out
+
+
+def ordered_inputs(preds: Sequence[str], positions: dict[str, int]) -> list[str] | None:
+    """``preds`` in their drawn argument positions, or ``None`` when the edges carry
+    none."""
+    if len(preds) < 2 or not all(p in positions for p in preds):
+        return None
+    return sorted(preds, key=positions.__getitem__)
+
+
+def reorder_edit(old: Sequence[str] | None, new: Sequence[str] | None) -> RowEdit | None:
+    """``inputs reordered (skip, x) -> (x, skip)`` when the same inputs come in another
+    order (``old`` already renamed to the received side's ids)."""
+    if old is None or new is None or list(old) == list(new) or sorted(old) != sorted(new):
+        return None
+    return RowEdit("inputs", f"inputs reordered ({', '.join(old)}) -> ({', '.join(new)})")
