@@ -83,8 +83,8 @@ def test_each_argument_is_named_by_the_signature_and_defaults_are_left_out() -> 
     assert calls[_middle(trace, "softmax")] == {"self": "in1", "dim": "-1"}
     assert calls[_middle(trace, "cat")] == {"tensors": "[in1, in2]", "dim": "1"}
     assert calls[_middle(trace, "pad")] == {"input": "in1", "pad": "(2, 0)"}
-    getitems = [calls[op.label] for op in trace.ops if op.func == "getitem"][3:7]
-    assert getitems == [{"self": "in1", "idx": "None"}] * 3 + [{"self": "in1", "idx": "(:, :-1)"}]
+    getitems = [calls[op.label]["idx"] for op in trace.ops if op.func == "getitem"][5:10]
+    assert getitems == ["None", "None", "None", "0", "(:, :-1)"]
 
 
 def test_values_are_written_canonically() -> None:
