@@ -372,7 +372,7 @@ class _Writer:
             return value
         if kind is TensorRef:
             return self.names[value.index]
-        if kind is tuple:
+        if isinstance(value, tuple):  # torch.Size too
             inner = ", ".join(self.text(v) for v in value)
             return f"({inner},)" if len(value) == 1 else f"({inner})"
         if kind is list:
@@ -398,7 +398,7 @@ class _Writer:
         kind = type(value)
         if kind is TensorRef:
             return self.names[value.index]
-        if kind in (tuple, list):
+        if isinstance(value, (tuple, list)):
             return tuple(self.plain(v) for v in value)
         if kind in (int, float, bool, str) or value is None:
             return value

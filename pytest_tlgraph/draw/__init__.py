@@ -415,7 +415,7 @@ def _call_attrs(plan: Plan) -> dict[str, str]:
 
 def _edge_positions(plan: Plan, page: str) -> dict[tuple[str, str], dict[str, Any]]:
     """Each in-edge of an op whose inputs are not interchangeable, numbered by its
-    argument position (``headlabel``: the PNG shows ``cat(x, skip)`` from
+    argument position (its ``label``, beside the edge's middle: the PNG shows ``cat(x, skip)`` from
     ``cat(skip, x)``); the number is the one its call names (``in2``)."""
     by_id = {node.id: node for node in plan.nodes}
     out: dict[tuple[str, str], dict[str, Any]] = {}
@@ -431,10 +431,9 @@ def _edge_positions(plan: Plan, page: str) -> dict[tuple[str, str], dict[str, An
         label = getattr(feeding.record, "label", None) if feeding is not None else None
         if label in record.parents:
             out[(source, target)] = {
-                "headlabel": str(record.parents.index(label) + 1),
+                "label": str(record.parents.index(label) + 1),
                 "fontname": style.FONT,
                 "fontsize": "9",
                 "fontcolor": colour,
-                "labeldistance": "1.8",
             }
     return out

@@ -153,10 +153,10 @@ def test_a_dtype_other_than_the_default_floating_one_is_named_on_the_shape_row()
 def test_in_edges_of_an_op_whose_inputs_are_not_interchangeable_carry_their_position() -> None:
     dot = _trace().draw().dot
     cat = _middle(_trace(), "cat")
-    numbered = re.findall(rf'"([^"]+)" -> "{cat}" \[[^]]*headlabel="(\d)"', dot)
+    numbered = re.findall(rf'"([^"]+)" -> "{cat}" \[[^]]*label="(\d)"', dot)
     assert [n for _, n in numbered] == ["1", "2"]
     # add is commutative: its in-edges carry none.
-    assert not re.search(r'-> "add_\d+" \[[^]]*headlabel', dot)
+    assert not re.search(r'-> "add_\d+" \[[^]]*label=', dot)
 
 
 def test_a_block_under_no_grad_is_marked_and_a_forward_under_no_grad_is_not() -> None:

@@ -257,7 +257,7 @@ def read_graph(text: str, which: str = "") -> GraphModel:
     edges = tuple(dict.fromkeys(e for e in graph.edges if KEY_ID not in e))
     positions: dict[str, dict[str, int]] = {}
     for (tail, head), edge_attrs in graph.edge_attrs.items():
-        number = edge_attrs.get("headlabel")
+        number = edge_attrs.get("label")
         if isinstance(number, str) and number.isdigit():
             positions.setdefault(head, {})[tail] = int(number)
     preds: dict[str, list[str]] = {}
