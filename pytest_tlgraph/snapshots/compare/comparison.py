@@ -275,14 +275,15 @@ def _node_edits(
     calls = call_edits(was.call, node.call)
     if calls:
         names = {c.what.split(" ", 1)[0] for c in calls}
+        # The call says each argument change once: a row saying it again goes.
         edits = [
             e
             for e in edits
-            if e.kind not in ("args", "operand")
-            or (e.kind == "args" and (m := _SHOWS.match(e.what)) is not None
-                and m[1] not in names)
-        ]  # fmt: skip
-        edits += [c for c in calls if c not in edits]
+            if e.kind != "operand"
+            and not (e.kind == "args" and (m := _SHOWS.match(e.what)) and m[1] in names)
+        ]
+        written = {e.what for e in edits}
+        edits += [c for c in calls if c.what not in written]
     before = ordered_inputs(old.preds(was.id), dict(old.positions.get(was.id, {})))
     after = ordered_inputs(new.preds(node.id), dict(new.positions.get(node.id, {})))
     if before is not None:
