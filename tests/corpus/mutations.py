@@ -13,7 +13,8 @@ unmutated model.
 Each mutation kind rewrites the first call in the module that it matches and whose
 rewrite runs and changes the model's output (at most :data:`CANDIDATES` matching calls
 are tried, in call order; a kind may rank its matches, e.g. ``is_causal`` before any
-other flag); every other call runs unchanged. A kind with no matching call is not
+other flag, a reduction along a dim of the same size, which keeps the output shape,
+before one along another size); every other call runs unchanged. A kind with no matching call is not
 applicable; one whose every rewrite raises, or changes no output value, is skipped with
 the reason. The grad-mode mutation changes no value, only whether autograd records.
 
@@ -83,10 +84,12 @@ Cell = Literal["changed", "false pass", "n/a", "skipped"]
 @dataclass(frozen=True)
 class Rewrite:
     """One way to rewrite one matched call: ``run`` makes the mutated call (inside the
-    mode's handler, so a capture below it records what ``run`` calls)."""
+    mode's handler, so a capture below it records what ``run`` calls). Of one matcher's
+    rewrites those of a lower ``rank`` are tried first, in any call of the module."""
 
     what: str
     run: Callable[[], Any]
+    rank: int = 0
 
 
 #: A matcher reads one call (its normalized name, the function, its arguments) and
@@ -191,7 +194,9 @@ def _bool_keyword(
     return [
         Rewrite(f"{name} {key} {value} -> {not value}", _call(func, args, {**kw, key: not value}))
         for key, value in kw.items()
-        if isinstance(value, bool) and key not in _NOT_FLAGS
+        if isinstance(value, bool)
+        and key not in _NOT_FLAGS
+        and not (key == "is_causal" and name == "scaled_dot_product_attention")  # ranked first
     ]
 
 
@@ -360,7 +365,9 @@ def _dim(name: str, func: Func, args: tuple[Any, ...], kw: dict[str, Any]) -> li
             new_value: Any = new[0] if type(value) is int else type(value)(new)
             new_args, new_kw = _put(args, kw, key, position, new_value)
             what = f"{name} {key} {value!r} -> {new_value!r}"
-            rewrites.append(Rewrite(what, _call(func, new_args, new_kw)))
+            # Along a dim of the same size the call keeps its output shape.
+            rank = int(shape[other] != shape[d])
+            rewrites.append(Rewrite(what, _call(func, new_args, new_kw), rank))
     return rewrites
 
 
@@ -591,12 +598,13 @@ MUTATIONS: dict[str, Mutation] = {
 @dataclass(frozen=True)
 class Site:
     """One candidate: the ``occurrence``-th call ``matcher`` matches, rewritten its
-    ``variant``-th way."""
+    ``variant``-th way (of ``rank``, see :class:`Rewrite`)."""
 
     matcher: int
     occurrence: int
     variant: int
     what: str
+    rank: int = 0
 
 
 class MutationMode(TorchFunctionMode):
@@ -646,7 +654,9 @@ class MutationMode(TorchFunctionMode):
                 occurrence = self._seen[m]
                 self._seen[m] += 1
                 if self.probe:
-                    self.sites += [Site(m, occurrence, v, r.what) for v, r in enumerate(rewrites)]
+                    self.sites += [
+                        Site(m, occurrence, v, r.what, r.rank) for v, r in enumerate(rewrites)
+                    ]
                 elif self.site is not None and occurrence == self.site.occurrence:
                     return rewrites[self.site.variant]
         return None
@@ -876,7 +886,7 @@ def _choose(
     if not probe.sites:
         return None, f"not applicable: no call in the module matches {mutation.name}"
     failures: list[str] = []
-    ranked = sorted(probe.sites, key=lambda s: (s.matcher, s.occurrence, s.variant))
+    ranked = sorted(probe.sites, key=lambda s: (s.matcher, s.rank, s.occurrence, s.variant))
     for site in ranked[:CANDIDATES]:
         mode = MutationMode(mutation, site)
         try:
@@ -923,7 +933,8 @@ def _mutate(
         return Outcome(mutation.name, "skipped", f"{why}: capture raises {error!r}"[:300])
     finally:
         weights.restore()
-    assert mode.applied == site.what, (mode.applied, site.what)
+    if mode.applied != site.what:
+        return Outcome(mutation.name, "skipped", f"{why}: not reached under capture")
     changed = {view: dots[view] != base for view, base in baseline.items()}
     return Outcome(mutation.name, "applied", why, changed, True)
 
