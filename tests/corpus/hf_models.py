@@ -11,6 +11,8 @@ from tests.corpus.registry import Case, register
 _VOCAB = 96
 _SEQ = 8
 _SMALL: dict[str, Any] = {"vocab_size": _VOCAB}
+#: The attention of the configs that take it: ``F.scaled_dot_product_attention``.
+_SDPA: dict[str, Any] = {"attn_implementation": "sdpa"}
 
 
 def _ids(length: int = _SEQ) -> torch.Tensor:
@@ -191,6 +193,79 @@ def deepseek_v3() -> Case:
         pad_token_id=0,
     )  # fmt: skip
     return Case("deepseek_v3", model, (_ids(),))
+
+
+@register("falcon", transformer=True)
+def falcon() -> Case:
+    """Falcon (new decoder architecture): grouped key/value heads, parallel attention and
+    MLP, GELU, rotary embeddings, SDPA attention."""
+    from transformers import FalconConfig, FalconForCausalLM
+
+    config = FalconConfig(
+        vocab_size=_VOCAB, hidden_size=32, ffn_hidden_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_kv_heads=2, new_decoder_architecture=True,
+        num_ln_in_parallel_attn=2, max_position_embeddings=64, use_cache=False,
+        bos_token_id=1, eos_token_id=2, **_SDPA,
+    )  # fmt: skip
+    return Case("falcon", FalconForCausalLM(config), (_ids(),))
+
+
+@register("granite", transformer=True)
+def granite() -> Case:
+    """Granite: a Llama layout with embedding, residual, attention and logit multipliers
+    (Python-scalar ``mul``/``div`` in every layer)."""
+    model = _decoder(
+        "GraniteConfig", "GraniteForCausalLM", embedding_multiplier=12.0,
+        residual_multiplier=0.22, attention_multiplier=0.0625, logits_scaling=8.0,
+        attn_implementation="sdpa",
+    )  # fmt: skip
+    return Case("granite", model, (_ids(),))
+
+
+@register("stablelm", transformer=True)
+def stablelm() -> Case:
+    """StableLM: LayerNorm, partial rotary embeddings (a quarter of each head),
+    biased query/key/value projections, SDPA attention."""
+    model = _decoder(
+        "StableLmConfig", "StableLmForCausalLM", partial_rotary_factor=0.25,
+        use_qkv_bias=True, attn_implementation="sdpa", bos_token_id=1, eos_token_id=2,
+    )  # fmt: skip
+    return Case("stablelm", model, (_ids(),))
+
+
+@register("electra", transformer=True)
+def electra() -> Case:
+    """ELECTRA discriminator encoder: a 16-wide embedding projected to the 32-wide
+    encoder, GELU, SDPA attention."""
+    from transformers import ElectraConfig, ElectraModel
+
+    config = ElectraConfig(
+        vocab_size=_VOCAB, embedding_size=16, hidden_size=32, num_hidden_layers=2,
+        num_attention_heads=4, intermediate_size=64, max_position_embeddings=64,
+        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, **_SDPA,
+    )  # fmt: skip
+    return Case("electra", ElectraModel(config), (_ids(),))
+
+
+@register("olmo2", transformer=True)
+def olmo2() -> Case:
+    """OLMo2: RMSNorm after attention and MLP (not before), and on queries and keys."""
+    model = _decoder(
+        "Olmo2Config", "Olmo2ForCausalLM", attn_implementation="sdpa", pad_token_id=0,
+        bos_token_id=1, eos_token_id=2,
+    )  # fmt: skip
+    return Case("olmo2", model, (_ids(),))
+
+
+@register("cohere", transformer=True)
+def cohere() -> Case:
+    """Cohere: one LayerNorm (no bias) feeding parallel attention and MLP, interleaved
+    rotary embeddings, scaled logits."""
+    model = _decoder(
+        "CohereConfig", "CohereForCausalLM", logit_scale=0.0625, attn_implementation="sdpa",
+        pad_token_id=0, bos_token_id=1, eos_token_id=2,
+    )  # fmt: skip
+    return Case("cohere", model, (_ids(),))
 
 
 # Not yet in the per-depth FLOP check: ``_weight_norm`` is uncounted today.

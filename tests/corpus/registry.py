@@ -76,5 +76,6 @@ def _load() -> None:
         models_graph,
         models_inception,
         models_mobilenet,
+        models_plain,
         torch_models,
     )

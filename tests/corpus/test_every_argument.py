@@ -1,0 +1,155 @@
+"""Every argument of a torch call reaches the drawing: a one-layer mistake in any corpus
+model changes its DOT (default options, ``collapse="auto"``, ``depth=1``).
+
+Each mutation of :mod:`tests.corpus.mutations` (a flag flipped, a string mode switched,
+a constant doubled, an ``eps`` changed, another dim, another index, a permuted pad,
+another dtype, swapped operands, the layer run without grad) is made in one middle
+module of each subject and must change the DOT in every view, while the two controls,
+the model rebuilt from another seed and the capture run a second time, must not. The
+table of every outcome is printed at the end of the run (and by
+``python -m tests.corpus.mutations``).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from pytest_tlgraph import capture
+from tests.corpus.mutations import (
+    CONTROLS,
+    MUTATIONS,
+    SUBJECTS,
+    SUMMARIES,
+    VIEWS,
+    MutationMode,
+    counts,
+    installed,
+    study,
+    table,
+)
+
+_CELLS = [(name, mutation) for name in SUBJECTS for mutation in MUTATIONS]
+
+
+@pytest.mark.parametrize("name", SUBJECTS)
+def test_the_controls_leave_the_dot_unchanged(name: str) -> None:
+    subject = study(name)
+    for control in CONTROLS:
+        changed = [v for v in VIEWS if subject.controls[control][v] != subject.baseline[v]]
+        assert not changed, f"{name}: the {control!r} control changed the DOT in {changed}"
+
+
+@pytest.mark.parametrize(("name", "mutation"), _CELLS, ids=[f"{n}-{m}" for n, m in _CELLS])
+def test_a_one_layer_mutation_changes_the_dot_in_every_view(name: str, mutation: str) -> None:
+    subject = study(name)
+    outcome = subject.outcomes[mutation]
+    if outcome.status != "applied":
+        pytest.skip(outcome.detail)
+    # The model computes something else (no_grad alone computes the same values).
+    assert outcome.output_changed is not False
+    unchanged = [view for view in VIEWS if not outcome.changed[view]]
+    assert not unchanged, (
+        f"{name} @{subject.address}: {outcome.detail}; the DOT is unchanged in {unchanged}"
+    )
+
+
+def test_the_summary_table_covers_every_model_and_mutation() -> None:
+    studies = [study(name) for name in SUBJECTS]
+    text = table(studies)
+    SUMMARIES.append(text)
+    print(text)
+    for view, tally in counts(studies).items():
+        assert sum(tally.values()) == len(SUBJECTS) * len(MUTATIONS), view
+    applied = {m for s in studies for m, o in s.outcomes.items() if o.status == "applied"}
+    assert applied == set(MUTATIONS)
+
+
+# -- the harness itself ------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("name", "mutation", "detail"),
+    [
+        ("llama", "flag", "scaled_dot_product_attention is_causal True -> False"),
+        ("bert", "mode", "gelu approximate 'none' -> 'tanh'"),
+        ("whisper", "scalar", "mul operand 0.3535533905932738 -> 0.7071067811865476"),
+        ("llama", "eps", "add eps 1e-06 -> 1e-05"),
+        ("convnext_v2", "eps", "layer_norm eps 1e-06 -> 1e-05"),
+        ("convnext_v2", "dim", "norm dim (1, 2) -> (3, 2)"),
+        ("gnn_message_passing", "index", "[0] -> [1]"),
+        ("unet", "pad", "pad pad (0, 1, 0, 1) -> (1, 0, 1, 0)"),
+        ("llama", "dtype", ".to(torch.float32) -> .to(torch.bfloat16)"),
+        ("unet", "order", "cat operands 0 and 1 swapped"),
+        ("gnn_message_passing", "no_grad", "@convs.1 run under no_grad"),
+    ],
+)
+def test_each_kind_rewrites_the_call_it_is_for(name: str, mutation: str, detail: str) -> None:
+    outcome = study(name).outcomes[mutation]
+    assert (outcome.status, outcome.detail) == ("applied", detail)
+
+
+def test_the_middle_modules() -> None:
+    addresses = {name: study(name).address for name in ("llama", "t5", "convnext_v2", "unet")}
+    assert addresses == {
+        "llama": "model.layers.1",
+        "t5": "decoder.block.1",
+        "convnext_v2": "stages.1",
+        "unet": "up1",
+    }
+
+
+class _TwoGelus(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.first = nn.Sequential(nn.Linear(4, 4), nn.GELU())
+        self.middle = nn.Sequential(nn.Linear(4, 4), nn.GELU(), nn.GELU())
+        self.last = nn.Sequential(nn.Linear(4, 4), nn.GELU())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.last(self.middle(self.first(x)))  # type: ignore[no-any-return]
+
+
+def test_only_the_first_matching_call_in_the_module_is_rewritten() -> None:
+    model = _TwoGelus()
+    mode = MutationMode(MUTATIONS["mode"], probe=True)
+    with installed(model.middle, mode):
+        model(torch.randn(2, 4))
+    # Both GELUs of the middle module match; those outside it are never seen.
+    assert [(s.occurrence, s.what) for s in mode.sites] == [
+        (0, "gelu approximate 'none' -> 'tanh'"),
+        (1, "gelu approximate 'none' -> 'tanh'"),
+    ]
+    rewriting = MutationMode(MUTATIONS["mode"], mode.sites[0])
+    with installed(model.middle, rewriting):
+        trace = capture(model, torch.randn(2, 4))
+    assert rewriting.applied == "gelu approximate 'none' -> 'tanh'"
+    assert [op.module for op in trace.ops if op.func == "gelu"] == [
+        "first.1", "middle.1", "middle.2", "last.1"
+    ]  # fmt: skip
+
+
+def test_a_raising_module_leaves_no_mode_and_no_grad_state_behind() -> None:
+    class _Raises(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            raise ValueError("broken layer")
+
+    module = _Raises()
+    before = torch._C._len_torch_function_stack()
+    with installed(module, MutationMode(), no_grad=True):
+        with pytest.raises(ValueError, match="broken layer"):
+            module(torch.randn(2))
+        assert torch._C._len_torch_function_stack() == before
+        assert torch.is_grad_enabled()
+    assert torch._C._len_torch_function_stack() == before
+
+
+def test_no_grad_holds_only_inside_the_module() -> None:
+    model = _TwoGelus()
+    seen: dict[str, bool] = {}
+    for name in ("first", "middle", "last"):
+        getattr(model, name).register_forward_hook(
+            lambda m, a, o, name=name: seen.__setitem__(name, o.requires_grad)
+        )
+    with installed(model.middle, None, no_grad=True):
+        model(torch.randn(2, 4))
+    assert seen == {"first": True, "middle": False, "last": True}
