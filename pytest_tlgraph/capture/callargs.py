@@ -443,6 +443,9 @@ def tensor_names(
             out.append("in?" if found is None else f"in{found}")
         elif type(source) is str:
             out.append(source.removeprefix(prefix))
+        elif source and source[0] == "slot":
+            found = ordinal.get(source[1])
+            out.append(f"in{'?' if found is None else found}[{source[2]}]")
         else:
             shape = "x".join(map(str, source)) if source else "scalar"
             out.append(f"const {shape}")

@@ -155,7 +155,9 @@ class Recorder(TorchFunctionMode):
         self._stack: list[ModuleFrame] = []
         self._chain: tuple[tuple[str, int], ...] = ()
         self._call_counts: dict[str, int] = {}
-        self._producers: dict[int, tuple[weakref.ref[torch.Tensor], int]] = {}
+        #: ``id(t)`` -> (weak reference, producing op) or, for one output of several,
+        #: (weak reference, producing op, which output).
+        self._producers: dict[int, tuple[Any, ...]] = {}
         self._params = params
         self._backward = backward
         self._profile = profile
@@ -419,14 +421,17 @@ class Recorder(TorchFunctionMode):
                 continue
             entry = producers.get(id(t))
             # The weak reference proves it is the same tensor, not a recycled id.
+            source: Any
             if entry is not None and entry[0]() is t:
                 found: int | None = entry[1]
+                # One output of several (``meshgrid``, ``split``): which one, too.
+                source = found if len(entry) == 2 else ("slot", found, entry[2])
             else:
-                found = self._origin(t)
+                found = source = self._origin(t)
             if found is None:
                 sources.append(tuple(t.shape))
             else:
-                sources.append(found)
+                sources.append(source)
                 if found not in parents:
                     parents.append(found)
         first = outputs[0]
@@ -469,8 +474,11 @@ class Recorder(TorchFunctionMode):
         if self._profile:
             self.ranges[index] = self._range
         ref = weakref.ref
-        for t in outputs:
-            producers[id(t)] = (ref(t), index)
+        if len(outputs) == 1:
+            producers[id(first)] = (ref(first), index)
+        else:
+            for slot, t in enumerate(outputs):
+                producers[id(t)] = (ref(t), index, slot)
         if _wrapped(first):
             self._register_unwrapped(outputs, index)
         if self._backward and in_graph:

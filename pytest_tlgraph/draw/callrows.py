@@ -184,6 +184,8 @@ def _canonical_order(call: Sequence[CallArg], parents: int) -> bool:
             continue
         names = arg.value if isinstance(arg.value, tuple) else (arg.value,)
         for name in names:
+            if isinstance(name, str) and name.startswith("in") and "[" in name:
+                return False  # one output of several: the edge cannot say which
             if isinstance(name, str) and name.startswith("in") and name[2:].isdigit():
                 if seen_param or int(name[2:]) != expected:
                     return False

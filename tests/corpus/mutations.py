@@ -917,11 +917,16 @@ def _mutate(
 ) -> Outcome:
     module = _module(case.model, address)
     if mutation.no_grad:
+        ran: list[bool] = []
+        counter = module.register_forward_pre_hook(lambda _module, _args: ran.append(True))
         try:
             with installed(module, None, no_grad=True):
                 dots = _dots(case)
         finally:
+            counter.remove()
             weights.restore()
+        if not ran:  # a container the model indexes but never calls
+            return Outcome(mutation.name, "n/a", f"not applicable: @{address} is never called")
         what = f"@{address or '<root>'} run under no_grad"
         changed = {view: dots[view] != base for view, base in baseline.items()}
         return Outcome(mutation.name, "applied", what, changed, None)

@@ -234,3 +234,21 @@ def test_vector_norms_and_reductions_have_flops() -> None:
     flops = {op.func: op.flops_forward for op in trace.ops if op.has_function}
     assert flops["linalg_vector_norm"] == 2 * 16
     assert flops["median"] == 16 and flops["nanmean"] == 16
+
+
+def test_two_outputs_of_one_op_swapped_change_the_call() -> None:
+    class Grid(nn.Module):
+        def __init__(self, swap: bool) -> None:
+            super().__init__()
+            self.swap = swap
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            a, b = torch.meshgrid(x, x, indexing="ij")
+            return torch.stack((b, a) if self.swap else (a, b))
+
+    x = torch.arange(3.0)
+    before, after = capture(Grid(False), (x,)), capture(Grid(True), (x,))
+    [stack] = [op for op in before.ops if op.func == "stack"]
+    assert [a.text for a in stack.call] == ["(in1[0], in1[1])"]
+    lines = story_lines(compare(before.draw().dot, after.draw().dot))
+    assert lines == ["stack_1: tensors (in1[0], in1[1]) -> (in1[1], in1[0])"]
