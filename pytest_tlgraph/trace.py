@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 __all__ = [
     "MEASUREMENT_FIELDS",
     "SUMMED_FIELDS",
-    "Layer",
     "CallArg",
+    "Layer",
     "ModuleCall",
     "Op",
     "Shape",

@@ -238,8 +238,8 @@ def _fits(params: Sequence[_Param], args: tuple[Any, ...], kw: Mapping[str, Any]
         if not _accepts(p.types[0], value) or p.name in kw:
             return False
     for name, value in kw.items():
-        p = by_name.get(name)
-        if p is None or not _accepts(p.types[0], value):
+        found = by_name.get(name)
+        if found is None or not _accepts(found.types[0], value):
             return False
     given = {p.name for p in positional[: len(args)]} | set(kw)
     return all(p.default is not RAW_DEFAULT or p.name in given for p in params)
@@ -278,8 +278,8 @@ def _bind(
             out.append((f"arg{i}", value, RAW_DEFAULT))
     by_name = {p.name: p for p in params}
     for name, value in kw.items():
-        p = by_name.get(name)
-        out.append((name, value, RAW_DEFAULT if p is None else p.default))
+        found = by_name.get(name)
+        out.append((name, value, RAW_DEFAULT if found is None else found.default))
     return out
 
 
@@ -338,7 +338,7 @@ def _is_default(value: Any, default: Any) -> bool:
         return value == default and math.copysign(1, value) == math.copysign(1, default)
     try:
         return bool(value == default)
-    except Exception:  # noqa: BLE001 - an object whose equality raises is not a default
+    except Exception:
         return False
 
 
@@ -369,9 +369,9 @@ class _Writer:
         if kind is float:
             return _float_text(value)
         if kind is str:
-            return value
+            return str(value)
         if kind is TensorRef:
-            return self.names[value.index]
+            return str(self.names[value.index])
         if isinstance(value, tuple):  # torch.Size too
             inner = ", ".join(self.text(v) for v in value)
             return f"({inner},)" if len(value) == 1 else f"({inner})"
@@ -428,9 +428,7 @@ def _home_device(value: Any, device: torch.device | None) -> bool:
     return False
 
 
-def tensor_names(
-    sources: Sequence[Any], parents: Sequence[int], module: str
-) -> list[str]:
+def tensor_names(sources: Sequence[Any], parents: Sequence[int], module: str) -> list[str]:
     """Each tensor's name in the written call: ``in2`` for the op's second parent (as
     its in-edges number them), a parameter by its name below the op's module, ``const
     1x8`` for a tensor made before the capture."""

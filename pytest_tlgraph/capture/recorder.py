@@ -19,6 +19,8 @@ import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
+from pytest_tlgraph.capture.callargs import ref as tensor_ref
+from pytest_tlgraph.capture.callargs import skeleton
 from pytest_tlgraph.capture.flops import (
     COUNTED_FUNCS,
     REDUCTION_COST,
@@ -29,7 +31,6 @@ from pytest_tlgraph.capture.flops import (
     input_work,
     is_counted,
 )
-from pytest_tlgraph.capture.callargs import ref, skeleton
 from pytest_tlgraph.capture.guards import HEADROOM_STEP, Headroom, leave_mode_stack
 from pytest_tlgraph.capture.magnitudes import MagnitudeBatch, may_write
 from pytest_tlgraph.capture.measure import first_tensor, iter_tensors, magnitude, source_chain
@@ -80,7 +81,7 @@ _unwrapped: Final = torch._C._functorch.get_unwrapped
 _mode_enabled: Final = torch._C._is_torch_function_mode_enabled
 _no_torch_function: Final = torch._C.DisableTorchFunction
 _NO_HOOKS: Final = (None, None)
-_REFS: Final = tuple(ref(i) for i in range(64))
+_REFS: Final = tuple(tensor_ref(i) for i in range(64))
 # Shared by every call without keyword arguments; never written to.
 _NO_KWARGS: Final[dict[str, Any]] = {}
 
@@ -299,7 +300,8 @@ class Recorder(TorchFunctionMode):
         recycled ``id`` never aliases a dead tensor)."""
         entry = self._producers.get(id(t))
         if entry is not None and entry[0]() is t:
-            return entry[1]
+            index: int = entry[1]
+            return index
         return None
 
     def register(self, t: torch.Tensor, index: int) -> None:
@@ -394,7 +396,8 @@ class Recorder(TorchFunctionMode):
         positional = []
         for a in args:
             if isinstance(a, _Tensor):
-                positional.append(_REFS[len(tensors)] if len(tensors) < 64 else ref(len(tensors)))
+                count = len(tensors)
+                positional.append(_REFS[count] if count < 64 else tensor_ref(count))
                 tensors.append(a)
             elif type(a) in _PLAIN or (type(a) is tuple and _PLAIN.issuperset(map(type, a))):
                 positional.append(a)  # no tensor inside (scalars, sizes): spare the walk
@@ -403,10 +406,7 @@ class Recorder(TorchFunctionMode):
         keywords = None
         if kwargs:
             keywords = tuple(
-                [
-                    (k, v if type(v) in _PLAIN else skeleton(v, tensors))
-                    for k, v in kwargs.items()
-                ]
+                [(k, v if type(v) in _PLAIN else skeleton(v, tensors)) for k, v in kwargs.items()]
             )
         parents: list[int] = []
         params: list[ParamInfo] = []

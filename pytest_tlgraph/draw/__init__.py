@@ -23,9 +23,9 @@ from pytest_tlgraph.draw.collapse.rows import collapsed_rows
 from pytest_tlgraph.draw.collapse.signature import (
     INSIDE_ATTR,
     SIGNATURE_ATTR,
-    inside_texts,
     content_signatures,
     fold_cluster_signatures,
+    inside_texts,
 )
 from pytest_tlgraph.draw.contrast import text_colour
 from pytest_tlgraph.draw.dot import (

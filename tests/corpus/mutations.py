@@ -724,6 +724,7 @@ _MIDDLE = {
     "unet": "up1",
     "mobilenet_v3_small": "features.6",
     "inception_v3": "Mixed_6b",
+    "routed_experts": "experts.1",  # the ModuleList itself is indexed, never called
 }
 
 

@@ -137,7 +137,7 @@ def test_a_size_the_output_shape_states_is_left_out_of_the_row_but_kept_in_the_d
 
 def test_a_dtype_other_than_the_default_floating_one_is_named_on_the_shape_row() -> None:
     trace = _trace()
-    cast = [op.label for op in trace.ops if op.func == "to" and op.module == "blocks.1"][0]
+    cast = next(op.label for op in trace.ops if op.func == "to" and op.module == "blocks.1")
     assert _rows(trace, cast)[1] == "3x17, f16, 102 B"
     assert _rows(trace, _middle(trace, "softmax"))[1] == "3x16, 192 B"
     # The cast's dtype argument is the one the shape row names: not said twice.
@@ -189,7 +189,8 @@ def test_a_device_argument_naming_the_capture_device_is_left_out() -> None:
          "@blocks.1 (_Block): inside: gelu approximate (default) -> tanh"),
         ("scale", "mul_3 @blocks.1: other 0.5 -> 0.25",
          "@blocks.1 (_Block): inside: mul other 0.5 -> 0.25"),
-        ("dim", "softmax_2 @blocks.1: dim -1 -> 0", "@blocks.1 (_Block): inside: softmax dim -1 -> 0"),
+        ("dim", "softmax_2 @blocks.1: dim -1 -> 0",
+         "@blocks.1 (_Block): inside: softmax dim -1 -> 0"),
         ("pad", "pad_2 @blocks.1: pad (2, 0) -> (0, 2)",
          "@blocks.1 (_Block): inside: pad pad (2, 0) -> (0, 2)"),
         ("index", "getitem_10 @blocks.1: idx (:, :-1) -> (:, 1:)",

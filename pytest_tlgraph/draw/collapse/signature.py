@@ -168,7 +168,7 @@ def inside_calls(trace: Trace, members: Sequence[str]) -> str | None:
     (``softmax: dim=-1; scaled_dot_product_attention: is_causal=True``), so that a
     change inside names the op and the argument. At most :data:`MAX_INSIDE_CALLS`
     entries (the digest covers the rest); ``None`` when no member has one."""
-    parts = []
+    parts: list[str] = []
     for label in members:
         op = trace.op(label)
         shown = [f"{a.name}={a.text}" for a in op.call if not a.operand]

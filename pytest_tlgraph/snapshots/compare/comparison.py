@@ -19,13 +19,13 @@ from types import MappingProxyType
 from typing import Final
 
 from pytest_tlgraph.draw.collapse.signature import read_signature
-from pytest_tlgraph.snapshots.compare.graph import GraphModel, GraphNode, read_graph
 from pytest_tlgraph.snapshots.compare.calls import (
     call_edits,
     inside_edits,
     ordered_inputs,
     reorder_edit,
 )
+from pytest_tlgraph.snapshots.compare.graph import GraphModel, GraphNode, read_graph
 from pytest_tlgraph.snapshots.compare.inside import GENERIC_INSIDE, full_title, inside_change
 from pytest_tlgraph.snapshots.compare.pairing import Pairing, pair_graphs
 from pytest_tlgraph.snapshots.compare.rows import RowEdit, row_edits

@@ -61,7 +61,7 @@ def row_kind(index: int, text: str) -> str:
         return "params"
     if text.startswith("saved for backward: "):
         return "saved"
-    if text in GRAD_MODES or "/" in text and set(text.split("/")) <= {*GRAD_MODES, "grad"}:
+    if text in GRAD_MODES or ("/" in text and set(text.split("/")) <= {*GRAD_MODES, "grad"}):
         return "grad"
     if text.startswith("· ") or text.endswith(" ·"):
         return "operand"
