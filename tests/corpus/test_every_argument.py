@@ -30,9 +30,6 @@ from tests.corpus.mutations import (
     table,
 )
 
-_CELLS = [(name, mutation) for name in SUBJECTS for mutation in MUTATIONS]
-
-
 @pytest.mark.parametrize("name", SUBJECTS)
 def test_the_controls_leave_the_dot_unchanged(name: str) -> None:
     subject = study(name)
@@ -41,18 +38,22 @@ def test_the_controls_leave_the_dot_unchanged(name: str) -> None:
         assert not changed, f"{name}: the {control!r} control changed the DOT in {changed}"
 
 
-@pytest.mark.parametrize(("name", "mutation"), _CELLS, ids=[f"{n}-{m}" for n, m in _CELLS])
-def test_a_one_layer_mutation_changes_the_dot_in_every_view(name: str, mutation: str) -> None:
+@pytest.mark.parametrize("name", SUBJECTS)
+def test_every_one_layer_mutation_changes_the_dot_in_every_view(name: str) -> None:
+    """Each mutation that applies to the model (its middle module makes a matching
+    call whose rewrite runs and changes the output) changes the DOT in every view; the
+    kinds that do not apply are counted by the summary table, not skipped here."""
     subject = study(name)
-    outcome = subject.outcomes[mutation]
-    if outcome.status != "applied":
-        pytest.skip(outcome.detail)
-    # The model computes something else (no_grad alone computes the same values).
-    assert outcome.output_changed is not False
-    unchanged = [view for view in VIEWS if not outcome.changed[view]]
-    assert not unchanged, (
-        f"{name} @{subject.address}: {outcome.detail}; the DOT is unchanged in {unchanged}"
-    )
+    passed = []
+    for mutation, outcome in subject.outcomes.items():
+        if outcome.status != "applied":
+            continue
+        # The model computes something else (no_grad alone computes the same values).
+        assert outcome.output_changed is not False, (name, mutation)
+        unchanged = [view for view in VIEWS if not outcome.changed[view]]
+        if unchanged:
+            passed.append(f"{mutation} ({outcome.detail}): unchanged in {unchanged}")
+    assert not passed, f"{name} @{subject.address}: " + "; ".join(passed)
 
 
 def test_the_summary_table_covers_every_model_and_mutation() -> None:

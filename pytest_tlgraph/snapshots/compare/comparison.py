@@ -354,7 +354,13 @@ def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
         edits = _node_edits(was, node, old, new, union)
         inside = _inside(was.signature, node.signature)
         if inside is not None and inside.startswith(GENERIC_INSIDE):
-            named = inside_edits(was.inside_calls, node.inside_calls)
+            # Name the argument that changed inside, unless a row says it already.
+            said = {e.what for e in edits}
+            named = [
+                what
+                for what in inside_edits(was.inside_calls, node.inside_calls)
+                if what.partition(" ")[2] not in said
+            ]
             if named:
                 inside = ", ".join(named)
         title = _title_change(was, node)
