@@ -30,6 +30,7 @@ from tests.corpus.mutations import (
     table,
 )
 
+
 @pytest.mark.parametrize("name", SUBJECTS)
 def test_the_controls_leave_the_dot_unchanged(name: str) -> None:
     subject = study(name)
