@@ -37,13 +37,16 @@ from typing import Any, Final
 
 import torch
 
+from pytest_tlgraph.memo import remember
 from pytest_tlgraph.trace import CallArg
 
 __all__ = ["RAW_DEFAULT", "CallSkeleton", "Opaque", "TensorRef", "call_args", "skeleton"]
 
 
 class TensorRef:
-    """A tensor's place among one call's tensors (in the order the recorder met them)."""
+    """A tensor's place among one call's tensors (in the order the recorder met them).
+
+    One instance per place (:func:`ref`), so refs compare and hash by identity, in C."""
 
     __slots__ = ("index",)
 
@@ -52,12 +55,6 @@ class TensorRef:
 
     def __repr__(self) -> str:
         return f"TensorRef({self.index})"
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is TensorRef and other.index == self.index
-
-    def __hash__(self) -> int:
-        return hash(("TensorRef", self.index))
 
 
 class Opaque:
@@ -76,7 +73,7 @@ class Opaque:
         return hash(("Opaque", self.type_name))
 
 
-_REFS: Final = tuple(TensorRef(i) for i in range(64))
+_REFS: dict[int, TensorRef] = {}
 
 #: ``(func, positional skeletons, keyword skeletons or None, sources)``; a source is a
 #: producing op's index (int), a parameter or buffer name (str) or, for a tensor made
@@ -94,8 +91,11 @@ RAW_DEFAULT: Final = inspect.Parameter.empty
 
 
 def ref(index: int) -> TensorRef:
-    """The shared :class:`TensorRef` of ``index``."""
-    return _REFS[index] if index < 64 else TensorRef(index)
+    """The one :class:`TensorRef` of ``index``."""
+    found = _REFS.get(index)
+    if found is None:
+        found = _REFS[index] = TensorRef(index)
+    return found
 
 
 def skeleton(value: Any, tensors: list[torch.Tensor]) -> Any:
@@ -456,8 +456,80 @@ def call_args(
     """The written arguments of one recorded call, in signature order, those equal to
     their declared default left out (see the module docstring)."""
     func, args, kw, sources = call
+    names = tensor_names(sources, parents, module)
+    key = _memo_key(func, args, kw, device, names)
+    if key is not None:
+        found = _written.get(key)
+        if found is not None:
+            return found
+    out = _call_args(func, args, kw, names, device)
+    if key is not None:
+        remember(_written, key, out, _WRITTEN_LIMIT)
+    return out
+
+
+# Calls repeat (a block's calls in every block, a model drawn again): each distinct call
+# is named and written once.
+_written: dict[Any, tuple[CallArg, ...]] = {}
+_WRITTEN_LIMIT: Final = 8192
+
+
+def _type_key(values: Sequence[Any]) -> tuple[Any, ...] | None:
+    """The types of ``values`` (one level into tuples), for a memo key: equal values of
+    different types (``1``, ``1.0``, ``True``) read differently. ``None`` for values a
+    key cannot tell apart safely (containers deeper than one level, ``0.0`` which equals
+    ``-0.0``, unhashable ones)."""
+    out: list[Any] = []
+    for v in values:
+        kind = type(v)
+        if kind is tuple:
+            inner = tuple(map(type, v))
+            if tuple in inner or list in inner or (float in inner and 0.0 in v):
+                return None
+            out.append(inner)
+        elif kind is list or kind is dict or kind is slice:
+            return None
+        elif kind is float and v == 0.0:
+            return None
+        else:
+            out.append(kind)
+    return tuple(out)
+
+
+def _memo_key(
+    func: Any, args: tuple[Any, ...], kw: Any, device: Any, names: Sequence[str]
+) -> tuple[Any, ...] | None:
+    if not kw:
+        for a in args:
+            if type(a) is not TensorRef:
+                break
+        else:  # tensors alone (``linear(x)``, ``relu(x)``): their places say it all
+            return (func, args, device, tuple(names))
+    types_ = _type_key(args)
+    if types_ is None:
+        return None
+    kw_types: tuple[Any, ...] | None = ()
+    if kw:
+        kw_types = _type_key([v for _, v in kw])
+        if kw_types is None:
+            return None
+    key = (func, args, kw, device, types_, kw_types, tuple(names))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _call_args(
+    func: Callable[..., Any],
+    args: tuple[Any, ...],
+    kw: tuple[tuple[str, Any], ...] | None,
+    names: Sequence[str],
+    device: torch.device | None,
+) -> tuple[CallArg, ...]:
     name = getattr(func, "__name__", "") or ""
-    writer = _Writer(tensor_names(sources, parents, module), device)
+    writer = _Writer(names, device)
     if name.startswith("__r") and name[3:-2] in _REFLECTED and len(args) == 2 and not kw:
         # ``1 - x`` is ``Tensor.__rsub__(x, 1)``: written as the call it computes,
         # ``sub(self=1, other=x)``.

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
+from pytest_tlgraph.memo import remember
 from pytest_tlgraph.trace import CallArg, Layer, Op, Trace
 
 __all__ = [
@@ -103,6 +104,8 @@ def _scalar_operand(func: str, call: Sequence[CallArg]) -> CallArg | None:
 def operand_row(record: Op | Layer) -> str | None:
     """``· * 0.5`` (``1 - ·`` when the scalar comes first); ``None`` without one.
     Passes with different scalars read ``· * 0.5/0.25``."""
+    if _base(record.func) not in OPERATORS:
+        return None
     texts = []
     first = True
     for call in calls_of(record):
@@ -149,6 +152,21 @@ def visible_args(record: Op | Layer, trace: Trace | None) -> str | None:
     """The args row of a call (``dim=-1, keepdim=True``): its non-tensor arguments
     that no other row shows; passes that differ read ``dim=1/2``. ``None`` when none is
     left."""
+    if record.call is None:
+        return _visible_args(record, trace)
+    key = (
+        record.func, record.call, record.shape, record.dtype,
+        trace.default_dtype if trace is not None else None,
+    )  # fmt: skip
+    try:
+        return _visible[key]
+    except KeyError:
+        return remember(_visible, key, _visible_args(record, trace), _MEMO_LIMIT)
+    except TypeError:
+        return _visible_args(record, trace)
+
+
+def _visible_args(record: Op | Layer, trace: Trace | None) -> str | None:
     calls = calls_of(record)
     shown: dict[str, list[str]] = {}
     for call in calls:
@@ -195,9 +213,26 @@ def _canonical_order(call: Sequence[CallArg], parents: int) -> bool:
     return True
 
 
+_call_texts: dict[tuple[CallArg, ...], str | None] = {}
+_visible: dict[tuple[Any, ...], str | None] = {}
+_MEMO_LIMIT: Final = 8192
+
+
 def call_text(record: Op | Layer) -> str | None:
     """The ``tl_call`` attribute of ``record``: its whole call (every pass's, `` | ``
     between passes that differ), or ``None`` when the rest of the drawing says it all."""
+    call = record.call
+    if call is None:  # passes that differ: written every time
+        return _call_text(record)
+    try:
+        return _call_texts[call]
+    except KeyError:
+        return remember(_call_texts, call, _call_text(record), _MEMO_LIMIT)
+    except TypeError:  # a value that does not hash
+        return _call_text(record)
+
+
+def _call_text(record: Op | Layer) -> str | None:
     calls = calls_of(record)
     needed = False
     for call in calls:
