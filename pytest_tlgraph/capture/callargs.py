@@ -487,9 +487,7 @@ def _type_key(values: Sequence[Any]) -> tuple[Any, ...] | None:
             if tuple in inner or list in inner or (float in inner and 0.0 in v):
                 return None
             out.append(inner)
-        elif kind is list or kind is dict or kind is slice:
-            return None
-        elif kind is float and v == 0.0:
+        elif kind is list or kind is dict or kind is slice or (kind is float and v == 0.0):
             return None
         else:
             out.append(kind)
