@@ -296,7 +296,7 @@ def _named(
     """The call's arguments, each with its name and declared default."""
     if isinstance(func, types.FunctionType):
         params = _python_params_of(func, use_defaults=True)
-        if params is not None:
+        if params is not None and not all(p.kind == "var" for p in params):
             try:
                 return _bind(params, args, kw)
             except (IndexError, TypeError):
@@ -317,14 +317,38 @@ def _named(
                     arg_name, default = f"arg{i}", RAW_DEFAULT
                 out.append((arg_name, entries[0][1], default))
             return out
-    params = _python_params_of(_overrides().get(func, func), use_defaults=False)
+    params = _python_params_of(_overrides().get(func, func), use_defaults=True)
     if params is not None:
         try:
-            return _bind(params, args, kw)
+            bound = _bind(params, args, kw)
         except (IndexError, TypeError):
             pass
+        else:
+            # The documented signature's defaults count only where ATen declares the
+            # same one (``padding=0`` is ``int[2] padding=0``); elsewhere none is known.
+            declared = _aten_defaults(name)
+            return [
+                (n, v, d if n in declared and _is_default(d, declared[n]) else RAW_DEFAULT)
+                for n, v, d in bound
+            ]
     out = [(f"arg{i}", v, RAW_DEFAULT) for i, v in enumerate(args)]
     return out + [(k, v, RAW_DEFAULT) for k, v in kw.items()]
+
+
+@functools.cache
+def _aten_defaults(name: str) -> dict[str, Any]:
+    """Each argument name of the ATen overloads of ``name`` with the one default they
+    all declare for it (names whose overloads disagree, or declare none, are left out)."""
+    found: dict[str, list[Any]] = {}
+    for overload in _schemas(name):
+        for p in overload:
+            found.setdefault(p.name, []).append(p.default)
+    out = {}
+    for arg, defaults in found.items():
+        agreed = _agreed(defaults)
+        if agreed is not _AGREE_FAILED and agreed is not RAW_DEFAULT:
+            out[arg] = agreed
+    return out
 
 
 def _is_default(value: Any, default: Any) -> bool:
@@ -332,6 +356,17 @@ def _is_default(value: Any, default: Any) -> bool:
     not ``1.0`` nor ``True``; ``0.0`` is not ``-0.0``)."""
     if default is RAW_DEFAULT:
         return False
+    if type(default) in (list, tuple) and type(value) in (int, tuple, list):
+        # An ATen list default (``int[2] stride=1`` reads ``[1]``) stands for its value
+        # in every place: ``1`` and ``(1, 1)`` are it, ``(1, 2)`` is not.
+        if not default or not all(type(d) is int for d in default):
+            return False
+        values = value if type(value) in (tuple, list) else (value,)
+        if not all(type(v) is int for v in values):
+            return False
+        if len(set(default)) == 1:  # one value in every place: any count of it
+            return all(v == default[0] for v in values)
+        return tuple(values) == tuple(default)
     if type(value) is not type(default):
         return False
     if type(value) is float:
