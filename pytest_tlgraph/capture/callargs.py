@@ -465,8 +465,8 @@ def _home_device(value: Any, device: torch.device | None) -> bool:
 
 def tensor_names(sources: Sequence[Any], parents: Sequence[int], module: str) -> list[str]:
     """Each tensor's name in the written call: ``in2`` for the op's second parent (as
-    its in-edges number them), a parameter by its name below the op's module, ``const
-    1x8`` for a tensor made before the capture."""
+    its in-edges number them), ``param weight`` for a parameter or buffer (named below
+    the op's module), ``const 1x8`` for a tensor made before the capture."""
     ordinal = {p: i for i, p in enumerate(parents, start=1)}
     prefix = f"{module}." if module else ""
     out = []
@@ -475,7 +475,7 @@ def tensor_names(sources: Sequence[Any], parents: Sequence[int], module: str) ->
             found = ordinal.get(source)
             out.append("in?" if found is None else f"in{found}")
         elif type(source) is str:
-            out.append(source.removeprefix(prefix))
+            out.append(f"param {source.removeprefix(prefix)}")
         elif source and source[0] == "slot":
             found = ordinal.get(source[1])
             out.append(f"in{'?' if found is None else found}[{source[2]}]")

@@ -420,6 +420,7 @@ def _edge_positions(plan: Plan, page: str) -> dict[tuple[str, str], dict[str, An
     by_id = {node.id: node for node in plan.nodes}
     out: dict[tuple[str, str], dict[str, Any]] = {}
     colour = style.PAGES[page].text
+    holder: dict[str, str] | None = None  # op or layer label -> the node drawing it
     for source, target in plan.edges:
         node = by_id.get(target)
         if node is None or node.kind not in ("op", "layer"):
@@ -427,11 +428,17 @@ def _edge_positions(plan: Plan, page: str) -> dict[tuple[str, str], dict[str, An
         record = node.record
         if not isinstance(record, (Op, Layer)) or not edge_positions(record):
             continue
-        feeding = by_id.get(source)
-        label = getattr(feeding.record, "label", None) if feeding is not None else None
-        if label in record.parents:
+        if holder is None:
+            holder = {}
+            for drawn in plan.nodes:
+                holder[drawn.id] = drawn.id
+                for member in drawn.members:
+                    holder.setdefault(member, drawn.id)
+        # A box feeding several inputs reads ``1,3``.
+        places = [str(i) for i, p in enumerate(record.parents, start=1) if holder.get(p) == source]
+        if places:
             out[(source, target)] = {
-                "label": str(record.parents.index(label) + 1),
+                "label": ",".join(places),
                 "fontname": style.FONT,
                 "fontsize": "9",
                 "fontcolor": colour,

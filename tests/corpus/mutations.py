@@ -830,6 +830,8 @@ class Outcome:
     changed: dict[str, bool] = field(default_factory=dict)
     #: Whether the model's output changed (``None``: not expected to, ``no_grad``).
     output_changed: bool | None = None
+    #: The mutated model's DOT in each view (applied mutations only).
+    dots: dict[str, str] = field(default_factory=dict, repr=False)
 
     def cell(self, view: str) -> Cell:
         """This outcome in the table's column ``view``."""
@@ -930,7 +932,7 @@ def _mutate(
             return Outcome(mutation.name, "n/a", f"not applicable: @{address} is never called")
         what = f"@{address or '<root>'} run under no_grad"
         changed = {view: dots[view] != base for view, base in baseline.items()}
-        return Outcome(mutation.name, "applied", what, changed, None)
+        return Outcome(mutation.name, "applied", what, changed, None, dots)
     site, why = _choose(case, module, mutation, reference, weights)
     if site is None:
         status: Literal["n/a", "skipped"] = "n/a" if why.startswith("not applicable") else "skipped"
@@ -946,7 +948,7 @@ def _mutate(
     if mode.applied != site.what:
         return Outcome(mutation.name, "skipped", f"{why}: not reached under capture")
     changed = {view: dots[view] != base for view, base in baseline.items()}
-    return Outcome(mutation.name, "applied", why, changed, True)
+    return Outcome(mutation.name, "applied", why, changed, True, dots)
 
 
 def _rebuilt(name: str, seed: int, like: Case) -> Case:

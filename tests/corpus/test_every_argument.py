@@ -12,11 +12,15 @@ table of every outcome is printed at the end of the run (and by
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 from torch import nn
 
 from pytest_tlgraph import capture
+from pytest_tlgraph.snapshots.compare.comparison import compare
+from pytest_tlgraph.snapshots.compare.story import story_lines
 from tests.corpus.mutations import (
     CONTROLS,
     MUTATIONS,
@@ -55,6 +59,36 @@ def test_every_one_layer_mutation_changes_the_dot_in_every_view(name: str) -> No
         if unchanged:
             passed.append(f"{mutation} ({outcome.detail}): unchanged in {unchanged}")
     assert not passed, f"{name} @{subject.address}: " + "; ".join(passed)
+
+
+#: Models whose mutated middle layer's story is checked line by line (decoders with
+#: SDPA and RMSNorm, an encoder, a CNN, a U-Net and a GNN).
+_STORIES = ("llama", "stablelm", "falcon", "electra", "convnext_v2", "unet",
+            "gnn_message_passing")  # fmt: skip
+_NAMES_A_CHANGE = re.compile(r" -> |now runs under |no longer runs under |inputs reordered ")
+
+
+@pytest.mark.parametrize("name", _STORIES)
+def test_the_story_of_each_mutation_names_the_node_its_address_and_the_argument(
+    name: str,
+) -> None:
+    """In the default view each mutation reads as the changed op at its full address
+    (inside the middle module) with the argument's old and new value, and nothing
+    outside the middle module changed."""
+    subject = study(name)
+    checked = 0
+    for mutation, outcome in subject.outcomes.items():
+        if outcome.status != "applied":
+            continue
+        lines = story_lines(compare(subject.baseline["default"], outcome.dots["default"]))
+        assert lines, (name, mutation)
+        for line in lines:
+            if line.startswith(("edges added", "edges removed")):
+                continue  # node ids only: a cast that now runs, or no longer does
+            assert f"@{subject.address}" in line, (name, mutation, lines)
+        assert any(_NAMES_A_CHANGE.search(line) for line in lines), (name, mutation, lines)
+        checked += 1
+    assert checked >= 3, name
 
 
 def test_the_summary_table_covers_every_model_and_mutation() -> None:

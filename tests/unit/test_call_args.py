@@ -200,7 +200,7 @@ def test_a_device_argument_naming_the_capture_device_is_left_out() -> None:
         ("dtype", "to_2 @blocks.1: shape 3x17, f16 -> 3x17, bf16; dtype float16 -> bfloat16",
          "@blocks.1 (_Block): inside: to dtype float16 -> bfloat16"),
         ("grad", "mul_4 @blocks.1: now runs under no_grad",
-         "@blocks.1 (_Block): inside: mul grad (default) -> no_grad"),
+         "@blocks.1 (_Block): inside: mul now runs under no_grad"),
         ("order", "cat_2 @blocks.1: inputs reordered (mul_3, narrow_1) -> (narrow_1, mul_3)",
          None),
     ],

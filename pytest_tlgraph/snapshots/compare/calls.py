@@ -19,7 +19,9 @@ from pytest_tlgraph.snapshots.compare.rows import RowEdit, split_args
 
 __all__ = ["call_edits", "inside_edits", "ordered_inputs", "reorder_edit"]
 
-_OPERAND: Final = re.compile(r"in\d+|\[(?:in\d+(?:, )?)+\]|\((?:in\d+(?:, )?)+,?\)")
+_TENSOR: Final = r"(?:in\d+(?:\[\d+\])?|param [^,()\[\]]+|const [\dx]+|const scalar)"
+_OPERAND: Final = re.compile(rf"{_TENSOR}|\[(?:{_TENSOR}(?:, )?)+\]|\((?:{_TENSOR}(?:, )?)+,?\)")
+_EDGES: Final = re.compile(r"in\d+|\[(?:in\d+(?:, )?)+\]|\((?:in\d+(?:, )?)+,?\)")
 #: At most this many argument changes inside one collapsed node are named.
 MAX_INSIDE_EDITS: Final = 4
 
@@ -36,8 +38,11 @@ def _edits_of(before: dict[str, str], after: dict[str, str], prefix: str = "") -
         was, now = before.get(name), after.get(name)
         if was == now:
             continue
-        if (was is None or _OPERAND.fullmatch(was)) and (now is None or _OPERAND.fullmatch(now)):
-            continue  # tensors: the edges (and their positions) tell those
+        present = now if was is None else was if now is None else None
+        if present is not None and _OPERAND.fullmatch(present):
+            continue  # tensors passed in the order the edges and params row tell
+        if was is not None and now is not None and _EDGES.fullmatch(was) and _EDGES.fullmatch(now):
+            continue  # in-edges alone: their numbers tell a reorder
         old = "(default)" if was is None else was
         new = "(default)" if now is None else now
         out.append(f"{prefix}{name} {old} -> {new}")
@@ -88,17 +93,47 @@ def inside_edits(old: str | None, new: str | None) -> list[str]:
         seen[func] = seen.get(func, 0) + 1
         key = (func, seen[func])
         paired.add(key)
-        for what in _edits_of(by_func.get(key, {}), args, f"{func} "):
-            if what not in out:
-                out.append(what)
+        out += _edits_of(by_func.get(key, {}), args, f"{func} ")
     for key, args in by_func.items():
         if key not in paired:
-            for what in _edits_of(args, {}, f"{key[0]} "):
-                if what not in out:
-                    out.append(what)
+            out += _edits_of(args, {}, f"{key[0]} ")
+    out = _grouped_grad(out)
     if len(out) > MAX_INSIDE_EDITS:
         out = [*out[:MAX_INSIDE_EDITS], f"and {len(out) - MAX_INSIDE_EDITS} more"]
     return out
+
+
+_GRAD_EDIT: Final = re.compile(r"(\S+) grad (\S+) -> (\S+)")
+
+
+def _grouped_grad(edits: list[str]) -> list[str]:
+    """Grad-mode changes inside one node, one line per change: ``mul now runs under
+    no_grad`` for one op, ``now runs under no_grad (15 ops)`` for several; every other
+    edit once."""
+    funcs: dict[str, list[str]] = {}
+    out: list[str] = []
+    for what in edits:
+        match = _GRAD_EDIT.fullmatch(what)
+        if match is None:
+            out.append(what)
+            continue
+        func, was, now = match[1], match[2], match[3]
+        text = (
+            f"now runs under {now}" if was == "(default)"
+            else f"no longer runs under {was}" if now == "(default)"
+            else f"runs under {now} (was {was})"
+        )  # fmt: skip
+        if text not in funcs:
+            out.append(text)
+        funcs.setdefault(text, []).append(func)
+    named = []
+    for what in dict.fromkeys(out):  # one line for an edit many ops share
+        ops = funcs.get(what)
+        if ops is None:
+            named.append(what)
+        else:
+            named.append(f"{ops[0]} {what}" if len(ops) == 1 else f"{what} ({len(ops)} ops)")
+    return named
 
 
 def ordered_inputs(preds: Sequence[str], positions: dict[str, int]) -> list[str] | None:

@@ -288,10 +288,20 @@ def _node_edits(
     after = ordered_inputs(new.preds(node.id), dict(new.positions.get(node.id, {})))
     if before is not None:
         before = [union.get(p, p) for p in before]
-    reorder = reorder_edit(before, after)
+    reorder = reorder_edit(
+        None if before is None else [_called(new, p) for p in before],
+        None if after is None else [_called(new, p) for p in after],
+    )
     if reorder is not None:
         edits.append(reorder)
     return tuple(edits)
+
+
+def _called(graph: GraphModel, node_id: str) -> str:
+    """An input as a reorder line names it: an op by its id, a box or fold by its
+    address and type (``@down1.conv (DoubleConv)``)."""
+    node = graph.nodes.get(node_id)
+    return node_id if node is None or node.kind in ("op", "input", "output") else node.name
 
 
 def _inside(old: str | None, new: str | None) -> str | None:

@@ -258,8 +258,9 @@ def read_graph(text: str, which: str = "") -> GraphModel:
     positions: dict[str, dict[str, int]] = {}
     for (tail, head), edge_attrs in graph.edge_attrs.items():
         number = edge_attrs.get("label")
-        if isinstance(number, str) and number.isdigit():
-            positions.setdefault(head, {})[tail] = int(number)
+        first = number.partition(",")[0] if isinstance(number, str) else ""
+        if first.isdigit():  # the input's (first) argument position
+            positions.setdefault(head, {})[tail] = int(first)
     preds: dict[str, list[str]] = {}
     succs: dict[str, list[str]] = {}
     for tail, head in edges:
