@@ -123,8 +123,9 @@ class CallArg:
     ``text`` is its canonical writing (``-1``, ``(0, 2, 1)``, ``tanh``, ``bfloat16``,
     ``(:, 0)``), a tensor named by where it comes from: ``in2`` (the op's second
     in-edge, ``in1[0]`` the first output of an op with several), ``param weight`` (a
-    parameter or buffer), ``const 1x8`` (a tensor made before the capture). ``operand`` says the value is tensors only (drawn as edges and the
-    params row); ``value`` is the same value as plain data, for checks that compare.
+    parameter or buffer), ``const 1x8`` (a tensor made before the capture).
+    ``operand`` says the value is tensors only (drawn as edges and the params row);
+    ``value`` is the same value as plain data, for checks that compare.
     """
 
     name: str

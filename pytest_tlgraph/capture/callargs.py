@@ -320,7 +320,7 @@ def _named(
     params = _python_params_of(_overrides().get(func, func), use_defaults=True)
     if params is not None:
         try:
-            bound = _bind(params, args, kw)
+            documented = _bind(params, args, kw)
         except (IndexError, TypeError):
             pass
         else:
@@ -329,7 +329,7 @@ def _named(
             declared = _aten_defaults(name)
             return [
                 (n, v, d if n in declared and _is_default(d, declared[n]) else RAW_DEFAULT)
-                for n, v, d in bound
+                for n, v, d in documented
             ]
     out = [(f"arg{i}", v, RAW_DEFAULT) for i, v in enumerate(args)]
     return out + [(k, v, RAW_DEFAULT) for k, v in kw.items()]
