@@ -253,3 +253,17 @@ def test_two_outputs_of_one_op_swapped_change_the_call() -> None:
     assert [a.text for a in stack.call] == ["(in1[0], in1[1])"]
     lines = story_lines(compare(before.draw().dot, after.draw().dot))
     assert lines == ["stack_1: tensors (in1[0], in1[1]) -> (in1[1], in1[0])"]
+
+
+def test_a_stored_drawing_without_call_arguments_says_so_first() -> None:
+    """A baseline drawn before 0.4 (no ``tl_call``, no numbered edge) against this
+    version's drawing of the same model: the first line names the cause."""
+    received = _trace().draw().dot
+    stored = re.sub(r', tl_call="[^"]*"', "", received)
+    stored = re.sub(r' \[label="[\d,]+"[^]]*\]', "", stored)
+    lines = story_lines(compare(stored, received))
+    assert lines[0].startswith("the stored drawing has no call arguments, as drawn before 0.4")
+    # Between two drawings of this version the line never appears.
+    assert story_lines(compare(received, _trace("dim").draw().dot)) == [
+        "softmax_2 @blocks.1: dim -1 -> 0"
+    ]

@@ -240,6 +240,23 @@ def rewired_edges(comparison: Comparison) -> tuple[list[tuple[str, str]], list[t
     return gained, lost
 
 
+#: The first line when the stored drawing was written before calls' own arguments were
+#: drawn: every difference below may be one the drawing now shows, not the model's.
+PREDATES_CALLS: Final = (
+    "the stored drawing has no call arguments, as drawn before 0.4: 0.4 draws each "
+    "call's non-default arguments, dtypes, grad mode and input positions; if the model "
+    "did not change, what follows is that, and the received drawing can be accepted"
+)
+
+
+def _predates_calls(graph: GraphModel) -> bool:
+    """Whether ``graph`` carries no call argument at all (no ``tl_call``, ``tl_inside``
+    or numbered in-edge): drawn by 0.3, or a model whose calls take tensors alone."""
+    if graph.positions:
+        return False
+    return not any(n.call or n.inside_calls for n in graph.nodes.values())
+
+
 def story_lines(comparison: Comparison) -> list[str]:
     """The comparison as the lines of a failure's structural summary (see the module
     docstring), most telling first."""
@@ -247,6 +264,8 @@ def story_lines(comparison: Comparison) -> list[str]:
         return [UNCHANGED]
     new, old = comparison.new, comparison.old
     out: list[str] = []
+    if _predates_calls(old) and not _predates_calls(new):
+        out.append(PREDATES_CALLS)
     regrouped_new: set[str] = set()
     regrouped_old: set[str] = set()
     for group in comparison.regrouped:
