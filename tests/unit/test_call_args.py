@@ -267,3 +267,18 @@ def test_a_stored_drawing_without_call_arguments_says_so_first() -> None:
     assert story_lines(compare(received, _trace("dim").draw().dot)) == [
         "softmax_2 @blocks.1: dim -1 -> 0"
     ]
+
+
+def test_two_ops_swapped_inside_a_box_read_as_one_order_change() -> None:
+    def model(swap: bool) -> nn.Module:
+        torch.manual_seed(0)
+        layers = [nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU()]
+        if swap:
+            layers = [layers[0], layers[2], layers[1]]
+        return nn.Sequential(nn.Sequential(*layers), nn.Conv2d(8, 8, 1)).eval()
+
+    x = torch.randn(1, 3, 8, 8)
+    before, after = (capture(model(s), (x,)).draw(depth=0).dot for s in (False, True))
+    assert story_lines(compare(before, after)) == [
+        "@0 (Sequential): inside: order changed: batch_norm, relu -> relu, batch_norm"
+    ]

@@ -62,6 +62,13 @@ def inside_change(old: Signature | None, new: Signature | None) -> str | None:
     if old is None or new is None or old.digest == new.digest:
         return None
     if old.funcs is not None and new.funcs is not None and old.funcs != new.funcs:
+        if Counter(old.funcs) == Counter(new.funcs):
+            # The same ops in another order: one line, the ops that moved in order.
+            first = next(i for i, (a, b) in enumerate(zip(old.funcs, new.funcs)) if a != b)
+            last = max(i for i, (a, b) in enumerate(zip(old.funcs, new.funcs)) if a != b)
+            return f"order changed: {', '.join(old.funcs[first : last + 1])} -> " + ", ".join(
+                new.funcs[first : last + 1]
+            )
         parts = _func_changes(old.funcs, new.funcs)
         if len(parts) > MAX_PARTS:
             parts = [*parts[:MAX_PARTS], f"and {len(parts) - MAX_PARTS} more"]
