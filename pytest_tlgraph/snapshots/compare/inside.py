@@ -64,11 +64,9 @@ def inside_change(old: Signature | None, new: Signature | None) -> str | None:
     if old.funcs is not None and new.funcs is not None and old.funcs != new.funcs:
         if Counter(old.funcs) == Counter(new.funcs):
             # The same ops in another order: one line, the ops that moved in order.
-            first = next(i for i, (a, b) in enumerate(zip(old.funcs, new.funcs)) if a != b)
-            last = max(i for i, (a, b) in enumerate(zip(old.funcs, new.funcs)) if a != b)
-            return f"order changed: {', '.join(old.funcs[first : last + 1])} -> " + ", ".join(
-                new.funcs[first : last + 1]
-            )
+            moved = [i for i, (a, b) in enumerate(zip(old.funcs, new.funcs, strict=True)) if a != b]
+            span = slice(moved[0], moved[-1] + 1)
+            return f"order changed: {', '.join(old.funcs[span])} -> {', '.join(new.funcs[span])}"
         parts = _func_changes(old.funcs, new.funcs)
         if len(parts) > MAX_PARTS:
             parts = [*parts[:MAX_PARTS], f"and {len(parts) - MAX_PARTS} more"]
