@@ -217,6 +217,20 @@ def _cluster_attrs(
     return attrs
 
 
+def _edge_numbers(comparison: Comparison) -> dict[tuple[str, str], str]:
+    """The argument position of each numbered in-edge, by its union ids: the received
+    side's numbers, the stored side's for edges only it has."""
+    out: dict[tuple[str, str], str] = {}
+    union = comparison.union_id
+    for head, tails in comparison.old.positions.items():
+        for tail, number in tails.items():
+            out[(union(tail), union(head))] = str(number)
+    for head, tails in comparison.new.positions.items():
+        for tail, number in tails.items():
+            out[(tail, head)] = str(number)
+    return out
+
+
 def draw_comparison(comparison: Comparison, *, context: int | None = CONTEXT_HOPS) -> Drawing:
     """Draw ``comparison`` (see the module docstring); ``context`` hops around each
     change, or the whole union when ``None``.
@@ -302,10 +316,14 @@ def draw_comparison(comparison: Comparison, *, context: int | None = CONTEXT_HOP
             NodeStatement(run.id, run.cluster, _node_attrs(_RUN_STYLE, label, bold=False))
         )
     edge_attrs: dict[tuple[str, str], dict[str, Any]] = {}
+    positions = _edge_numbers(comparison)
     for edge in drawn_edges:
         status = edge_status.get(edge, UNCHANGED)
         look = STYLES[status]
         attrs: dict[str, Any] = {"color": look.line}
+        number = positions.get(edge)
+        if number is not None:  # the input's argument position, as the drawing numbers it
+            attrs.update(label=number, fontname=style.FONT, fontsize="9")
         if status != UNCHANGED:
             attrs["penwidth"] = "2"
             if look.dashed:
