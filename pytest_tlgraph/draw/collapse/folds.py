@@ -64,21 +64,30 @@ class TypePaths:
 def call_signature(
     trace: Trace, call: ModuleCall, paths: TypePaths
 ) -> tuple[str, tuple[tuple[Hashable, ...], ...]]:
-    """``(module type, ((func, nested module types, module args, call args, grad mode),
-    ...))`` of one call, op by op; the nested module types as :meth:`TypePaths.below`
-    gives them.
+    """``(module type, ((func, nested module types, module args, call args, grad mode,
+    wiring), ...))`` of one call, op by op; the nested module types as
+    :meth:`TypePaths.below` gives them, the wiring each input's source (an earlier op of
+    the call by its place, or the n-th outside source).
 
     Addresses and measurements are left out: ``blocks.3`` and ``blocks.4`` are the same
     structure when they run the same functions through the same module types.
     """
     ops = []
     key = call.key
+    position = {label: i for i, label in enumerate(call.ops)}
+    outside: dict[str, int] = {}
     for label in call.ops:
         op = trace.op(label)
         below = paths.below(key, op.module_calls[-1])
+        # Where each input comes from (an earlier op of the call, or the n-th source
+        # outside it): repetitions wired otherwise are not repeats.
+        wiring = tuple(
+            position[p] if p in position else -1 - outside.setdefault(p, len(outside))
+            for p in op.parents
+        )
         # Every argument of the call and its grad mode: a repetition that computes
         # with another value is not a repeat.
-        ops.append((op.func, below, _hashable(op.module_args), op.call, op.grad_mode))
+        ops.append((op.func, below, _hashable(op.module_args), op.call, op.grad_mode, wiring))
     return (call.type_name, tuple(ops))
 
 
