@@ -420,7 +420,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     """Point at the HTML report when snapshots failed; one line per summary that could
     not be written."""
     found = config.stash.get(_HTML, None)
-    warned = config.stash.get(_WARNINGS, [])
+    run = config.stash.get(_RUN, None)
+    warned = [*(run.warnings if run is not None else ()), *config.stash.get(_WARNINGS, [])]
     unwritten = config.stash.get(_HTML_ERROR, None)
     if found is not None or warned or unwritten is not None:
         terminalreporter.write_sep("-", "tlgraph")

@@ -20,7 +20,7 @@ from typing import Any
 from pytest_tlgraph.cli.model import CommandError
 from pytest_tlgraph.snapshots.review.pending import ACCEPT_KEY, Pending
 
-__all__ = ["run_accept", "selects"]
+__all__ = ["project_root", "run_accept", "selects"]
 
 #: Pending ids named in the one line of an unknown NODEID (the rest are counted).
 _LISTED = 6
@@ -128,9 +128,22 @@ def _read_received(path: Path, root: Path, shown: str) -> bytes:
         ) from None
 
 
+def project_root(here: Path | None = None) -> Path:
+    """The project ``tlgraph accept`` runs in: the nearest folder from ``here`` (the
+    current folder) up that has an ini file or ``.git``, as pytest finds its rootdir;
+    ``here`` itself when none has."""
+    from pytest_tlgraph.cli.commands import PROJECT_MARKERS
+
+    start = (here or Path.cwd()).resolve()
+    for folder in (start, *start.parents):
+        if any((folder / marker).exists() for marker in PROJECT_MARKERS):
+            return folder
+    return start
+
+
 def _snapshot_path(info: dict[str, Any], key: str, suffix: str, base: Path) -> Path:
-    """A snapshot file the record names: absolute, ``suffix``, inside the project, no
-    symbolic link."""
+    """A snapshot file the record names: absolute, ``suffix``, inside the project
+    ``base`` (the one accept runs in), no symbolic link."""
     raw = info.get(key)
     if not isinstance(raw, str) or not Path(raw).is_absolute() or not raw.endswith(suffix):
         raise _Refused(f"its record names no {suffix} snapshot; rerun pytest")
@@ -142,8 +155,8 @@ def _snapshot_path(info: dict[str, Any], key: str, suffix: str, base: Path) -> P
         )
     if not path.resolve().is_relative_to(base.resolve()):
         raise _Refused(
-            f"the snapshot {_shown(path)} lies outside the project {_shown(base)}; run "
-            "pytest and tlgraph accept in the project that owns it"
+            f"the snapshot {_shown(path)} lies outside the project {_shown(base)} that "
+            "tlgraph accept runs in; run tlgraph accept in the project that owns it"
         )
     folder, snapshots = path.parent, path.parent.parent
     if not folder.resolve().is_relative_to(snapshots.resolve()):  # as the fixture refuses
@@ -166,8 +179,9 @@ def _plan(entry: Pending, root: Path) -> list[tuple[Path, bytes]]:
             "the run recorded nothing to accept for it (its files were not saved, or a "
             "pytest-tlgraph before 0.3 ran); rerun pytest, then tlgraph accept"
         )
-    dot_path = _snapshot_path(info, "dot_snapshot", ".gv", base)
-    png_path = _snapshot_path(info, "png_snapshot", ".png", base)
+    project = project_root()
+    dot_path = _snapshot_path(info, "dot_snapshot", ".gv", project)
+    png_path = _snapshot_path(info, "png_snapshot", ".png", project)
     if png_path.parent != dot_path.parent or png_path.stem != dot_path.stem:
         raise _Refused("its record names two snapshot files that are not a pair; rerun pytest")
     for path, key in ((dot_path, "dot_sha256"), (png_path, "png_sha256")):
@@ -217,10 +231,11 @@ def _accept(entry: Pending, root: Path) -> list[Path]:
     from pytest_tlgraph.snapshots.files import SnapshotWriteError, atomic_write_all
     from pytest_tlgraph.snapshots.results.artifacts import ResultsDir
     from pytest_tlgraph.snapshots.review.pending import mark_accepted
+    from pytest_tlgraph.snapshots.storage import snapshot_anchor
 
     plan = _plan(entry, root)
-    try:
-        atomic_write_all(plan)
+    try:  # no folder from the one above __snapshots__ down is followed if a link
+        atomic_write_all(plan, anchor=snapshot_anchor(plan[0][0]))
     except SnapshotWriteError as error:
         raise _Refused(str(error)) from None
     written = [path for path, _ in plan]

@@ -17,11 +17,20 @@ if TYPE_CHECKING:
     from pytest_tlgraph.draw import Drawing
     from pytest_tlgraph.snapshots.review.pending import Pending
 
-__all__ = ["draw_options", "results_folder", "run_diff", "run_draw", "run_report", "shown"]
+__all__ = [
+    "PROJECT_MARKERS",
+    "draw_options",
+    "results_folder",
+    "run_diff",
+    "run_draw",
+    "run_report",
+    "shown",
+]
 
 _OUTPUTS = (".gv", ".dot", ".png", ".svg")
 _DEFAULT_RESULTS = "tlgraph-results"
-_PROJECT_MARKERS = (".git", "pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+#: What marks a project's root folder (as pytest finds its rootdir).
+PROJECT_MARKERS = (".git", "pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 _DRAW_REMEDY = "draw fewer nodes with --collapse auto or --depth N, or write a .gv or .svg"
 _DIFF_REMEDY = "write the diff as a .gv or .svg instead (-o diff.svg)"
 
@@ -72,12 +81,14 @@ def _write(drawing: Drawing, output: str | None, renderer: str, dpi: int, remedy
             raise CommandError(problem)
     else:
         data = render_svg(drawing.dot, renderer=renderer)
-    try:
-        Path(output).write_bytes(data)
-    except OSError as error:
-        raise CommandError(
-            f"cannot write {output!r} ({error.strerror}); check the folder"
-        ) from None
+    from pytest_tlgraph.snapshots.files import SnapshotWriteError, atomic_write
+
+    try:  # never through a link, never into a FIFO or a device
+        atomic_write(Path(output), data)
+    except SnapshotWriteError as error:
+        if error.reason is None:  # refused: a link, a FIFO, a file in the way
+            raise CommandError(str(error)) from None
+        raise CommandError(f"cannot write {output!r} ({error.reason}); check the folder") from None
     print(f"wrote {output}")
 
 
@@ -187,7 +198,7 @@ def results_folder(given: str | None, command: str = "report") -> Path:
     for folder in (here, *here.parents):
         if (folder / _DEFAULT_RESULTS).is_dir():
             return last_run(folder / _DEFAULT_RESULTS)
-        if any((folder / marker).exists() for marker in _PROJECT_MARKERS):
+        if any((folder / marker).exists() for marker in PROJECT_MARKERS):
             break  # the project's root: a folder above it is another project's
     folder_flag = f"tlgraph {command} {'--results ' if command != 'report' else ''}DIR"
     raise CommandError(

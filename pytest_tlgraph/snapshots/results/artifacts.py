@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_tlgraph.snapshots.files import SnapshotWriteError, atomic_write, fitted_name
+from pytest_tlgraph.snapshots.nofollow import FileInTheWay, LinkRefused, NotRegular, open_folder
 
 if TYPE_CHECKING:
     from pytest_tlgraph.snapshots.review.report import Report
@@ -156,7 +157,7 @@ class ResultsDir:
         for folder in reversed(missing):
             if folder != self.root and folder.is_relative_to(self.root):
                 self._note("d", folder)
-        atomic_write(path, data)
+        atomic_write(path, data, anchor=self.root)
         self._note("f", path)
         self._written.add(path)
         if nodeid is not None:
@@ -193,18 +194,25 @@ class ResultsDir:
 
     def _note(self, kind: str, path: Path) -> None:
         manifest = self.root / MANIFEST
-        try:
-            manifest.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise _unwritable(manifest, error) from error
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         line = f"{kind} {self.relative(path)}\n"
         listing = manifest / f"{worker}-{os.getpid()}.txt"
+        try:  # never through a link: the manifest folder and its file are the plugin's
+            folder = open_folder(manifest, self.root)
+        except (LinkRefused, FileInTheWay) as error:
+            raise SnapshotWriteError(str(error), listing) from None
+        except OSError as error:
+            raise _unwritable(manifest, error) from error
         try:
-            with open(listing, "a", encoding="utf-8") as f:
+            fd = folder.append(listing.name)
+            with os.fdopen(fd, "a", encoding="utf-8") as f:
                 f.write(line)
+        except (LinkRefused, NotRegular) as error:
+            raise SnapshotWriteError(str(error), listing) from None
         except OSError as error:
             raise _unwritable(listing, error) from error
+        finally:
+            folder.close()
 
     def _listed(self, path: Path) -> bool:
         return path in self._written

@@ -291,7 +291,9 @@ def render_html(records: Sequence[Mapping[str, Any]], root: Path) -> str:
 
 
 def write_html(records: Sequence[Mapping[str, Any]], root: Path, path: Path) -> Path:
-    """Write the report page to ``path`` and return it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_html(records, root), encoding="utf-8")
+    """Write the report page to ``path`` (in the results folder ``root``: atomically,
+    never through a link) and return it."""
+    from pytest_tlgraph.snapshots.files import atomic_write
+
+    atomic_write(path, render_html(records, root).encode("utf-8"), anchor=root)
     return path
