@@ -425,15 +425,17 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     unwritten = config.stash.get(_HTML_ERROR, None)
     if found is not None or warned or unwritten is not None:
         terminalreporter.write_sep("-", "tlgraph")
+    from pytest_tlgraph.escaping import terminal
+
     if unwritten is not None:
-        terminalreporter.write_line(f"tlgraph: {unwritten}")
+        terminalreporter.write_line(terminal(f"tlgraph: {unwritten}"))
     if found is not None:
         path, count = found
         from pytest_tlgraph.snapshots.call import display_path
 
         shown = display_path(path, config.invocation_params.dir)
         terminalreporter.write_line(
-            f"{count} snapshot failure{'s' if count != 1 else ''}; report: {shown}"
+            terminal(f"{count} snapshot failure{'s' if count != 1 else ''}; report: {shown}")
         )
     for line in warned:
-        terminalreporter.write_line(line, yellow=True)
+        terminalreporter.write_line(terminal(line), yellow=True)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_tlgraph.cli.model import CommandError
+from pytest_tlgraph.cli.output import say
 from pytest_tlgraph.snapshots.review.pending import ACCEPT_KEY, Pending
 
 __all__ = ["project_root", "run_accept", "selects"]
@@ -242,7 +243,7 @@ def _accept(entry: Pending, root: Path) -> list[Path]:
     try:
         mark_accepted(ResultsDir(root), entry, written)
     except SnapshotWriteError as error:
-        print(f"tlgraph accept: warning: could not mark {_label(entry)} accepted: {error}")
+        say(f"tlgraph accept: warning: could not mark {_label(entry)} accepted: {error}")
     return written
 
 
@@ -273,22 +274,22 @@ def run_accept(args: argparse.Namespace) -> int:
     try:  # the records are read under the lock: no run starts clearing them meanwhile
         chosen = _choose(pending_calls(root), args.nodeids, args.all)
         if not chosen:
-            print(f"no snapshot failures recorded in {_shown(root)}/: nothing to accept")
+            say(f"no snapshot failures recorded in {_shown(root)}/: nothing to accept")
             return 0
         for entry in chosen:
             if entry.accepted:
                 before += 1
-                print(f"already accepted {_label(entry)}")
+                say(f"already accepted {_label(entry)}")
                 continue
             try:
                 written = _accept(entry, root)
             except _Refused as why:
                 refused += 1
-                print(f"tlgraph accept: refused {_label(entry)}: {why}", file=sys.stderr)
+                say(f"tlgraph accept: refused {_label(entry)}: {why}", file=sys.stderr)
                 continue
             accepted += 1
             files = ", ".join(_shown(path) for path in written)
-            print(f"accepted {_label(entry)}: wrote {files}")
+            say(f"accepted {_label(entry)}: wrote {files}")
     finally:
         if lock is not None:
             lock.release()
@@ -296,5 +297,5 @@ def run_accept(args: argparse.Namespace) -> int:
     counts += [f"{refused} refused"] if refused else []
     counts += [f"{before} already accepted"] if before else []
     tail = "; rerun pytest to check them" if accepted else ""
-    print(", ".join(counts) + tail)
+    say(", ".join(counts) + tail)
     return 1 if refused else 0

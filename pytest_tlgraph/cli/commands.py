@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_tlgraph.cli.model import CommandError
+from pytest_tlgraph.cli.output import say
 from pytest_tlgraph.option_table import option_specs
 from pytest_tlgraph.snapshots.compare.context import CONTEXT_HOPS
 
@@ -89,7 +90,7 @@ def _write(drawing: Drawing, output: str | None, renderer: str, dpi: int, remedy
         if error.reason is None:  # refused: a link, a FIFO, a file in the way
             raise CommandError(str(error)) from None
         raise CommandError(f"cannot write {output!r} ({error.reason}); check the folder") from None
-    print(f"wrote {output}")
+    say(f"wrote {output}")
 
 
 def run_draw(args: argparse.Namespace) -> None:
@@ -174,7 +175,7 @@ def run_diff(args: argparse.Namespace) -> None:
     rescale = recolour_line(comparison)
     _write(drawing, args.output, args.renderer, args.dpi, _DIFF_REMEDY)
     if args.output is not None:
-        print("\n".join(summary if rescale is None else [*summary, rescale]))
+        say("\n".join(summary if rescale is None else [*summary, rescale]))
 
 
 def results_folder(given: str | None, command: str = "report") -> Path:
@@ -240,26 +241,26 @@ def run_report(args: argparse.Namespace) -> None:
     records = [entry.record for entry in entries]
     counts = _call_counts(root)
     if counts is not None:
-        print(f"snapshot calls in the last run: {counts}")
+        say(f"snapshot calls in the last run: {counts}")
     if not records:
-        print(f"no snapshot failures recorded in {shown(root)}/: the last run passed")
+        say(f"no snapshot failures recorded in {shown(root)}/: the last run passed")
         return
     count = len(records)
     report = root / ("tlgraph-" + REPORT_NAME)  # written there when report.html is a user's
     if not report.is_file():
         report = root / REPORT_NAME
     where = shown(report) if report.is_file() else f"{shown(report)} (not written yet)"
-    print(f"report: {where}")
-    print(f"{count} snapshot failure{'s' if count != 1 else ''} in the last run:")
+    say(f"report: {where}")
+    say(f"{count} snapshot failure{'s' if count != 1 else ''} in the last run:")
     for entry in entries:
         record = entry.record
         base = Path(record["base"]) if isinstance(record.get("base"), str) else None
-        print(f"  {record.get('title', '?')}{' (accepted)' if entry.accepted else ''}")
+        say(f"  {record.get('title', '?')}{' (accepted)' if entry.accepted else ''}")
         for heading, lines in record.get("sections", ())[:1]:
             if heading.startswith("structure"):
-                print("\n".join(f"    {_rebased(line, base)}" for line in lines))
+                say("\n".join(f"    {_rebased(line, base)}" for line in lines))
         for kind, rel in record.get("images", {}).items():
-            print(f"    {kind + ':':<9} {shown(root / rel)}")
+            say(f"    {kind + ':':<9} {shown(root / rel)}")
     _print_review(entries)
 
 
@@ -271,16 +272,16 @@ def _print_review(entries: list[Pending]) -> None:
     done = [entry for entry in entries if entry.accepted]
     if waiting:
         n = len(waiting)
-        print(f"{n} call{'s' if n != 1 else ''} pending review (tlgraph accept NODEID or --all):")
+        say(f"{n} call{'s' if n != 1 else ''} pending review (tlgraph accept NODEID or --all):")
         for entry in waiting:
             base = entry.record.get("base")
             line = _rebased(story(entry.record), Path(base) if isinstance(base, str) else None)
-            print(f"  {entry.nodeid} [{entry.name}]: {line}")
+            say(f"  {entry.nodeid} [{entry.name}]: {line}")
     if done:
         n = len(done)
-        print(f"{n} call{'s' if n != 1 else ''} accepted since the run (rerun pytest to check):")
+        say(f"{n} call{'s' if n != 1 else ''} accepted since the run (rerun pytest to check):")
         for entry in done:
-            print(f"  {entry.nodeid} [{entry.name}]")
+            say(f"  {entry.nodeid} [{entry.name}]")
 
 
 def _call_counts(root: Path) -> str | None:

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from pytest_tlgraph.escaping import markdown
 from pytest_tlgraph.snapshots.results.artifacts import RECORDS
 from pytest_tlgraph.suggest import did_you_mean
 
@@ -126,17 +127,24 @@ def _changes(structure: Mapping[str, Any] | None) -> str:
     return str(line) if line else "no structural change"
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+def _verdict(verdict: str) -> str:
+    """A verdict the plugin writes as its mark; any other as text a reader sees as is."""
+    return _MARKS.get(verdict) or markdown(verdict)
 
 
 def render_markdown(calls: Sequence[Mapping[str, Any]], report: str | None) -> str:
-    """A GitHub-flavoured markdown summary: counts, then one table row per call."""
+    """A GitHub-flavoured markdown summary: counts, then one table row per call. Every
+    text from a record (test ids, names, the headline, paths) is a code span
+    (``escaping.markdown``): a backtick, a link, an image or HTML in a module name
+    stays text on the CI page."""
     counts = Counter(str(c.get("verdict")) for c in calls)
-    head = ", ".join(f"{n} {v}" for v, n in sorted(counts.items())) or "no calls"
-    lines = [f"### tlgraph snapshots: {head}", ""]
+    head = ", ".join(f"{n} {v if v in _MARKS else markdown(v)}" for v, n in sorted(counts.items()))
+    lines = [f"### tlgraph snapshots: {head or 'no calls'}", ""]
     if report:
-        lines += [f"Full report: `{report}` (upload the results folder as an artifact).", ""]
+        lines += [
+            f"Full report: {markdown(report)} (upload the results folder as an artifact).",
+            "",
+        ]
     lines += [
         "| test | snapshot | verdict | what changed | structural diff |",
         "|---|---|---|---|---|",
@@ -144,10 +152,10 @@ def render_markdown(calls: Sequence[Mapping[str, Any]], report: str | None) -> s
     for call in calls:
         verdict = str(call.get("verdict"))
         artifacts = call.get("artifacts") or {}
-        picture = f"`{artifacts['graphdiff']}`" if "graphdiff" in artifacts else ""
+        picture = markdown(str(artifacts["graphdiff"])) if "graphdiff" in artifacts else ""
         lines.append(
-            f"| `{_cell(str(call.get('nodeid')))}` | `{_cell(str(call.get('name')))}` | "
-            f"{_MARKS.get(verdict, verdict)} | {_cell(_changes(call.get('structure')))} | "
+            f"| {markdown(str(call.get('nodeid')))} | {markdown(str(call.get('name')))} | "
+            f"{_verdict(verdict)} | {markdown(_changes(call.get('structure')))} | "
             f"{picture} |"
         )
     return "\n".join(lines) + "\n"
