@@ -303,6 +303,7 @@ class ResultsDir:
             listing.unlink(missing_ok=True)
         with contextlib.suppress(OSError):
             manifest.rmdir()
+        _clear_orphan_records(self.root / RECORDS)
         # A results folder the plugin made goes too once empty (a passing run leaves no
         # empty folder behind), but never the folder pytest runs in.
         if "." in folders and not Path.cwd().resolve().is_relative_to(self.root.resolve()):
@@ -322,6 +323,26 @@ class ResultsDir:
     def relative(self, path: Path) -> str:
         """``path`` relative to the results directory, with forward slashes."""
         return path.relative_to(self.root).as_posix()
+
+
+#: The kinds of file a run keeps in ``.records``: failure records, call records for the
+#: summaries, and the marks ``tlgraph accept`` leaves.
+_RECORD_SUFFIXES: Final = (".json", ".call", ".accepted")
+
+
+def _clear_orphan_records(records: Path) -> None:
+    """The records a killed run wrote but never listed in its manifest (it died between
+    the two): every later run would report that failure again. ``.records`` is the
+    plugin's own folder, so what is left in it after the manifests were cleared is an
+    orphan; a link is never followed into."""
+    if not records.is_dir() or records.is_symlink():
+        return
+    for path in records.iterdir():
+        if path.suffix in _RECORD_SUFFIXES and (path.is_file() or path.is_symlink()):
+            with contextlib.suppress(OSError):
+                path.unlink()
+    with contextlib.suppress(OSError):
+        records.rmdir()
 
 
 def _clear_legacy_records(records: Path) -> None:
