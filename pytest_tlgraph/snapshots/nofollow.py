@@ -61,6 +61,7 @@ class NotRegular(OSError):
             "block the run or write to a device); remove it or give a regular file"
         )
         self.path = path
+        self.kind = kind
 
 
 class FileInTheWay(NotADirectoryError):

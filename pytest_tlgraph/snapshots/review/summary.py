@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_tlgraph.escaping import markdown
+from pytest_tlgraph.snapshots.nofollow import NotRegular, kind_of
 from pytest_tlgraph.snapshots.results.artifacts import RECORDS
 from pytest_tlgraph.suggest import did_you_mean
 
@@ -195,14 +196,37 @@ def _write_in_folder(results: ResultsDir, path: Path, data: bytes) -> list[str]:
     return []
 
 
+def _append(path: str, data: bytes) -> None:
+    """Append ``data`` to the regular file ``path`` (made when missing). It is opened
+    without blocking and checked before anything is written: a FIFO with no reader, a
+    device or a socket is refused (:class:`NotRegular`), never waited on."""
+    try:
+        kind = kind_of(os.stat(path).st_mode)
+    except FileNotFoundError:
+        kind = None
+    if kind is not None:  # not even opened
+        raise NotRegular(Path(path), kind)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        kind = kind_of(os.fstat(fd).st_mode)
+        if kind is not None:
+            raise NotRegular(Path(path), kind)
+        with os.fdopen(fd, "ab", closefd=False) as handle:
+            handle.write(data)
+    finally:
+        os.close(fd)
+
+
 def _append_step_summary(step: str, text: str, *, kept: Path | None) -> list[str]:
     """Append ``text`` to the file ``$GITHUB_STEP_SUMMARY`` names; a warning line when
     it cannot be (the run's exit status never depends on it)."""
     try:
-        with open(step, "a", encoding="utf-8") as handle:
-            handle.write(text)
+        _append(step, text.encode("utf-8"))
     except (OSError, ValueError) as error:  # ValueError: a NUL byte in the name
         reason = getattr(error, "strerror", None) or str(error)
+        if isinstance(error, NotRegular):
+            reason = f"it is a {error.kind}, not a regular file"
         where = "" if kept is None else f" ({kept / SUMMARY_MD} has it)"
         return [
             f"tlgraph: could not append the markdown summary to GITHUB_STEP_SUMMARY={step!r} "
