@@ -340,7 +340,9 @@ def tlgraph_snapshot(request: pytest.FixtureRequest) -> Iterator[TlgraphSnapshot
         previous.retire()
     # Printed paths are relative to the folder pytest was started in.
     where = config.invocation_params.dir
-    settings = replace(config.stash[_SETTINGS], color=_color(config), rootdir=where)
+    settings = replace(
+        config.stash[_SETTINGS], color=_color(config), rootdir=where, project=config.rootpath
+    )
     module = Path(request.node.path)
     if module.is_relative_to(config.rootpath):
         module = module.relative_to(config.rootpath)

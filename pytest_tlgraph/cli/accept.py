@@ -45,23 +45,14 @@ def selects(given: str, nodeid: str) -> bool:
     return nodeid.startswith((given + "::", given + "["))
 
 
-def _rebased(given: str, base: Path | None) -> str | None:
-    """``given`` with its path part (relative to the current folder) made relative to
-    ``base``, the folder pytest ran in (node ids are relative to it); ``None`` when the
-    path does not exist here or lies outside ``base``."""
-    if base is None:
-        return None
-    path, sep, rest = given.partition("::")
-    here = Path(path or ".")
-    if not here.exists():
-        return None
-    try:
-        relative = Path(os.path.relpath(here.resolve(), base.resolve())).as_posix()
-    except ValueError:  # another drive
-        return None
-    if relative == ".." or relative.startswith("../"):
-        return None
-    return (relative if relative != "." else "") + sep + rest
+def _rootdir(entry: Pending) -> Path | None:
+    """pytest's rootdir for the record (node ids are relative to it); a record of 0.3
+    has only the folder pytest ran in."""
+    for key in ("rootdir", "base"):
+        value = entry.record.get(key)
+        if isinstance(value, str):
+            return Path(value)
+    return None
 
 
 def _base(entry: Pending) -> Path | None:
@@ -70,11 +61,18 @@ def _base(entry: Pending) -> Path | None:
 
 
 def _matches(given: str, entry: Pending) -> bool:
+    """``given`` names the call: as a node id (relative to the rootdir), or with its
+    path relative to the current folder or absolute, as pytest prints it."""
+    from pytest_tlgraph.snapshots.review.nodeids import to_rootdir
+
     if selects(given, entry.nodeid):
         return True
-    rebased = _rebased(given, _base(entry))
+    rootdir = _rootdir(entry)
+    if rootdir is None:
+        return False
+    rebased = to_rootdir(given, rootdir, Path.cwd())
     if rebased == "":
-        return True  # the folder pytest ran in: every call
+        return True  # the rootdir itself: every call
     return rebased is not None and rebased != given and selects(rebased, entry.nodeid)
 
 
@@ -93,7 +91,14 @@ def _choose(entries: list[Pending], nodeids: Sequence[str], every: bool) -> list
         return list(entries)
     unknown = [given for given in nodeids if not any(_matches(given, e) for e in entries)]
     if unknown:
-        waiting = list(dict.fromkeys(e.nodeid for e in entries if not e.accepted))
+        from pytest_tlgraph.snapshots.review.nodeids import as_printed
+
+        here = Path.cwd()
+        waiting = list(
+            dict.fromkeys(
+                as_printed(e.nodeid, _rootdir(e), here) for e in entries if not e.accepted
+            )
+        )
         shown = ", ".join(waiting[:_LISTED])
         if len(waiting) > _LISTED:
             shown += f" and {len(waiting) - _LISTED} more"

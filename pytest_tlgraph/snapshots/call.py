@@ -24,6 +24,7 @@ from pytest_tlgraph.snapshots.extensions import (
 from pytest_tlgraph.snapshots.files import SnapshotWriteError
 from pytest_tlgraph.snapshots.results.artifacts import Artifacts
 from pytest_tlgraph.snapshots.review.dotdiff import unified_dot_diff
+from pytest_tlgraph.snapshots.review.nodeids import as_printed
 from pytest_tlgraph.snapshots.review.pending import acceptance
 from pytest_tlgraph.snapshots.review.report import (
     DotOutcome,
@@ -304,6 +305,7 @@ class SnapshotCall:
                 accept = self._acceptance(drawing.dot, received_png, settings, stem, nodeid)
                 settings.results.write_record(
                     stem, nodeid=nodeid, report=report, artifacts=written, base=root,
+                    rootdir=settings.project,
                     story=_story(comparison), extra=accept,
                 )  # fmt: skip
             if settings.summary:
@@ -324,7 +326,8 @@ class SnapshotCall:
             hint = ""
         elif unsaved is None:
             hint = (
-                f"\nto accept the received drawing: tlgraph accept {nodeid} "
+                "\nto accept the received drawing: tlgraph accept "
+                f"{as_printed(nodeid, settings.project, root)} "
                 "(or pytest --snapshot-update)"
             )
         else:

@@ -225,16 +225,19 @@ class ResultsDir:
         report: Report,
         artifacts: Artifacts,
         base: Path | None = None,
+        rootdir: Path | None = None,
         story: str | None = None,
         extra: Mapping[str, Any] | None = None,
     ) -> None:
         """Keep one failure for the HTML report (a file per snapshot: xdist safe).
-        ``base`` is the folder the report's paths are relative to (where pytest ran);
+        ``base`` is the folder the report's paths are relative to (where pytest ran),
+        ``rootdir`` pytest's rootdir, which ``nodeid`` is relative to;
         ``story`` is the failure in one line (``tlgraph report`` lists it); ``extra``
         adds keys (never replacing one of the record's own)."""
         record = {
             **(extra or {}),
             "base": None if base is None else str(base.resolve()),
+            "rootdir": None if rootdir is None else str(rootdir.resolve()),
             "nodeid": nodeid,
             "title": report.title,
             "story": story,
