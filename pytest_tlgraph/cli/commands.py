@@ -148,8 +148,10 @@ def _read_dot(path: str) -> str:
         raise CommandError(f"cannot read {path!r} ({cause}); give a .gv snapshot file") from None
 
 
-def run_diff(args: argparse.Namespace) -> None:
-    """``tlgraph diff``: the structural diff drawing of two snapshots, and its summary."""
+def run_diff(args: argparse.Namespace) -> int:
+    """``tlgraph diff``: the structural diff drawing of two snapshots, and its summary.
+    Exits as diff(1) does: 1 when the two files differ, 0 when they are the same, 2
+    (:class:`CommandError`) on trouble."""
     if args.old == "-" and args.new == "-":
         raise CommandError("only one of OLD and NEW can be - (standard input)")
     old, new = _read_dot(args.old), _read_dot(args.new)
@@ -176,6 +178,7 @@ def run_diff(args: argparse.Namespace) -> None:
     _write(drawing, args.output, args.renderer, args.dpi, _DIFF_REMEDY)
     if args.output is not None:
         say("\n".join(summary if rescale is None else [*summary, rescale]))
+    return 0 if old == new else 1
 
 
 def results_folder(given: str | None, command: str = "report") -> Path:
