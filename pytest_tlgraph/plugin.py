@@ -340,7 +340,9 @@ def tlgraph_snapshot(request: pytest.FixtureRequest) -> Iterator[TlgraphSnapshot
         previous.retire()
     # Printed paths are relative to the folder pytest was started in.
     where = config.invocation_params.dir
-    settings = replace(config.stash[_SETTINGS], color=_color(config), rootdir=where)
+    settings = replace(
+        config.stash[_SETTINGS], color=_color(config), rootdir=where, project=config.rootpath
+    )
     module = Path(request.node.path)
     if module.is_relative_to(config.rootpath):
         module = module.relative_to(config.rootpath)
@@ -420,19 +422,22 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     """Point at the HTML report when snapshots failed; one line per summary that could
     not be written."""
     found = config.stash.get(_HTML, None)
-    warned = config.stash.get(_WARNINGS, [])
+    run = config.stash.get(_RUN, None)
+    warned = [*(run.warnings if run is not None else ()), *config.stash.get(_WARNINGS, [])]
     unwritten = config.stash.get(_HTML_ERROR, None)
     if found is not None or warned or unwritten is not None:
         terminalreporter.write_sep("-", "tlgraph")
+    from pytest_tlgraph.escaping import terminal
+
     if unwritten is not None:
-        terminalreporter.write_line(f"tlgraph: {unwritten}")
+        terminalreporter.write_line(terminal(f"tlgraph: {unwritten}"))
     if found is not None:
         path, count = found
         from pytest_tlgraph.snapshots.call import display_path
 
         shown = display_path(path, config.invocation_params.dir)
         terminalreporter.write_line(
-            f"{count} snapshot failure{'s' if count != 1 else ''}; report: {shown}"
+            terminal(f"{count} snapshot failure{'s' if count != 1 else ''}; report: {shown}")
         )
     for line in warned:
-        terminalreporter.write_line(line, yellow=True)
+        terminalreporter.write_line(terminal(line), yellow=True)

@@ -211,6 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; 0 on success, 2 (with one line on stderr) on an error."""
     from pytest_tlgraph.cli.accept import run_accept
     from pytest_tlgraph.cli.commands import run_diff, run_draw, run_report
+    from pytest_tlgraph.cli.output import say
     from pytest_tlgraph.errors import TlgraphError
 
     args = build_parser().parse_args(argv)
@@ -221,7 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = runs[args.command](args)
     except (CommandError, TlgraphError) as error:
         first = str(error).strip().splitlines() or [type(error).__name__]
-        print(f"tlgraph {args.command}: error: {first[0]}", file=sys.stderr)
+        say(f"tlgraph {args.command}: error: {first[0]}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

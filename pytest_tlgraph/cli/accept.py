@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from pytest_tlgraph.cli.model import CommandError
+from pytest_tlgraph.cli.output import say
 from pytest_tlgraph.snapshots.review.pending import ACCEPT_KEY, Pending
 
-__all__ = ["run_accept", "selects"]
+__all__ = ["project_root", "run_accept", "selects"]
 
 #: Pending ids named in the one line of an unknown NODEID (the rest are counted).
 _LISTED = 6
@@ -44,23 +45,14 @@ def selects(given: str, nodeid: str) -> bool:
     return nodeid.startswith((given + "::", given + "["))
 
 
-def _rebased(given: str, base: Path | None) -> str | None:
-    """``given`` with its path part (relative to the current folder) made relative to
-    ``base``, the folder pytest ran in (node ids are relative to it); ``None`` when the
-    path does not exist here or lies outside ``base``."""
-    if base is None:
-        return None
-    path, sep, rest = given.partition("::")
-    here = Path(path or ".")
-    if not here.exists():
-        return None
-    try:
-        relative = Path(os.path.relpath(here.resolve(), base.resolve())).as_posix()
-    except ValueError:  # another drive
-        return None
-    if relative == ".." or relative.startswith("../"):
-        return None
-    return (relative if relative != "." else "") + sep + rest
+def _rootdir(entry: Pending) -> Path | None:
+    """pytest's rootdir for the record (node ids are relative to it); a record of 0.3
+    has only the folder pytest ran in."""
+    for key in ("rootdir", "base"):
+        value = entry.record.get(key)
+        if isinstance(value, str):
+            return Path(value)
+    return None
 
 
 def _base(entry: Pending) -> Path | None:
@@ -69,11 +61,18 @@ def _base(entry: Pending) -> Path | None:
 
 
 def _matches(given: str, entry: Pending) -> bool:
+    """``given`` names the call: as a node id (relative to the rootdir), or with its
+    path relative to the current folder or absolute, as pytest prints it."""
+    from pytest_tlgraph.snapshots.review.nodeids import to_rootdir
+
     if selects(given, entry.nodeid):
         return True
-    rebased = _rebased(given, _base(entry))
+    rootdir = _rootdir(entry)
+    if rootdir is None:
+        return False
+    rebased = to_rootdir(given, rootdir, Path.cwd())
     if rebased == "":
-        return True  # the folder pytest ran in: every call
+        return True  # the rootdir itself: every call
     return rebased is not None and rebased != given and selects(rebased, entry.nodeid)
 
 
@@ -92,7 +91,14 @@ def _choose(entries: list[Pending], nodeids: Sequence[str], every: bool) -> list
         return list(entries)
     unknown = [given for given in nodeids if not any(_matches(given, e) for e in entries)]
     if unknown:
-        waiting = list(dict.fromkeys(e.nodeid for e in entries if not e.accepted))
+        from pytest_tlgraph.snapshots.review.nodeids import as_printed
+
+        here = Path.cwd()
+        waiting = list(
+            dict.fromkeys(
+                as_printed(e.nodeid, _rootdir(e), here) for e in entries if not e.accepted
+            )
+        )
         shown = ", ".join(waiting[:_LISTED])
         if len(waiting) > _LISTED:
             shown += f" and {len(waiting) - _LISTED} more"
@@ -128,9 +134,22 @@ def _read_received(path: Path, root: Path, shown: str) -> bytes:
         ) from None
 
 
+def project_root(here: Path | None = None) -> Path:
+    """The project ``tlgraph accept`` runs in: the nearest folder from ``here`` (the
+    current folder) up that has an ini file or ``.git``, as pytest finds its rootdir;
+    ``here`` itself when none has."""
+    from pytest_tlgraph.cli.commands import PROJECT_MARKERS
+
+    start = (here or Path.cwd()).resolve()
+    for folder in (start, *start.parents):
+        if any((folder / marker).exists() for marker in PROJECT_MARKERS):
+            return folder
+    return start
+
+
 def _snapshot_path(info: dict[str, Any], key: str, suffix: str, base: Path) -> Path:
-    """A snapshot file the record names: absolute, ``suffix``, inside the project, no
-    symbolic link."""
+    """A snapshot file the record names: absolute, ``suffix``, inside the project
+    ``base`` (the one accept runs in), no symbolic link."""
     raw = info.get(key)
     if not isinstance(raw, str) or not Path(raw).is_absolute() or not raw.endswith(suffix):
         raise _Refused(f"its record names no {suffix} snapshot; rerun pytest")
@@ -142,8 +161,8 @@ def _snapshot_path(info: dict[str, Any], key: str, suffix: str, base: Path) -> P
         )
     if not path.resolve().is_relative_to(base.resolve()):
         raise _Refused(
-            f"the snapshot {_shown(path)} lies outside the project {_shown(base)}; run "
-            "pytest and tlgraph accept in the project that owns it"
+            f"the snapshot {_shown(path)} lies outside the project {_shown(base)} that "
+            "tlgraph accept runs in; run tlgraph accept in the project that owns it"
         )
     folder, snapshots = path.parent, path.parent.parent
     if not folder.resolve().is_relative_to(snapshots.resolve()):  # as the fixture refuses
@@ -166,8 +185,9 @@ def _plan(entry: Pending, root: Path) -> list[tuple[Path, bytes]]:
             "the run recorded nothing to accept for it (its files were not saved, or a "
             "pytest-tlgraph before 0.3 ran); rerun pytest, then tlgraph accept"
         )
-    dot_path = _snapshot_path(info, "dot_snapshot", ".gv", base)
-    png_path = _snapshot_path(info, "png_snapshot", ".png", base)
+    project = project_root()
+    dot_path = _snapshot_path(info, "dot_snapshot", ".gv", project)
+    png_path = _snapshot_path(info, "png_snapshot", ".png", project)
     if png_path.parent != dot_path.parent or png_path.stem != dot_path.stem:
         raise _Refused("its record names two snapshot files that are not a pair; rerun pytest")
     for path, key in ((dot_path, "dot_sha256"), (png_path, "png_sha256")):
@@ -217,17 +237,18 @@ def _accept(entry: Pending, root: Path) -> list[Path]:
     from pytest_tlgraph.snapshots.files import SnapshotWriteError, atomic_write_all
     from pytest_tlgraph.snapshots.results.artifacts import ResultsDir
     from pytest_tlgraph.snapshots.review.pending import mark_accepted
+    from pytest_tlgraph.snapshots.storage import snapshot_anchor
 
     plan = _plan(entry, root)
-    try:
-        atomic_write_all(plan)
+    try:  # no folder from the one above __snapshots__ down is followed if a link
+        atomic_write_all(plan, anchor=snapshot_anchor(plan[0][0]))
     except SnapshotWriteError as error:
         raise _Refused(str(error)) from None
     written = [path for path, _ in plan]
     try:
         mark_accepted(ResultsDir(root), entry, written)
     except SnapshotWriteError as error:
-        print(f"tlgraph accept: warning: could not mark {_label(entry)} accepted: {error}")
+        say(f"tlgraph accept: warning: could not mark {_label(entry)} accepted: {error}")
     return written
 
 
@@ -258,22 +279,22 @@ def run_accept(args: argparse.Namespace) -> int:
     try:  # the records are read under the lock: no run starts clearing them meanwhile
         chosen = _choose(pending_calls(root), args.nodeids, args.all)
         if not chosen:
-            print(f"no snapshot failures recorded in {_shown(root)}/: nothing to accept")
+            say(f"no snapshot failures recorded in {_shown(root)}/: nothing to accept")
             return 0
         for entry in chosen:
             if entry.accepted:
                 before += 1
-                print(f"already accepted {_label(entry)}")
+                say(f"already accepted {_label(entry)}")
                 continue
             try:
                 written = _accept(entry, root)
             except _Refused as why:
                 refused += 1
-                print(f"tlgraph accept: refused {_label(entry)}: {why}", file=sys.stderr)
+                say(f"tlgraph accept: refused {_label(entry)}: {why}", file=sys.stderr)
                 continue
             accepted += 1
             files = ", ".join(_shown(path) for path in written)
-            print(f"accepted {_label(entry)}: wrote {files}")
+            say(f"accepted {_label(entry)}: wrote {files}")
     finally:
         if lock is not None:
             lock.release()
@@ -281,5 +302,5 @@ def run_accept(args: argparse.Namespace) -> int:
     counts += [f"{refused} refused"] if refused else []
     counts += [f"{before} already accepted"] if before else []
     tail = "; rerun pytest to check them" if accepted else ""
-    print(", ".join(counts) + tail)
+    say(", ".join(counts) + tail)
     return 1 if refused else 0

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_tlgraph.cli.model import CommandError
+from pytest_tlgraph.cli.output import say
 from pytest_tlgraph.option_table import option_specs
 from pytest_tlgraph.snapshots.compare.context import CONTEXT_HOPS
 
@@ -17,11 +18,20 @@ if TYPE_CHECKING:
     from pytest_tlgraph.draw import Drawing
     from pytest_tlgraph.snapshots.review.pending import Pending
 
-__all__ = ["draw_options", "results_folder", "run_diff", "run_draw", "run_report", "shown"]
+__all__ = [
+    "PROJECT_MARKERS",
+    "draw_options",
+    "results_folder",
+    "run_diff",
+    "run_draw",
+    "run_report",
+    "shown",
+]
 
 _OUTPUTS = (".gv", ".dot", ".png", ".svg")
 _DEFAULT_RESULTS = "tlgraph-results"
-_PROJECT_MARKERS = (".git", "pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+#: What marks a project's root folder (as pytest finds its rootdir).
+PROJECT_MARKERS = (".git", "pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 _DRAW_REMEDY = "draw fewer nodes with --collapse auto or --depth N, or write a .gv or .svg"
 _DIFF_REMEDY = "write the diff as a .gv or .svg instead (-o diff.svg)"
 
@@ -72,13 +82,15 @@ def _write(drawing: Drawing, output: str | None, renderer: str, dpi: int, remedy
             raise CommandError(problem)
     else:
         data = render_svg(drawing.dot, renderer=renderer)
-    try:
-        Path(output).write_bytes(data)
-    except OSError as error:
-        raise CommandError(
-            f"cannot write {output!r} ({error.strerror}); check the folder"
-        ) from None
-    print(f"wrote {output}")
+    from pytest_tlgraph.snapshots.files import SnapshotWriteError, atomic_write
+
+    try:  # never through a link, never into a FIFO or a device
+        atomic_write(Path(output), data)
+    except SnapshotWriteError as error:
+        if error.reason is None:  # refused: a link, a FIFO, a file in the way
+            raise CommandError(str(error)) from None
+        raise CommandError(f"cannot write {output!r} ({error.reason}); check the folder") from None
+    say(f"wrote {output}")
 
 
 def run_draw(args: argparse.Namespace) -> None:
@@ -136,8 +148,10 @@ def _read_dot(path: str) -> str:
         raise CommandError(f"cannot read {path!r} ({cause}); give a .gv snapshot file") from None
 
 
-def run_diff(args: argparse.Namespace) -> None:
-    """``tlgraph diff``: the structural diff drawing of two snapshots, and its summary."""
+def run_diff(args: argparse.Namespace) -> int:
+    """``tlgraph diff``: the structural diff drawing of two snapshots, and its summary.
+    Exits as diff(1) does: 1 when the two files differ, 0 when they are the same, 2
+    (:class:`CommandError`) on trouble."""
     if args.old == "-" and args.new == "-":
         raise CommandError("only one of OLD and NEW can be - (standard input)")
     old, new = _read_dot(args.old), _read_dot(args.new)
@@ -163,7 +177,8 @@ def run_diff(args: argparse.Namespace) -> None:
     rescale = recolour_line(comparison)
     _write(drawing, args.output, args.renderer, args.dpi, _DIFF_REMEDY)
     if args.output is not None:
-        print("\n".join(summary if rescale is None else [*summary, rescale]))
+        say("\n".join(summary if rescale is None else [*summary, rescale]))
+    return 0 if old == new else 1
 
 
 def results_folder(given: str | None, command: str = "report") -> Path:
@@ -187,7 +202,7 @@ def results_folder(given: str | None, command: str = "report") -> Path:
     for folder in (here, *here.parents):
         if (folder / _DEFAULT_RESULTS).is_dir():
             return last_run(folder / _DEFAULT_RESULTS)
-        if any((folder / marker).exists() for marker in _PROJECT_MARKERS):
+        if any((folder / marker).exists() for marker in PROJECT_MARKERS):
             break  # the project's root: a folder above it is another project's
     folder_flag = f"tlgraph {command} {'--results ' if command != 'report' else ''}DIR"
     raise CommandError(
@@ -229,26 +244,26 @@ def run_report(args: argparse.Namespace) -> None:
     records = [entry.record for entry in entries]
     counts = _call_counts(root)
     if counts is not None:
-        print(f"snapshot calls in the last run: {counts}")
+        say(f"snapshot calls in the last run: {counts}")
     if not records:
-        print(f"no snapshot failures recorded in {shown(root)}/: the last run passed")
+        say(f"no snapshot failures recorded in {shown(root)}/: the last run passed")
         return
     count = len(records)
     report = root / ("tlgraph-" + REPORT_NAME)  # written there when report.html is a user's
     if not report.is_file():
         report = root / REPORT_NAME
     where = shown(report) if report.is_file() else f"{shown(report)} (not written yet)"
-    print(f"report: {where}")
-    print(f"{count} snapshot failure{'s' if count != 1 else ''} in the last run:")
+    say(f"report: {where}")
+    say(f"{count} snapshot failure{'s' if count != 1 else ''} in the last run:")
     for entry in entries:
         record = entry.record
         base = Path(record["base"]) if isinstance(record.get("base"), str) else None
-        print(f"  {record.get('title', '?')}{' (accepted)' if entry.accepted else ''}")
+        say(f"  {record.get('title', '?')}{' (accepted)' if entry.accepted else ''}")
         for heading, lines in record.get("sections", ())[:1]:
             if heading.startswith("structure"):
-                print("\n".join(f"    {_rebased(line, base)}" for line in lines))
+                say("\n".join(f"    {_rebased(line, base)}" for line in lines))
         for kind, rel in record.get("images", {}).items():
-            print(f"    {kind + ':':<9} {shown(root / rel)}")
+            say(f"    {kind + ':':<9} {shown(root / rel)}")
     _print_review(entries)
 
 
@@ -260,16 +275,16 @@ def _print_review(entries: list[Pending]) -> None:
     done = [entry for entry in entries if entry.accepted]
     if waiting:
         n = len(waiting)
-        print(f"{n} call{'s' if n != 1 else ''} pending review (tlgraph accept NODEID or --all):")
+        say(f"{n} call{'s' if n != 1 else ''} pending review (tlgraph accept NODEID or --all):")
         for entry in waiting:
             base = entry.record.get("base")
             line = _rebased(story(entry.record), Path(base) if isinstance(base, str) else None)
-            print(f"  {entry.nodeid} [{entry.name}]: {line}")
+            say(f"  {entry.nodeid} [{entry.name}]: {line}")
     if done:
         n = len(done)
-        print(f"{n} call{'s' if n != 1 else ''} accepted since the run (rerun pytest to check):")
+        say(f"{n} call{'s' if n != 1 else ''} accepted since the run (rerun pytest to check):")
         for entry in done:
-            print(f"  {entry.nodeid} [{entry.name}]")
+            say(f"  {entry.nodeid} [{entry.name}]")
 
 
 def _call_counts(root: Path) -> str | None:

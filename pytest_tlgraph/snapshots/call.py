@@ -24,6 +24,7 @@ from pytest_tlgraph.snapshots.extensions import (
 from pytest_tlgraph.snapshots.files import SnapshotWriteError
 from pytest_tlgraph.snapshots.results.artifacts import Artifacts
 from pytest_tlgraph.snapshots.review.dotdiff import unified_dot_diff
+from pytest_tlgraph.snapshots.review.nodeids import as_printed
 from pytest_tlgraph.snapshots.review.pending import acceptance
 from pytest_tlgraph.snapshots.review.report import (
     DotOutcome,
@@ -304,6 +305,7 @@ class SnapshotCall:
                 accept = self._acceptance(drawing.dot, received_png, settings, stem, nodeid)
                 settings.results.write_record(
                     stem, nodeid=nodeid, report=report, artifacts=written, base=root,
+                    rootdir=settings.project,
                     story=_story(comparison), extra=accept,
                 )  # fmt: skip
             if settings.summary:
@@ -324,7 +326,8 @@ class SnapshotCall:
             hint = ""
         elif unsaved is None:
             hint = (
-                f"\nto accept the received drawing: tlgraph accept {nodeid} "
+                "\nto accept the received drawing: tlgraph accept "
+                f"{as_printed(nodeid, settings.project, root)} "
                 "(or pytest --snapshot-update)"
             )
         else:
@@ -374,21 +377,25 @@ def _shown(error: SnapshotWriteError, base: Path) -> str:
     """The error's one line, its file shown relative to ``base``."""
     if error.path is None:
         return str(error)
-    return str(error).replace(str(error.path), display_path(error.path, base), 1)
+    text = str(error).replace(str(error.path), display_path(error.path, base), 1)
+    if error.link is not None and error.link != error.path:
+        text = text.replace(str(error.link), display_path(error.link, base), 1)
+    return text
 
 
 def _unsaved(error: SnapshotWriteError, results: Path, base: Path) -> str:
     """One line: the failure's files could not be saved in the results folder."""
     return (
         f"the failure's report files were not saved in {display_path(results, base)}: "
-        f"{error.reason or error}"
+        f"{error.reason or _shown(error, base)}"
     )
 
 
 def display_path(path: str | os.PathLike[str], base: Path) -> str:
     """``path`` relative to ``base``, the folder pytest was started in (``../`` when it
-    lies outside), as a user can paste it; absolute when no relative path exists."""
+    lies outside), as a user can paste it; absolute when no relative path exists. Its
+    no part is resolved: a link is named as the link."""
     try:
-        return Path(os.path.relpath(Path(path).resolve(), base.resolve())).as_posix()
+        return Path(os.path.relpath(os.path.abspath(path), os.path.abspath(base))).as_posix()
     except ValueError:  # another drive
         return str(path)

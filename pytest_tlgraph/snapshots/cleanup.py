@@ -12,10 +12,15 @@ goes on), and says in one line what it kept and why.
 
 Selection (``-k``, node ids, ``--deselect``, ``--lf``) is not a stop: the tests it
 leaves out are not collected items of the run, and syrupy keeps their snapshots itself.
+A test dropped by a ``pytest_collection_modifyitems`` hook that runs before syrupy's
+(stepwise resuming, a conftest's ``--run-slow`` recipe, a plugin's) never reaches
+syrupy's record of the collection, so it looked obsolete: the ledger hands those items
+back to syrupy as collected but not selected, so their snapshots are kept, and says so.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any, Final
@@ -50,6 +55,9 @@ class RunLedger:
         self.line: str | None = None
         self._reason: str | None = None
         self._held_stop = False
+        #: Tests a ``pytest_collection_modifyitems`` hook dropped before syrupy recorded
+        #: the collection: node id -> the item.
+        self.dropped: dict[str, pytest.Item] = {}
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         """Count collection errors, and note a test module skipped at import (on the
@@ -60,6 +68,25 @@ class RunLedger:
             module = self._config.rootpath / report.nodeid
             if module not in self.skipped_modules:
                 self.skipped_modules.append(module)
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_collection_modifyitems(
+        self, items: list[pytest.Item]
+    ) -> Generator[None, None, None]:
+        """Around every ``pytest_collection_modifyitems`` hook: the tests any of them
+        dropped that syrupy never saw go back into syrupy's collected items, so syrupy
+        treats them as collected and not selected (their snapshots are not unused)."""
+        before = list(items)
+        yield
+        syrupy = getattr(self._config, "_syrupy", None)
+        recorded = getattr(syrupy, "_collected_items", None)
+        if not isinstance(recorded, dict):
+            return
+        selected = {item.nodeid for item in items}
+        missed = [i for i in before if i.nodeid not in selected and i.nodeid not in recorded]
+        if missed:
+            syrupy.collect_items(missed)  # type: ignore[union-attr]
+            self.dropped.update((item.nodeid, item) for item in missed)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """The tests this run selected."""
@@ -139,6 +166,12 @@ class RunLedger:
             kept = int(getattr(report, "num_unused", 0) or 0)
             if kept and self._reason:
                 reasons.append(self._reason)
+        if self.dropped and not self._held_stop:
+            report = getattr(getattr(self._config, "_syrupy", None), "report", None)
+            count = _count_kept(report, list(self.dropped.values()))
+            if count:
+                kept += count
+                reasons.append(self._dropped_reason())
         for module in self.skipped_modules:
             count = _count_snapshots(self._snapshot_folder(module))
             if count:
@@ -151,6 +184,16 @@ class RunLedger:
             f"({'; '.join(reasons)}): --snapshot-update deletes unused snapshots only "
             "after a run that ran every collected test to its end"
         )
+
+    def _dropped_reason(self) -> str:
+        """Who dropped the tests syrupy never saw: stepwise, or some other hook."""
+        count = len(self.dropped)
+        tests = f"{count} test{'s' if count != 1 else ''}"
+        stepwise = getattr(self._config.option, "stepwise", False) or getattr(
+            self._config.option, "stepwise_skip", False
+        )
+        by = "--stepwise" if stepwise else "a pytest_collection_modifyitems hook"
+        return f"{tests} deselected by {by}, not run"
 
     def _snapshot_folder(self, module: Path) -> Path:
         """``<module folder>/__snapshots__/<module stem>``: where its snapshots are."""
@@ -173,3 +216,30 @@ def _count_snapshots(folder: Path) -> int:
         ):
             found += 1
     return found
+
+
+def _count_kept(report: Any, dropped: list[pytest.Item]) -> int:
+    """The stored snapshots of the ``dropped`` tests that syrupy's ``report`` found,
+    saw unused and did not delete (any extension's: a ``.gv``, a ``.png``, an amber
+    entry)."""
+    discovered = getattr(report, "discovered", None)
+    used, unused = getattr(report, "used", None), getattr(report, "unused", None)
+    if discovered is None or used is None or unused is None:
+        return 0
+    locations = []
+    for item in dropped:
+        with contextlib.suppress(AttributeError, ValueError):
+            locations.append(PyTestLocation(item))
+    kept = 0
+    for collection in discovered:
+        where = collection.location
+        done = {s.name for c in (used.get(where), unused.get(where)) if c for s in c}
+        for snapshot in collection:
+            if snapshot.name in done:
+                continue
+            if any(
+                test.matches_snapshot_location(where) and test.matches_snapshot_name(snapshot.name)
+                for test in locations
+            ):
+                kept += 1
+    return kept

@@ -30,6 +30,8 @@ class Settings:
     color: bool = False
     #: CI summaries to write at the end of the session: ``json``, ``markdown``.
     summary: tuple[str, ...] = ()
+    #: pytest's rootdir, which node ids are relative to (``None``: not known).
+    project: Path | None = None
 
 
 def check_setting(name: str, value: Any, where: str) -> Any:

@@ -19,13 +19,14 @@ from pytest_tlgraph.snapshots.files import (
     atomic_write_all,
     fitted_name,
 )
+from pytest_tlgraph.snapshots.nofollow import FileInTheWay, LinkRefused, open_folder
 
 if TYPE_CHECKING:
     from syrupy.data import SnapshotCollection
     from syrupy.location import PyTestLocation
     from syrupy.types import SerializedData, SnapshotIndex
 
-__all__ = ["HELD", "SafeFileExtension", "deletion_held", "written_together"]
+__all__ = ["HELD", "SafeFileExtension", "deletion_held", "snapshot_anchor", "written_together"]
 
 #: Folders (resolved, as text; ``"*"``: every folder) whose snapshots no deletion may
 #: touch this session, set by ``cleanup.RunLedger`` for a run that did not run every
@@ -53,7 +54,14 @@ def written_together() -> Iterator[list[tuple[Path, bytes]]]:
     finally:
         _STAGED.reset(token)
     if staged:
-        atomic_write_all(staged)
+        atomic_write_all(staged, anchor=snapshot_anchor(staged[0][0]))
+
+
+def snapshot_anchor(path: Path) -> Path:
+    """The folder a snapshot file's writes start from, the one that holds
+    ``__snapshots__``: no folder below it (``__snapshots__``, ``<module>``) may be a
+    link (``<anchor>/__snapshots__/<module>/<name>.gv``)."""
+    return path.parent.parent.parent
 
 
 def deletion_held(location: str) -> bool:
@@ -107,7 +115,19 @@ class SafeFileExtension(SingleFileSnapshotExtension):
         snapshots: list[tuple[SerializedData, PyTestLocation, SnapshotIndex]],
         name_order: dict[str, int] | None = None,
     ) -> None:
-        """syrupy's write, with a failure to create the folder reported as a write."""
+        """syrupy's write, its folder made first without following a link (syrupy's
+        own ``mkdir`` would), a failure to create it reported as a write."""
+        path = Path(snapshot_location)
+        try:
+            open_folder(path.parent, snapshot_anchor(path)).close()
+        except LinkRefused as error:
+            raise SnapshotWriteError(
+                str(LinkRefused(error.link, path)), path, link=error.link
+            ) from None
+        except FileInTheWay as error:
+            raise SnapshotWriteError(f"could not write {path}: {error}", path) from None
+        except OSError:
+            pass  # syrupy's own mkdir below names the failure
         try:
             super().write_snapshot(
                 snapshot_location=snapshot_location, snapshots=snapshots, name_order=name_order
@@ -145,4 +165,4 @@ class SafeFileExtension(SingleFileSnapshotExtension):
         if staged is not None:
             staged.append((path, raw))
         else:
-            atomic_write(path, raw)
+            atomic_write(path, raw, anchor=snapshot_anchor(path))

@@ -191,7 +191,7 @@ def test_diff_reads_stdin_and_draws_the_structural_diff(models: Path) -> None:
     new = capture(net, net.example_input_array).draw().dot
     (models / "new.gv").write_text(new, encoding="utf-8")
     done = tlgraph("diff", "-", "new.gv", "-o", "diff.png", cwd=models, stdin=old)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # they differ, as diff(1) says
     lines = done.stdout.splitlines()
     assert lines[0] == "wrote diff.png"
     assert lines[1:] == ["added tanh_1 @body.3"]
@@ -218,7 +218,7 @@ def test_diff_draws_the_context_and_full_draws_the_whole_union(
     (tmp_path / "new.gv").write_text(new, encoding="utf-8")
     for extra, name, context in (([], "diff.gv", 2), (["--full"], "full.gv", None)):
         argv = ["diff", str(tmp_path / "old.gv"), str(tmp_path / "new.gv")]
-        assert main([*argv, *extra, "-o", str(tmp_path / name)]) == 0
+        assert main([*argv, *extra, "-o", str(tmp_path / name)]) == 1  # they differ
         written = (tmp_path / name).read_text(encoding="utf-8")
         assert written == graph_diff(old, new, context=context).dot
         assert capsys.readouterr().out.splitlines() == ["wrote " + str(tmp_path / name),

@@ -60,7 +60,7 @@ def test_json_and_markdown_summaries(
         assert (results / failed["artifacts"][kind]).is_file()
     markdown = (results / "summary.md").read_text()
     assert markdown.startswith("### tlgraph snapshots: 1 failed, 1 passed")
-    assert f"| `test_graph.py::test_pair` | `test_pair` | **FAIL** | {headline} |" in markdown
+    assert f"| `test_graph.py::test_pair` | `test_pair` | **FAIL** | `{headline}` |" in markdown
     assert "test_pair-graphdiff.png" in markdown
     assert step.read_text() == "earlier step\n" + markdown  # appended, not replaced
 

@@ -137,7 +137,7 @@ def test_tlgraph_diff_of_a_1500_deep_file(
     (tmp_path / "new.gv").write_text(plain, encoding="utf-8")
     out_gv = tmp_path / "diff.gv"
     argv = ["diff", str(tmp_path / "old.gv"), str(tmp_path / "new.gv"), "-o", str(out_gv)]
-    assert main(argv) == 0
+    assert main(argv) == 1  # they differ
     out, err = capsys.readouterr()
     assert err == ""
     assert f"frames removed ({DEPTH}): @n0 (Sequential)" in out

@@ -14,9 +14,10 @@ from tests.robustness.tree import before_short_summary
 pytest_plugins = ["pytester"]
 
 #: Loaded into the run (-p fulldisk): the project's disk has TL_DISK_FREE bytes left.
-#: Every write to a file below the project (opened with open(), or a temporary file of
-#: tempfile.mkstemp) takes from it; a write that does not fit raises ENOSPC, as a full
-#: disk does. TL_RENAME_FAILS=.png makes a rename onto a snapshot .png fail instead.
+#: Every write to a file below the project (opened with open(), or a file made with
+#: os.open, inside an open folder too) takes from it; a write that does not fit raises
+#: ENOSPC, as a full disk does. TL_RENAME_FAILS=.png makes a rename onto a snapshot .png
+#: fail instead.
 FULL_DISK = textwrap.dedent(
     """
     import builtins
@@ -28,6 +29,7 @@ FULL_DISK = textwrap.dedent(
     _ROOT = os.getcwd()
     _free = [int(os.environ.get("TL_DISK_FREE", "-1"))]
     _open, _fdopen, _mkstemp, _replace = builtins.open, os.fdopen, tempfile.mkstemp, os.replace
+    _os_open = os.open
     _fds = set()
 
 
@@ -75,6 +77,20 @@ FULL_DISK = textwrap.dedent(
         return fd, path
 
 
+    def _where(path, dir_fd):
+        # A name inside an open folder (dir_fd): the folder's path from /proc.
+        if dir_fd is None:
+            return os.fspath(path)
+        return os.path.join(os.readlink(f"/proc/self/fd/{dir_fd}"), os.fspath(path))
+
+
+    def os_open(path, flags, *args, **kwargs):
+        fd = _os_open(path, flags, *args, **kwargs)
+        if flags & os.O_CREAT and _ours(_where(path, kwargs.get("dir_fd"))):
+            _fds.add(fd)
+        return fd
+
+
     def fdopen(fd, mode="r", *args, **kwargs):
         handle = _fdopen(fd, mode, *args, **kwargs)
         return _Disk(handle) if fd in _fds and _writing(mode) else handle
@@ -82,13 +98,14 @@ FULL_DISK = textwrap.dedent(
 
     def replace(src, dst, *args, **kwargs):
         suffix = os.environ.get("TL_RENAME_FAILS")
-        if suffix and "__snapshots__" in os.fspath(dst) and os.fspath(dst).endswith(suffix):
+        target = _where(dst, kwargs.get("dst_dir_fd"))
+        if suffix and "__snapshots__" in target and target.endswith(suffix):
             raise OSError(errno.EIO, os.strerror(errno.EIO))
         return _replace(src, dst, *args, **kwargs)
 
 
     builtins.open = io.open = open_
-    tempfile.mkstemp, os.fdopen, os.replace = mkstemp, fdopen, replace
+    tempfile.mkstemp, os.fdopen, os.replace, os.open = mkstemp, fdopen, replace, os_open
     """
 )
 
@@ -177,12 +194,12 @@ def test_atomic_write_all_puts_back_what_it_replaced(
     png.write_bytes(b"old png")
     real_replace = os.replace
 
-    def replace(src: str, dst: str | Path) -> None:
+    def replace(src: str, dst: str | Path, **kwargs: int | None) -> None:
         if str(dst).endswith(".png"):
             raise OSError(errno.EXDEV, os.strerror(errno.EXDEV))
-        real_replace(src, dst)
+        real_replace(src, dst, **kwargs)
 
-    def no_link(src: str | Path, dst: str | Path) -> None:
+    def no_link(src: str | Path, dst: str | Path, **kwargs: object) -> None:
         raise OSError(errno.EPERM, os.strerror(errno.EPERM))
 
     monkeypatch.setattr(files.os, "replace", replace)

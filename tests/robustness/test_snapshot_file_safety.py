@@ -155,8 +155,11 @@ _READ_ONLY = textwrap.dedent(
             return _open(file, mode, *args, **kwargs)
 
         def fake_os_open(path, flags, *args, **kwargs):
-            if "__snapshots__" in str(path) and flags & _WRITE:
-                raise _denied(path)
+            where = str(path)
+            if kwargs.get("dir_fd") is not None:  # a file made inside an open folder
+                where = os.path.join(os.readlink(f"/proc/self/fd/{kwargs['dir_fd']}"), where)
+            if "__snapshots__" in where and flags & _WRITE:
+                raise _denied(where)
             return _os_open(path, flags, *args, **kwargs)
 
         monkeypatch.setattr(builtins, "open", fake_open)

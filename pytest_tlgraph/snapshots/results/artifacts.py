@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_tlgraph.snapshots.files import SnapshotWriteError, atomic_write, fitted_name
+from pytest_tlgraph.snapshots.nofollow import FileInTheWay, LinkRefused, NotRegular, open_folder
 
 if TYPE_CHECKING:
     from pytest_tlgraph.snapshots.review.report import Report
@@ -156,7 +157,7 @@ class ResultsDir:
         for folder in reversed(missing):
             if folder != self.root and folder.is_relative_to(self.root):
                 self._note("d", folder)
-        atomic_write(path, data)
+        atomic_write(path, data, anchor=self.root)
         self._note("f", path)
         self._written.add(path)
         if nodeid is not None:
@@ -193,18 +194,25 @@ class ResultsDir:
 
     def _note(self, kind: str, path: Path) -> None:
         manifest = self.root / MANIFEST
-        try:
-            manifest.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise _unwritable(manifest, error) from error
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         line = f"{kind} {self.relative(path)}\n"
         listing = manifest / f"{worker}-{os.getpid()}.txt"
+        try:  # never through a link: the manifest folder and its file are the plugin's
+            folder = open_folder(manifest, self.root)
+        except (LinkRefused, FileInTheWay) as error:
+            raise SnapshotWriteError(str(error), listing) from None
+        except OSError as error:
+            raise _unwritable(manifest, error) from error
         try:
-            with open(listing, "a", encoding="utf-8") as f:
+            fd = folder.append(listing.name)
+            with os.fdopen(fd, "a", encoding="utf-8") as f:
                 f.write(line)
+        except (LinkRefused, NotRegular) as error:
+            raise SnapshotWriteError(str(error), listing) from None
         except OSError as error:
             raise _unwritable(listing, error) from error
+        finally:
+            folder.close()
 
     def _listed(self, path: Path) -> bool:
         return path in self._written
@@ -217,16 +225,19 @@ class ResultsDir:
         report: Report,
         artifacts: Artifacts,
         base: Path | None = None,
+        rootdir: Path | None = None,
         story: str | None = None,
         extra: Mapping[str, Any] | None = None,
     ) -> None:
         """Keep one failure for the HTML report (a file per snapshot: xdist safe).
-        ``base`` is the folder the report's paths are relative to (where pytest ran);
+        ``base`` is the folder the report's paths are relative to (where pytest ran),
+        ``rootdir`` pytest's rootdir, which ``nodeid`` is relative to;
         ``story`` is the failure in one line (``tlgraph report`` lists it); ``extra``
         adds keys (never replacing one of the record's own)."""
         record = {
             **(extra or {}),
             "base": None if base is None else str(base.resolve()),
+            "rootdir": None if rootdir is None else str(rootdir.resolve()),
             "nodeid": nodeid,
             "title": report.title,
             "story": story,
@@ -295,6 +306,7 @@ class ResultsDir:
             listing.unlink(missing_ok=True)
         with contextlib.suppress(OSError):
             manifest.rmdir()
+        _clear_orphan_records(self.root / RECORDS)
         # A results folder the plugin made goes too once empty (a passing run leaves no
         # empty folder behind), but never the folder pytest runs in.
         if "." in folders and not Path.cwd().resolve().is_relative_to(self.root.resolve()):
@@ -314,6 +326,26 @@ class ResultsDir:
     def relative(self, path: Path) -> str:
         """``path`` relative to the results directory, with forward slashes."""
         return path.relative_to(self.root).as_posix()
+
+
+#: The kinds of file a run keeps in ``.records``: failure records, call records for the
+#: summaries, and the marks ``tlgraph accept`` leaves.
+_RECORD_SUFFIXES: Final = (".json", ".call", ".accepted")
+
+
+def _clear_orphan_records(records: Path) -> None:
+    """The records a killed run wrote but never listed in its manifest (it died between
+    the two): every later run would report that failure again. ``.records`` is the
+    plugin's own folder, so what is left in it after the manifests were cleared is an
+    orphan; a link is never followed into."""
+    if not records.is_dir() or records.is_symlink():
+        return
+    for path in records.iterdir():
+        if path.suffix in _RECORD_SUFFIXES and (path.is_file() or path.is_symlink()):
+            with contextlib.suppress(OSError):
+                path.unlink()
+    with contextlib.suppress(OSError):
+        records.rmdir()
 
 
 def _clear_legacy_records(records: Path) -> None:

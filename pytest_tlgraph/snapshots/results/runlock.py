@@ -14,9 +14,13 @@ import sys
 from pathlib import Path
 from typing import Final
 
+from pytest_tlgraph.snapshots.nofollow import LinkRefused, NotRegular, kind_of
+
 __all__ = ["RunLock"]
 
 _TRIES: Final = 3
+_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK: Final = getattr(os, "O_NONBLOCK", 0)
 
 
 def _lock(fd: int) -> bool:
@@ -35,6 +39,24 @@ def _lock(fd: int) -> bool:
     return True
 
 
+def _open(path: Path) -> int:
+    """The lock file, made when missing, opened without following a link or blocking."""
+    flags = os.O_RDWR | os.O_CREAT | _NOFOLLOW | _NONBLOCK
+    if not _NOFOLLOW and path.is_symlink():  # no O_NOFOLLOW (Windows): checked first
+        raise LinkRefused(path)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as error:
+        if path.is_symlink():
+            raise LinkRefused(path) from None
+        raise error from None
+    kind = kind_of(os.fstat(fd).st_mode)
+    if kind is not None:
+        os.close(fd)
+        raise NotRegular(path, kind)
+    return fd
+
+
 class RunLock:
     """A held lock on ``path``; :meth:`release` gives it back and removes the file."""
 
@@ -47,9 +69,12 @@ class RunLock:
         """The lock on ``path`` (created when missing), or ``None`` when a live run
         holds it.
 
-        Raises ``OSError`` when the file cannot be made (a read-only folder)."""
+        Raises ``OSError`` when the file cannot be made (a read-only folder):
+        ``nofollow.LinkRefused`` when it is a symbolic link (never followed: the run
+        would make the link's target), ``nofollow.NotRegular`` for a FIFO, device or
+        socket (never opened blocking)."""
         for _ in range(_TRIES):
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = _open(path)
             if not _lock(fd):
                 os.close(fd)
                 return None

@@ -19,11 +19,12 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
 
 from pytest_tlgraph.snapshots.files import atomic_write
+from pytest_tlgraph.snapshots.nofollow import LinkRefused, NotRegular
 from pytest_tlgraph.snapshots.results.artifacts import MANIFEST, ResultsDir
 from pytest_tlgraph.snapshots.results.runlock import RunLock
 
@@ -45,6 +46,8 @@ class Run:
     lock: RunLock | None
     #: ``results.root`` was made by the plugin: removed at the end when left empty.
     made: bool
+    #: One line for the end of the run each (a lock file that is a link, a FIFO).
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def own_folder(self) -> bool:
@@ -52,11 +55,17 @@ class Run:
         return self.results.root != self.shared
 
 
-def _lock(folder: Path) -> RunLock | Literal[False] | None:
+def _lock(folder: Path, warnings: list[str] | None = None) -> RunLock | Literal[False] | None:
     """The lock of ``folder``: a :class:`RunLock`, ``None`` when a live run holds it,
-    ``False`` when it cannot be taken at all (a read-only folder: no locking)."""
+    ``False`` when it cannot be taken at all (a read-only folder: no locking; a lock
+    file that is a link or not a regular file: no locking, and a line in
+    ``warnings``)."""
     try:
         return RunLock.acquire(folder / LOCK)
+    except (LinkRefused, NotRegular) as error:
+        if warnings is not None:
+            warnings.append(f"tlgraph: the run took no lock on {folder}: {error}")
+        return False
     except OSError:
         return False
 
@@ -68,7 +77,8 @@ def start_run(shared: Path) -> Run:
     stale = (shared / LOCK).exists()  # a run that was killed: its lock file stays
     with contextlib.suppress(OSError):
         shared.mkdir(parents=True, exist_ok=True)
-    lock = _lock(shared) if shared.is_dir() else False
+    warnings: list[str] = []
+    lock = _lock(shared, warnings) if shared.is_dir() else False
     if lock is None:
         return _own_folder(shared)
     results = ResultsDir(shared)
@@ -80,7 +90,7 @@ def start_run(shared: Path) -> Run:
     with contextlib.suppress(OSError):
         (shared / LAST).unlink()
     results.made_root = made
-    return Run(results, shared, lock or None, made)
+    return Run(results, shared, lock or None, made, warnings)
 
 
 def _own_folder(shared: Path) -> Run:

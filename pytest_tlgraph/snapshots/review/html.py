@@ -15,10 +15,10 @@ results directory.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from html import escape
 from pathlib import Path
 from typing import Any, Final
 
+from pytest_tlgraph.escaping import html_text
 from pytest_tlgraph.snapshots.review.html_assets import SCRIPT, STYLE
 from pytest_tlgraph.snapshots.review.html_images import Inlined, InlinedImages
 
@@ -47,7 +47,7 @@ _KEYS: Final = (
 
 
 def _diff_line(line: str) -> str:
-    text = escape(line)
+    text = html_text(line)
     if line.startswith(("---", "+++")):
         return f"<b>{text}</b>"
     if line.startswith("-"):
@@ -60,7 +60,7 @@ def _diff_line(line: str) -> str:
 
 
 def _caption(kind: str) -> str:
-    return escape(_CAPTIONS.get(kind, kind.replace("_", " ")))
+    return html_text(_CAPTIONS.get(kind, kind.replace("_", " ")))
 
 
 def _figure(kind: str, rel: str, root: Path, images: InlinedImages | None = None) -> str:
@@ -72,7 +72,7 @@ def _figure(kind: str, rel: str, root: Path, images: InlinedImages | None = None
         return _figure_missing(kind, why)
     img = pool.tag(picture, kind, title="click to enlarge", style=f"--w:{picture.width}px")
     return (
-        f'<figure class="{escape(kind)}"><figcaption>{_caption(kind)}</figcaption>'
+        f'<figure class="{html_text(kind)}"><figcaption>{_caption(kind)}</figcaption>'
         f'<div class="frame">{img}</div></figure>'
     )
 
@@ -88,7 +88,7 @@ def _viewer(paths: Mapping[str, str], images: InlinedImages) -> str:
     if "graphdiff_full" in paths:
         whole, why_full = images.get(paths["graphdiff_full"])
         if whole is None:
-            note = f'<span class="hint">whole graph: {escape(why_full)}</span>'
+            note = f'<span class="hint">whole graph: {html_text(why_full)}</span>'
         elif whole.ident == main.ident:  # a small graph: the context is the whole of it
             whole, note = None, '<span class="hint">(this is the whole graph)</span>'
     buttons = [
@@ -120,8 +120,8 @@ def _viewer(paths: Mapping[str, str], images: InlinedImages) -> str:
 
 def _figure_missing(kind: str, why: str) -> str:
     return (
-        f'<figure class="{escape(kind)}"><figcaption>{_caption(kind)}</figcaption>'
-        f"<p>{escape(why)}</p></figure>"
+        f'<figure class="{html_text(kind)}"><figcaption>{_caption(kind)}</figcaption>'
+        f"<p>{html_text(why)}</p></figure>"
     )
 
 
@@ -221,8 +221,8 @@ def _image_paths(record: Mapping[str, Any]) -> dict[str, str]:
 
 def _failure(number: int, record: Mapping[str, Any], images: InlinedImages) -> str:
     parts = [f'<section class="failure" id="f{number}">']
-    parts.append(f"<h2>{number}. {escape(str(record.get('nodeid', '')))}</h2>")
-    parts.append(f"<div>{escape(str(record.get('title', '')))}</div>")
+    parts.append(f"<h2>{number}. {html_text(str(record.get('nodeid', '')))}</h2>")
+    parts.append(f"<div>{html_text(str(record.get('title', '')))}</div>")
     paths = _image_paths(record)
     if "graphdiff" in paths:  # the picture that says what changed comes first
         parts.append(_viewer(paths, images))
@@ -230,9 +230,9 @@ def _failure(number: int, record: Mapping[str, Any], images: InlinedImages) -> s
         parts.append(_figure("graphdiff_full", paths["graphdiff_full"], images.root, images))
     sections: Sequence[Sequence[Any]] = record.get("sections", ())
     for heading, lines in sections:
-        parts.append(f"<h3>{escape(str(heading))}</h3>")
+        parts.append(f"<h3>{html_text(str(heading))}</h3>")
         is_diff = str(heading).startswith("DOT diff")
-        shown = (_diff_line(str(x)) if is_diff else escape(str(x)) for x in lines)
+        shown = (_diff_line(str(x)) if is_diff else html_text(str(x)) for x in lines)
         parts.append("<pre>" + "\n".join(shown) + "</pre>")
     if paths.keys() & {"expected", "actual", "diff"}:
         parts.append(_compare(paths, images))
@@ -248,8 +248,8 @@ def _failure(number: int, record: Mapping[str, Any], images: InlinedImages) -> s
 def _help() -> str:
     rows = "".join(
         "<tr><td>"
-        + " ".join(f"<kbd>{escape(k)}</kbd>" for k in keys)
-        + f"</td><td>{escape(what)}</td></tr>"
+        + " ".join(f"<kbd>{html_text(k)}</kbd>" for k in keys)
+        + f"</td><td>{html_text(what)}</td></tr>"
         for keys, what in _KEYS
     )
     return (
@@ -266,7 +266,7 @@ def render_html(records: Sequence[Mapping[str, Any]], root: Path) -> str:
     count = len(records)
     images = InlinedImages(root)
     index = "".join(
-        f'<li><a href="#f{i}">{escape(str(r.get("nodeid", "")))}</a></li>'
+        f'<li><a href="#f{i}">{html_text(str(r.get("nodeid", "")))}</a></li>'
         for i, r in enumerate(records, start=1)
     )
     body = "\n".join(_failure(i, r, images) for i, r in enumerate(records, start=1))
@@ -291,7 +291,9 @@ def render_html(records: Sequence[Mapping[str, Any]], root: Path) -> str:
 
 
 def write_html(records: Sequence[Mapping[str, Any]], root: Path, path: Path) -> Path:
-    """Write the report page to ``path`` and return it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_html(records, root), encoding="utf-8")
+    """Write the report page to ``path`` (in the results folder ``root``: atomically,
+    never through a link) and return it."""
+    from pytest_tlgraph.snapshots.files import atomic_write
+
+    atomic_write(path, render_html(records, root).encode("utf-8"), anchor=root)
     return path

@@ -13,8 +13,9 @@ from __future__ import annotations
 import base64
 import hashlib
 from dataclasses import dataclass
-from html import escape
 from pathlib import Path
+
+from pytest_tlgraph.escaping import html_text
 
 __all__ = ["Inlined", "InlinedImages"]
 
@@ -32,8 +33,8 @@ class Inlined:
         """An ``<img>`` of the picture: with its data URI when ``first``, else naming
         the first by ``data-same``; ``extra`` are more attributes (``class_`` for
         ``class``), empty ones left out."""
-        attrs = [f'alt="{escape(alt)}"', f'data-w="{self.width}"', f'data-h="{self.height}"']
-        attrs += [f'{k.rstrip("_")}="{escape(v)}"' for k, v in extra.items() if v]
+        attrs = [f'alt="{html_text(alt)}"', f'data-w="{self.width}"', f'data-h="{self.height}"']
+        attrs += [f'{k.rstrip("_")}="{html_text(v)}"' for k, v in extra.items() if v]
         if first:
             attrs[:0] = [f'id="{self.ident}"', f'src="{self.uri}"']
         else:

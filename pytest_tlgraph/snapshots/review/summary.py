@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from pytest_tlgraph.escaping import markdown
+from pytest_tlgraph.snapshots.nofollow import NotRegular, kind_of
 from pytest_tlgraph.snapshots.results.artifacts import RECORDS
 from pytest_tlgraph.suggest import did_you_mean
 
@@ -126,17 +128,24 @@ def _changes(structure: Mapping[str, Any] | None) -> str:
     return str(line) if line else "no structural change"
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+def _verdict(verdict: str) -> str:
+    """A verdict the plugin writes as its mark; any other as text a reader sees as is."""
+    return _MARKS.get(verdict) or markdown(verdict)
 
 
 def render_markdown(calls: Sequence[Mapping[str, Any]], report: str | None) -> str:
-    """A GitHub-flavoured markdown summary: counts, then one table row per call."""
+    """A GitHub-flavoured markdown summary: counts, then one table row per call. Every
+    text from a record (test ids, names, the headline, paths) is a code span
+    (``escaping.markdown``): a backtick, a link, an image or HTML in a module name
+    stays text on the CI page."""
     counts = Counter(str(c.get("verdict")) for c in calls)
-    head = ", ".join(f"{n} {v}" for v, n in sorted(counts.items())) or "no calls"
-    lines = [f"### tlgraph snapshots: {head}", ""]
+    head = ", ".join(f"{n} {v if v in _MARKS else markdown(v)}" for v, n in sorted(counts.items()))
+    lines = [f"### tlgraph snapshots: {head or 'no calls'}", ""]
     if report:
-        lines += [f"Full report: `{report}` (upload the results folder as an artifact).", ""]
+        lines += [
+            f"Full report: {markdown(report)} (upload the results folder as an artifact).",
+            "",
+        ]
     lines += [
         "| test | snapshot | verdict | what changed | structural diff |",
         "|---|---|---|---|---|",
@@ -144,10 +153,10 @@ def render_markdown(calls: Sequence[Mapping[str, Any]], report: str | None) -> s
     for call in calls:
         verdict = str(call.get("verdict"))
         artifacts = call.get("artifacts") or {}
-        picture = f"`{artifacts['graphdiff']}`" if "graphdiff" in artifacts else ""
+        picture = markdown(str(artifacts["graphdiff"])) if "graphdiff" in artifacts else ""
         lines.append(
-            f"| `{_cell(str(call.get('nodeid')))}` | `{_cell(str(call.get('name')))}` | "
-            f"{_MARKS.get(verdict, verdict)} | {_cell(_changes(call.get('structure')))} | "
+            f"| {markdown(str(call.get('nodeid')))} | {markdown(str(call.get('name')))} | "
+            f"{_verdict(verdict)} | {markdown(_changes(call.get('structure')))} | "
             f"{picture} |"
         )
     return "\n".join(lines) + "\n"
@@ -187,14 +196,37 @@ def _write_in_folder(results: ResultsDir, path: Path, data: bytes) -> list[str]:
     return []
 
 
+def _append(path: str, data: bytes) -> None:
+    """Append ``data`` to the regular file ``path`` (made when missing). It is opened
+    without blocking and checked before anything is written: a FIFO with no reader, a
+    device or a socket is refused (:class:`NotRegular`), never waited on."""
+    try:
+        kind = kind_of(os.stat(path).st_mode)
+    except FileNotFoundError:
+        kind = None
+    if kind is not None:  # not even opened
+        raise NotRegular(Path(path), kind)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        kind = kind_of(os.fstat(fd).st_mode)
+        if kind is not None:
+            raise NotRegular(Path(path), kind)
+        with os.fdopen(fd, "ab", closefd=False) as handle:
+            handle.write(data)
+    finally:
+        os.close(fd)
+
+
 def _append_step_summary(step: str, text: str, *, kept: Path | None) -> list[str]:
     """Append ``text`` to the file ``$GITHUB_STEP_SUMMARY`` names; a warning line when
     it cannot be (the run's exit status never depends on it)."""
     try:
-        with open(step, "a", encoding="utf-8") as handle:
-            handle.write(text)
+        _append(step, text.encode("utf-8"))
     except (OSError, ValueError) as error:  # ValueError: a NUL byte in the name
         reason = getattr(error, "strerror", None) or str(error)
+        if isinstance(error, NotRegular):
+            reason = f"it is a {error.kind}, not a regular file"
         where = "" if kept is None else f" ({kept / SUMMARY_MD} has it)"
         return [
             f"tlgraph: could not append the markdown summary to GITHUB_STEP_SUMMARY={step!r} "

@@ -1,0 +1,61 @@
+"""One escaping function per sink a reviewer reads: the terminal, markdown, HTML.
+
+A test id, a module name or a snapshot name may hold any code point, and each reaches
+the reviewer through one of three sinks. Every writer of a sink passes untrusted text
+through that sink's one function:
+
+* :func:`terminal` (the failure message, ``tlgraph report``, ``diff``, ``accept``): every
+  control character shown as its visible escape (``\\x1b``), as in the DOT, so a name
+  cannot retitle the terminal, clear the screen or fake a line;
+* :func:`markdown` (``summary.md``, ``$GITHUB_STEP_SUMMARY``): a code span the content
+  cannot close, safe in a table cell: no link, image, HTML or emphasis can come alive;
+* :func:`html_text` (``report.html``): ``html.escape`` with quotes, for text and
+  attribute values alike.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Final
+
+from pytest_tlgraph.controls import visible
+
+__all__ = ["html_text", "markdown", "terminal"]
+
+_BACKTICKS: Final = re.compile(r"`+")
+
+
+def terminal(text: str) -> str:
+    """``text`` for a terminal: every control character (C0 but tab, DEL, C1, lone
+    surrogates, the line separators, bidi controls) written as its escape, so the
+    result is one line that prints as it reads."""
+    return visible(text)
+
+
+def markdown(text: str, *, cell: bool = True) -> str:
+    """``text`` as a GitHub-flavoured markdown code span, safe in a table cell (or, with
+    ``cell=False``, anywhere inline outside a table); ``""`` for empty text.
+
+    The span's fence is one backtick longer than the longest run of backticks in the
+    text, so the text cannot close it; inside a code span nothing is a link, an image,
+    HTML or emphasis. Control characters are made visible first (:func:`terminal`: a line
+    break would end the table row), and in a cell each ``|`` is written ``\\|``, which a
+    table reads as part of the cell and the span shows as ``|``. A space pads the text when
+    it starts or ends with a backtick or a space (the span takes one off each side,
+    unless it is all spaces)."""
+    if not text:
+        return ""
+    body = terminal(text)
+    if cell:
+        body = body.replace("|", "\\|")
+    longest = max((len(run) for run in _BACKTICKS.findall(body)), default=0)
+    fence = "`" * (longest + 1)
+    if body.strip(" ") and (body[0] in "` " or body[-1] in "` "):
+        body = f" {body} "
+    return f"{fence}{body}{fence}"
+
+
+def html_text(text: str) -> str:
+    """``text`` for HTML, as element text or a quoted attribute value."""
+    return html.escape(text, quote=True)
