@@ -4,7 +4,8 @@ A file name drops characters a file system cannot hold (``/ \\ : * ? "``) and so
 systems ignore case, so two tests can name the same file: parametrize ids ``a/b`` and
 ``ab`` both store ``test_variant[ab].gv``. Each would overwrite the other's baseline.
 
-Two checks, one rule (the same file, ignoring case, in the same folder):
+Two checks, one rule (the same file, ignoring case and Unicode normalisation, in the
+same folder):
 
 * at collection, over every collected test that requests the fixture, the name of its
   first snapshot: the same on every pytest-xdist worker, so both tests fail, each
@@ -15,6 +16,7 @@ Two checks, one rule (the same file, ignoring case, in the same folder):
 
 from __future__ import annotations
 
+import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, MutableMapping
 from typing import TYPE_CHECKING
@@ -24,8 +26,16 @@ if TYPE_CHECKING:
 
 __all__ = ["Claims", "claim", "collisions", "message"]
 
-#: ``(snapshot folder, file name)``, both case-folded -> the node id that claimed it.
+#: ``(snapshot folder, file name)``, both folded (:func:`folded`) -> the node id that
+#: claimed it.
 Claims = MutableMapping[tuple[str, str], str]
+
+
+def folded(name: str) -> str:
+    """``name`` as a file system that ignores case and Unicode normalisation stores it
+    (macOS's: ``café`` written NFC or NFD is one file): NFC-normalised, case-folded,
+    and normalised again (folding can denormalise)."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", name).casefold())
 
 
 def _where(item: pytest.Item) -> tuple[str, str] | None:
@@ -50,7 +60,7 @@ def message(file: str, this: str, other: str) -> str:
     return (
         f"tlgraph_snapshot: the tests {this} and {other} both store their snapshots as "
         f'{file!r} (file names drop characters such as / \\ : * ? and " and ignore case '
-        "on some systems), and would overwrite each other's baseline; give them "
+        "and Unicode normalisation on some systems), and would overwrite each other's baseline; give them "
         "parametrize ids (or names) that differ in letters or digits"
     )
 
@@ -63,7 +73,7 @@ def collisions(items: Iterable[pytest.Item]) -> dict[str, str]:
         found = _where(item)
         if found is not None:
             folder, name = found
-            by_file[(folder.casefold(), name.casefold())].append((item.nodeid, name))
+            by_file[(folded(folder), folded(name))].append((item.nodeid, name))
     errors: dict[str, str] = {}
     for tests in by_file.values():
         for nodeid, name in tests if len(tests) > 1 else ():
@@ -75,6 +85,6 @@ def collisions(items: Iterable[pytest.Item]) -> dict[str, str]:
 def claim(claims: Claims, folder: str, file: str, nodeid: str) -> None:
     """Claim ``file`` in ``folder`` for ``nodeid``; raise ``ValueError`` naming both
     tests when another test of this session claimed it."""
-    other = claims.setdefault((folder.casefold(), file.casefold()), nodeid)
+    other = claims.setdefault((folded(folder), folded(file)), nodeid)
     if other != nodeid:
         raise ValueError(message(file, other, nodeid))

@@ -20,7 +20,7 @@ from pytest_tlgraph.snapshots.checks import (
     check_draw_options,
     check_results_folder,
 )
-from pytest_tlgraph.snapshots.collisions import Claims, claim
+from pytest_tlgraph.snapshots.collisions import Claims, claim, folded
 from pytest_tlgraph.snapshots.extensions import (
     DPI,
     TlgraphDotExtension,
@@ -247,13 +247,13 @@ class TlgraphSnapshot:
         self._names.add(index)
         location = self._snapshot.test_location
         file = TlgraphDotExtension.get_snapshot_name(test_location=location, index=index)
-        other = self._files.setdefault(file.casefold(), index)
+        other = self._files.setdefault(folded(file), index)
         if other != index:
             raise ValueError(
                 f"tlgraph_snapshot: the snapshot names {other!r} and {index!r} are stored as "
                 f"the same file {file!r} (file names drop characters such as / \\ : * ? "
-                'and " and ignore case on some systems); give the calls names that differ '
-                "in letters or digits"
+                'and " and ignore case and Unicode normalisation on some systems); give '
+                "the calls names that differ in letters or digits"
             )
         claim(self._claims, TlgraphDotExtension.dirname(test_location=location), file, self._nodeid)
         return index
