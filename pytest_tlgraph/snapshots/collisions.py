@@ -60,8 +60,8 @@ def message(file: str, this: str, other: str) -> str:
     return (
         f"tlgraph_snapshot: the tests {this} and {other} both store their snapshots as "
         f'{file!r} (file names drop characters such as / \\ : * ? and " and ignore case '
-        "and Unicode normalisation on some systems), and would overwrite each other's baseline; give them "
-        "parametrize ids (or names) that differ in letters or digits"
+        "and Unicode normalisation on some systems), and would overwrite each other's "
+        "baseline; give them parametrize ids (or names) that differ in letters or digits"
     )
 
 
