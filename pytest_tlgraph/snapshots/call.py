@@ -202,9 +202,11 @@ class SnapshotCall:
         settings: Settings,
         stem: Path,
         nodeid: str,
+        png_skipped: str | None = None,
     ) -> str | None:
         """Compare the DOT and the PNG (both, always: a DOT failure never leaves the PNG
-        unused); on failure write the artifacts and the HTML record, return the message."""
+        unused); on failure write the artifacts and the HTML record, return the message.
+        ``png_skipped``: why no PNG was drawn although PNGs are on (the size guard)."""
         dot_result, png_result = self._check_pair(drawing.dot, received_png)
         if dot_result.success and (png_result is None or png_result.success):
             if settings.summary:
@@ -298,6 +300,7 @@ class SnapshotCall:
             state_text=drawing.state.describe() if drawing.state is not None else None,
             notes=[*_notes(graphdiff_note, written, root), *refused],
             write_errors=write_errors,
+            png_skipped=png_skipped,
             comparison=found,
         )
         try:

@@ -137,13 +137,13 @@ class TlgraphSnapshot:
             self._keep_rest()
             raise
         stem = settings.results.stem(self._module, call.name)
-        message = call.compare(drawing, received_png, settings, stem, self._nodeid)
+        message = call.compare(
+            drawing, received_png, settings, stem, self._nodeid, png_skipped=too_large
+        )
         if too_large is not None:  # the DOT was compared; the PNG baseline stays as is
             call.keep(call.png)
             if message is None:
                 warnings.warn(f"{call.name}: {too_large}", stacklevel=2)
-            else:
-                message = f"{message}\n{too_large}"
         # A run that compares no PNG (--tlgraph-no-png) keeps its baseline unchanged,
         # unless an update left it drawn from another DOT than the stored one.
         png_off = not settings.png and not self._settings.png

@@ -38,3 +38,16 @@ def test_an_oversized_drawing_stores_its_dot_and_says_why_no_png(project: pytest
     again = project.runpytest("-W", "always")
     again.assert_outcomes(passed=1)
     again.stdout.fnmatch_lines(["*PNG not rendered*collapse='auto'*png=False*"])
+
+
+def test_a_failing_call_whose_png_the_guard_skipped_says_why_not_that_pngs_are_off(
+    project: pytest.Pytester,
+) -> None:
+    """Issue 31, item 13: PNGs are on; the size guard skipped this one."""
+    project.makepyfile(test_graph=CHAIN_TEST)
+    project.runpytest("--snapshot-update", "-W", "always").assert_outcomes(passed=1)
+    project.makepyfile(test_graph=CHAIN_TEST.replace("x + 1", "x + 2"))
+    failed = project.runpytest("-W", "always")
+    failed.assert_outcomes(failed=1)
+    failed.stdout.fnmatch_lines(["*PNG not compared: PNG not rendered: the estimated canvas*"])
+    assert "PNG comparison off" not in failed.stdout.str()

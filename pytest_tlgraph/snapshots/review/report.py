@@ -225,6 +225,7 @@ def build_report(
     notes: Sequence[str] = (),
     write_errors: Sequence[str] = (),
     comparison: Comparison | str | None = None,
+    png_skipped: str | None = None,
 ) -> Report:
     """The failure message of one snapshot, section by section (PLUGIN.md §5).
 
@@ -270,11 +271,17 @@ def build_report(
         ("structure (snapshot -> received):", tuple(structure)),
         ("DOT diff (- snapshot / + received):", tuple(diff_lines)),
         ("encoding state (received):", tuple(state)),
-        ("PNG:", tuple(_png_lines(png)) if png is not None else ("PNG comparison off",)),
+        ("PNG:", tuple(_png_lines(png)) if png is not None else (_no_png(png_skipped),)),
     ]
     if compared is not None and not compared.unchanged:
         sections.append((EVERY_CHANGE, tuple(every_change(compared))))
     return _visible(Report(title, tuple(sections)))
+
+
+def _no_png(skipped: str | None) -> str:
+    """The PNG section of a call that compared no PNG: why (the size guard's line), or
+    that PNG comparison is off."""
+    return "PNG comparison off" if skipped is None else f"PNG not compared: {skipped}"
 
 
 def _visible(report: Report) -> Report:
