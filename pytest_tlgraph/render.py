@@ -111,11 +111,13 @@ def _run_system(dot: str, dpi: int, fmt: str = "png") -> bytes:
     # graphviz.pipe() takes no -G flags; a leading graph attribute statement is the
     # same explicit dpi (our DOT never sets dpi itself, so nothing overrides it).
     text = dot.replace("{\n", f"{{\n  graph [dpi={dpi}];\n", 1)
+    if shutil.which("dot") is None:
+        raise _dot_not_found()  # one line: no chain of the graphviz package's frames
     try:
         out: bytes = graphviz.pipe("dot", fmt, text.encode(), quiet=True)
         return out
-    except graphviz.ExecutableNotFound as error:
-        raise _dot_not_found() from error
+    except graphviz.ExecutableNotFound:
+        raise _dot_not_found() from None
     except graphviz.CalledProcessError as error:
         stderr = (error.stderr or b"").decode(errors="replace").strip()[:500]
         raise RenderError(
@@ -153,7 +155,9 @@ def renderer_version(renderer: str) -> str:
         return f"graphviz-pure {version('graphviz-pure')}"
     import graphviz
 
+    if shutil.which("dot") is None:
+        raise _dot_not_found()
     try:
         return "dot " + ".".join(str(part) for part in graphviz.version())
-    except graphviz.ExecutableNotFound as error:
-        raise _dot_not_found() from error
+    except graphviz.ExecutableNotFound:
+        raise _dot_not_found() from None
