@@ -229,12 +229,16 @@ class SnapshotCall:
             )
         )
         read_error = dot_result.exception if not write_errors else None
+        in_the_way = _file_in_the_way(Path(dot_result.snapshot_location), root)
+        error = None if read_error is None else repr(read_error)
+        if in_the_way is not None and (read_error is not None or stored is None):
+            error = in_the_way
         dot = DotOutcome(
             path=display_path(dot_result.snapshot_location, root),
             expected=None if stored is None else str(stored),
             received=drawing.dot,
             passed=dot_result.success,
-            error=None if read_error is None else repr(read_error),
+            error=error,
         )
         diff = [] if dot.expected is None else list(unified_dot_diff(dot.expected, drawing.dot))
         match = self.png_extension.last if png_result is not None else None
@@ -337,6 +341,20 @@ class SnapshotCall:
             hint = "\nto accept the received drawing: pytest --snapshot-update"
         text = terminal_report(report).text(color=settings.color)
         return "\n".join([text, *notes]) + hint
+
+
+def _file_in_the_way(location: Path, root: Path) -> str | None:
+    """The line naming a file that stands where a folder of ``location`` belongs
+    (``__snapshots__/test_m`` a regular file), or ``None``."""
+    for folder in reversed(location.parents):
+        if folder.is_symlink() or not folder.exists():
+            continue
+        if not folder.is_dir():
+            return (
+                f"{display_path(str(folder), root)} is a file where a folder belongs: "
+                "move it away (or delete it), then run pytest --snapshot-update"
+            )
+    return None
 
 
 def _guarded(png: bytes | None, what: str, remedy: str, refused: list[str]) -> bytes | None:

@@ -136,11 +136,11 @@ def state_changes(comparison: Comparison) -> list[str]:
     return out
 
 
-def _png_lines(outcome: PngOutcome) -> list[str]:
+def _png_lines(outcome: PngOutcome, blocked: str | None = None) -> list[str]:
     match = outcome.match
     out: list[str] = []
     if not outcome.exists:
-        out.append(_missing(outcome.path))
+        out.append(_missing(outcome.path) if blocked is None else f"{outcome.path}: {blocked}")
     elif outcome.passed:
         out.append("PNG matches the snapshot")
     else:
@@ -188,6 +188,8 @@ def comparison_of(dot: DotOutcome) -> Comparison | str:
     """The comparison of the stored DOT with the received one, or the line saying why
     there is none (no stored file, an unreadable one, a damaged or foreign one)."""
     if dot.error is not None:
+        if " is a file where a folder belongs: " in dot.error:
+            return f"the stored DOT {dot.path} cannot exist: {dot.error}"
         return f"the stored DOT {dot.path} could not be read: {dot.error}"
     if dot.expected is None:
         return _missing(dot.path)
@@ -271,11 +273,21 @@ def build_report(
         ("structure (snapshot -> received):", tuple(structure)),
         ("DOT diff (- snapshot / + received):", tuple(diff_lines)),
         ("encoding state (received):", tuple(state)),
-        ("PNG:", tuple(_png_lines(png)) if png is not None else (_no_png(png_skipped),)),
+        (
+            "PNG:",
+            tuple(_png_lines(png, _blocked(dot))) if png is not None else (_no_png(png_skipped),),
+        ),
     ]
     if compared is not None and not compared.unchanged:
         sections.append((EVERY_CHANGE, tuple(every_change(compared))))
     return _visible(Report(title, tuple(sections)))
+
+
+def _blocked(dot: DotOutcome) -> str | None:
+    """The line of a file standing where the snapshot folder belongs, if one does."""
+    if dot.error is not None and " is a file where a folder belongs: " in dot.error:
+        return dot.error
+    return None
 
 
 def _no_png(skipped: str | None) -> str:
