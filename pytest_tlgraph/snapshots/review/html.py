@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from pytest_tlgraph.escaping import html_text
 from pytest_tlgraph.snapshots.review.html_assets import SCRIPT, STYLE
-from pytest_tlgraph.snapshots.review.html_images import Inlined, InlinedImages
+from pytest_tlgraph.snapshots.review.html_images import MAX_INLINED_BYTES, Inlined, InlinedImages
 
 __all__ = ["render_html", "write_html"]
 
@@ -270,6 +270,14 @@ def render_html(records: Sequence[Mapping[str, Any]], root: Path) -> str:
         for i, r in enumerate(records, start=1)
     )
     body = "\n".join(_failure(i, r, images) for i, r in enumerate(records, start=1))
+    capped = ""
+    if images.left_out:
+        cap = MAX_INLINED_BYTES // (1024 * 1024)
+        capped = (
+            f'<div class="meta">The page inlines at most {cap} MB of images: '
+            f"{images.left_out} later images are named by their files in the results "
+            "folder instead.</div>"
+        )
     pager = (
         '<div class="pager"><button data-step="-1" title="previous failure (k)">\u2039'
         f'</button><span class="where">1 / {count}</span>'
@@ -285,7 +293,7 @@ def render_html(records: Sequence[Mapping[str, Any]], root: Path) -> str:
         "mismatched pixels in red (anti-aliasing in yellow). The structural diff opens at "
         "100%: drag to pan, wheel to zoom. Compare expected and actual side by side, with "
         "the slider or as an onion skin. Press <kbd>?</kbd> for the keys.</div>"
-        f"<nav><ol>{index}</ol></nav>\n{body}\n{_help()}<script>{SCRIPT}</script>"
+        f"{capped}<nav><ol>{index}</ol></nav>\n{body}\n{_help()}<script>{SCRIPT}</script>"
         "</body></html>\n"
     )
 

@@ -17,7 +17,11 @@ from pathlib import Path
 
 from pytest_tlgraph.escaping import html_text
 
-__all__ = ["Inlined", "InlinedImages"]
+__all__ = ["MAX_INLINED_BYTES", "Inlined", "InlinedImages"]
+
+#: The page inlines at most this many bytes of images (data URIs): past it, an image is
+#: named by its file, and the page says so. 500 failing calls stay one readable page.
+MAX_INLINED_BYTES = 24 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +53,9 @@ class InlinedImages:
         self.root = root
         self._by_hash: dict[str, Inlined] = {}
         self._shown: set[str] = set()
+        self._inlined = 0
+        #: How many images were left as files once the budget was spent.
+        self.left_out = 0
 
     def get(self, rel: str) -> tuple[Inlined | None, str]:
         """The picture at ``rel``, or ``None`` and why it is not inlined: missing, or
@@ -71,6 +78,12 @@ class InlinedImages:
         digest = hashlib.sha256(data).hexdigest()
         found = self._by_hash.get(digest)
         if found is None:
+            cost = (len(data) + 2) // 3 * 4
+            if self._inlined + cost > MAX_INLINED_BYTES:
+                self.left_out += 1
+                cap = MAX_INLINED_BYTES // (1024 * 1024)
+                return None, f"(not inlined: the page holds at most {cap} MB of images; open {rel})"
+            self._inlined += cost
             uri = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
             found = Inlined(f"img{len(self._by_hash) + 1}", size[0], size[1], uri)
             self._by_hash[digest] = found
