@@ -345,5 +345,9 @@ def _write_measured(
     png = render_snapshot_png(measured.dot, settings.renderer)
     problem = png_problem(png, "the measured picture")
     if problem is None:
-        settings.results.write_measured(stem, png)
+        try:
+            settings.results.write_measured(stem, png)
+        except OSError as error:  # a full disk (SnapshotWriteError too): one line
+            reason = getattr(error, "reason", None) or getattr(error, "strerror", None) or error
+            return f"measured picture not written: {reason}"
     return problem

@@ -37,3 +37,54 @@ def test_many_failures_give_a_page_within_its_image_budget(
     assert "The page inlines at most 0 MB of images" in page
     assert "later images are named by their files in the results folder instead" in page
     assert "open test_graph/test_m" in page
+
+
+MEASURED = """
+from tinymodels import MLP
+
+def test_t(tlgraph_snapshot):
+    tlgraph_snapshot(MLP(), color_by="time")
+"""
+
+
+def test_a_full_disk_refusing_the_measured_picture_is_one_warning_line(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    from pytest_tlgraph.snapshots.results.artifacts import ResultsDir
+
+    def full(self: object, stem: object, png: bytes) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    project.makepyfile(test_graph=MEASURED)
+    project.runpytest("--snapshot-update", "-p", "no:randomly").assert_outcomes(passed=1)
+    monkeypatch.setattr(ResultsDir, "write_measured", full)
+    result = project.runpytest("-p", "no:randomly", "-W", "always")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*test_t: measured picture not written: No space left on device*"])
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_the_union_canvas_is_striped_band_by_band() -> None:
+    """The striping of a 4000 x 3000 canvas allocates a few bands, not canvas-sized
+    index grids (``np.mgrid`` of it took 16 bytes a pixel, twice)."""
+    import io
+    import tracemalloc
+
+    from PIL import Image
+
+    from pytest_tlgraph.snapshots.pixels.unioncanvas import mark_missing
+
+    big, small = Image.new("RGB", (4000, 3000), "white"), Image.new("RGB", (3000, 2000), "white")
+    encoded = io.BytesIO()
+    big.save(encoded, format="PNG")
+    tracemalloc.start()
+    try:
+        out = mark_missing(None, encoded.getvalue(), small, big)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    canvas = 4000 * 3000 * 3
+    assert peak < 3 * canvas, peak  # the image itself, its PNG, and a band's temporaries
+    assert Image.open(io.BytesIO(out)).size == (4000, 3000)

@@ -39,6 +39,10 @@ def padded_pair(expected: Image.Image, actual: Image.Image) -> tuple[bytes, byte
     return _padded(expected, size), _padded(actual, size)
 
 
+#: Rows the striping works on at once.
+_BAND = 256
+
+
 def mark_missing(
     diff_png: bytes | None, padded_expected: bytes, expected: Image.Image, actual: Image.Image
 ) -> bytes:
@@ -46,20 +50,22 @@ def mark_missing(
     ``None`` when only padding differs: the expected image faded) with the area outside
     either image striped."""
     if diff_png is None:
-        base = Image.open(io.BytesIO(padded_expected)).convert("RGB")
-        pixels = 255 - ((255 - np.asarray(base, dtype=np.int16)) // 10)
-        rgb = pixels.astype(np.uint8)
+        rgb = np.array(Image.open(io.BytesIO(padded_expected)).convert("RGB"))
     else:
         rgb = np.array(Image.open(io.BytesIO(diff_png)).convert("RGB"))
     height, width = rgb.shape[:2]
-    ys, xs = np.mgrid[0:height, 0:width]
-    outside = ~((xs < expected.width) & (ys < expected.height)) | ~(
-        (xs < actual.width) & (ys < actual.height)
-    )
-    stripes = ((xs + ys) % _STRIPE_PERIOD) < 2
-    marked = (rgb[..., 2] < 100) & (rgb[..., 0] > 200)  # red or yellow: a difference
-    paint = outside & stripes & ~marked
-    rgb[paint] = MISSING_STRIPE
+    xs = np.arange(width)[None, :]
+    inside_x = (xs < expected.width, xs < actual.width)
+    # Band by band: the temporaries are a band's size, never the canvas's.
+    for top in range(0, height, _BAND):
+        band = rgb[top : top + _BAND]
+        if diff_png is None:  # only padding differs: the expected image, faded
+            band[...] = 255 - ((255 - band.astype(np.int16)) // 10)
+        ys = np.arange(top, top + band.shape[0])[:, None]
+        outside = ~(inside_x[0] & (ys < expected.height)) | ~(inside_x[1] & (ys < actual.height))
+        stripes = ((xs + ys) % _STRIPE_PERIOD) < 2
+        marked = (band[..., 2] < 100) & (band[..., 0] > 200)  # red or yellow: a difference
+        band[outside & stripes & ~marked] = MISSING_STRIPE
     out = io.BytesIO()
     Image.fromarray(rgb, "RGB").save(out, format="PNG", compress_level=1)
     return out.getvalue()
