@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from pytest_tlgraph.escaping import html_text
 from pytest_tlgraph.snapshots.review.html_assets import SCRIPT, STYLE
-from pytest_tlgraph.snapshots.review.html_images import MAX_INLINED_BYTES, Inlined, InlinedImages
+from pytest_tlgraph.snapshots.review.html_images import Inlined, InlinedImages, budget
 
 __all__ = ["render_html", "write_html"]
 
@@ -272,9 +272,8 @@ def render_html(records: Sequence[Mapping[str, Any]], root: Path) -> str:
     body = "\n".join(_failure(i, r, images) for i, r in enumerate(records, start=1))
     capped = ""
     if images.left_out:
-        cap = MAX_INLINED_BYTES // (1024 * 1024)
         capped = (
-            f'<div class="meta">The page inlines at most {cap} MB of images: '
+            f'<div class="meta">The page inlines at most {budget()} of images: '
             f"{images.left_out} later images are named by their files in the results "
             "folder instead.</div>"
         )

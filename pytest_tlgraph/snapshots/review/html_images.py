@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pytest_tlgraph.escaping import html_text
 
-__all__ = ["MAX_INLINED_BYTES", "Inlined", "InlinedImages"]
+__all__ = ["MAX_INLINED_BYTES", "Inlined", "InlinedImages", "budget"]
 
 #: The page inlines at most this many bytes of images (data URIs): past it, an image is
 #: named by its file, and the page says so. 500 failing calls stay one readable page.
@@ -44,6 +44,13 @@ class Inlined:
         else:
             attrs.insert(0, f'data-same="{self.ident}"')
         return "<img " + " ".join(attrs) + ">"
+
+
+def budget() -> str:
+    """:data:`MAX_INLINED_BYTES` as the page states it (``24 MB``)."""
+    if MAX_INLINED_BYTES >= 1024 * 1024:
+        return f"{MAX_INLINED_BYTES // (1024 * 1024)} MB"
+    return f"{MAX_INLINED_BYTES // 1024} KB"
 
 
 class InlinedImages:
@@ -81,8 +88,10 @@ class InlinedImages:
             cost = (len(data) + 2) // 3 * 4
             if self._inlined + cost > MAX_INLINED_BYTES:
                 self.left_out += 1
-                cap = MAX_INLINED_BYTES // (1024 * 1024)
-                return None, f"(not inlined: the page holds at most {cap} MB of images; open {rel})"
+                return (
+                    None,
+                    f"(not inlined: the page holds at most {budget()} of images; open {rel})",
+                )
             self._inlined += cost
             uri = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
             found = Inlined(f"img{len(self._by_hash) + 1}", size[0], size[1], uri)
