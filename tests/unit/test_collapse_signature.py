@@ -252,3 +252,26 @@ def test_a_drawing_stored_without_signatures_says_so_and_how_to_rewrite_it() -> 
     (line,) = story_lines(comparison)
     assert line.startswith("content signature on one side only (3): @blocks.0#1, ")
     assert line.endswith("run pytest --snapshot-update to rewrite it")
+
+
+def _boxed(*layers: nn.Module) -> str:
+    torch.manual_seed(0)
+    return capture(nn.Sequential(*layers), torch.randn(2, 4)).draw(depth=1).dot
+
+
+def test_a_box_moved_to_another_address_reads_moved_not_changed() -> None:
+    # A parameter-free layer inserted before the block shifts its index: @0 -> @1.
+    before = _boxed(_Block())
+    after = _boxed(nn.Identity(), _Block())
+    lines = story_lines(compare(before, after))
+    moved = [line for line in lines if line.startswith("moved, same content")]
+    assert len(moved) == 1 and "@1.fc1#1 @0.fc1 -> @1.fc1" in moved[0], lines
+    assert "@1.fc2#1 @0.fc2 -> @1.fc2" in moved[0], lines  # its params moved with it
+    assert not any("inside" in line for line in lines), lines
+
+
+def test_a_moved_box_whose_content_changed_still_reads_changed() -> None:
+    before = _boxed(_Block())
+    after = _boxed(nn.Identity(), _Block(hidden=16))
+    lines = story_lines(compare(before, after))
+    assert "@1.fc2 (Linear): inside: args, shapes, params or wiring changed (1 op)" in lines

@@ -7,6 +7,7 @@ import torch
 from pytest_tlgraph.capture import capture
 from pytest_tlgraph.snapshots.compare.comparison import compare
 from pytest_tlgraph.snapshots.compare.story import recolour_line
+from pytest_tlgraph.snapshots.review.dotdiff import CONTEXT_CHARS, cut_diff_lines
 from pytest_tlgraph.snapshots.review.report import EVERY_CHANGE, DotOutcome, Report, comparison_of
 from pytest_tlgraph.snapshots.review.terminal import (
     MAX_DIFF_LINES,
@@ -101,3 +102,31 @@ def test_rescale_is_named_with_the_nodes_it_recoloured() -> None:
     # A damaged stored side is no comparison at all: one line says so, no rescale line.
     found = comparison_of(DotOutcome("p.gv", "garbage", new.dot, False))
     assert isinstance(found, str) and "is not a tlgraph drawing" in found
+
+
+def test_a_long_changed_pair_is_cut_around_its_first_difference() -> None:
+    common = '  "linear_1" [label=<' + "x" * 300
+    old, new = f"-{common}A, tail>];", f"+{common}B, tail>];"
+    lines = ["--- snapshot", "+++ received", "@@ -1 +1 @@", " context", old, new]
+    cut = cut_diff_lines(lines, MAX_LINE_CHARS)
+    assert cut[:4] == lines[:4]
+    shown_old, shown_new = cut[4], cut[5]
+    assert shown_old != shown_new
+    assert len(shown_old) <= MAX_LINE_CHARS and len(shown_new) <= MAX_LINE_CHARS
+    assert shown_old.startswith("-...x") and shown_new.startswith("+...x")
+    assert "A, tail>];" in shown_old and "B, tail>];" in shown_new
+    assert shown_old.index("A") == shown_new.index("B") == 4 + CONTEXT_CHARS
+
+
+def test_a_pair_differing_early_and_a_lone_long_line_keep_their_start() -> None:
+    old, new = "-a" + "x" * 300, "+b" + "x" * 300
+    assert cut_diff_lines([old, new], 100) == [cut_line(old, 100), cut_line(new, 100)]
+    lone = "+" + "y" * 300
+    assert cut_diff_lines([" ctx", lone], 100) == [" ctx", cut_line(lone, 100)]
+
+
+def test_the_terminal_report_cuts_the_dot_diff_pair_around_its_difference() -> None:
+    common = "z" * 400
+    report = terminal_report(_report([f"-{common}1", f"+{common}2"], ["no channel active"]))
+    diff = dict(report.sections)["DOT diff (- snapshot / + received):"]
+    assert diff[0] != diff[1] and diff[0].endswith("1") and diff[1].endswith("2")

@@ -8,8 +8,9 @@ ops it stands for, so its DOT statement also carries, in the ``comment`` attribu
 
 * a 12-hex-digit BLAKE2b digest over each member op, in execution order: its function,
   where its inputs come from (an earlier member, or the n-th outside source), its output
-  shape and dtype, its args row with every arg shown, its params (name, shape,
-  trainable) and the nested module calls it runs in (address below the box, type);
+  shape and dtype, its args row with every arg shown, its params (name below the box's
+  address, shape, trainable) and the nested module calls it runs in (address below the
+  box, type): no absolute address, so a box moved elsewhere keeps its digest;
   a fold hashes every repetition, a rolled box every call;
 * how many ops one instance holds (a fold's representative), and their functions, with
   consecutive repeats merged (``add x3``), at most :data:`MAX_LISTED_GROUPS` groups (past
@@ -112,7 +113,10 @@ def _op_lines(
                 sources.append(str(position[parent]))
             else:
                 sources.append(f"in{outside.setdefault(parent, len(outside))}")
-        params = ";".join(f"{n}:{format_shape(shape)}:{int(t)}" for n, shape, t in op.params)
+        prefix = _box_prefix(op, depth, calls)[1]
+        params = ";".join(
+            f"{_below(n, prefix)}:{format_shape(shape)}:{int(t)}" for n, shape, t in op.params
+        )
         fields = [
             op.func,
             ",".join(sources),
@@ -148,18 +152,28 @@ def _nested(op: Op, depth: int | None, calls: Calls) -> str:
     innermost one's address below the box's, its type and the type path of every call
     around it (the addresses of the calls between are prefixes of the innermost's)."""
     chain = op.module_calls
-    start, prefix = 0, ""
-    if depth is not None:
-        for i, key in enumerate(chain):
-            if calls.get(key, ("", -1, ""))[1] == depth:
-                start, prefix = i + 1, f"{key[0]}."
-                break
+    start, prefix = _box_prefix(op, depth, calls)
     if start >= len(chain):
         return ""
     key = chain[-1]
-    below = key[0][len(prefix) :] if prefix and key[0].startswith(prefix) else key[0]
     type_name, _, path = calls.get(key, ("?", 0, ""))
-    return f"{len(chain) - start}:{below}:{type_name}:{path}"
+    return f"{len(chain) - start}:{_below(key[0], prefix)}:{type_name}:{path}"
+
+
+def _box_prefix(op: Op, depth: int | None, calls: Calls) -> tuple[int, str]:
+    """Where the box's call (the one at ``depth``) sits in ``op``'s module calls (the
+    index just past it) and its address with a trailing dot; ``(0, "")`` for none."""
+    if depth is not None:
+        for i, key in enumerate(op.module_calls):
+            if calls.get(key, ("", -1, ""))[1] == depth:
+                return i + 1, f"{key[0]}."
+    return 0, ""
+
+
+def _below(name: str, prefix: str) -> str:
+    """``name`` (a module address or parameter name) relative to the box's address, so
+    a box moved to another address keeps its digest."""
+    return name[len(prefix) :] if prefix and name.startswith(prefix) else name
 
 
 def inside_calls(trace: Trace, members: Sequence[str]) -> str | None:

@@ -28,6 +28,7 @@ __all__ = [
     "label_rows",
     "parse_attrs",
     "parse_gv",
+    "strip_tags",
 ]
 
 
@@ -50,10 +51,7 @@ def check_nesting(depth: int) -> None:
         )
 
 
-_TAG: Final = re.compile(r"<[^>]*>")
 _ESCAPE: Final = re.compile(r"\\.")
-_ROW_TAG: Final = re.compile(r"<TR[^>]*>(.*?)</TR>", re.DOTALL)
-_CELL: Final = re.compile(r"<TD[^>]*>(.*?)</TD>", re.DOTALL)
 
 
 def html_label_body(attrs: str) -> str | None:
@@ -76,22 +74,60 @@ def html_label_body(attrs: str) -> str | None:
 def label_rows(body: str) -> tuple[str, ...]:
     """Plain-text rows of an HTML label body: ``<BR/>`` lines, or table rows (the key)."""
     if body.startswith("<TABLE"):
-        return tuple(_table_row(row) for row in _ROW_TAG.findall(body))
+        return tuple(_table_row(row) for row in _elements(body, "TR"))
     if not body:
         return ()
-    return tuple(html.unescape(_TAG.sub("", part)) for part in body.split("<BR/>"))
+    return tuple(html.unescape(strip_tags(part)) for part in body.split("<BR/>"))
 
 
 def _table_row(row: str) -> str:
     """One key line: cell texts joined by spaces, a run of empty cells read ``[bar]``."""
     words: list[str] = []
-    for cell in _CELL.findall(row):
-        text = html.unescape(_TAG.sub("", cell))
+    for cell in _elements(row, "TD"):
+        text = html.unescape(strip_tags(cell))
         if text:
             words.append(text)
         elif not words or words[-1] != "[bar]":
             words.append("[bar]")
     return " ".join(words)
+
+
+def _elements(text: str, tag: str) -> list[str]:
+    """The content of each ``<TAG ...>content</TAG>`` of ``text``, left to right.
+
+    What ``re.findall(r"<TAG[^>]*>(.*?)</TAG>", text, re.DOTALL)`` finds, in one pass:
+    each search starts where the last ended, and an element left open ends the scan
+    (no element can close after it), where the pattern would search the rest of the
+    text again from each later opening, quadratic in the open ones.
+    """
+    opening, closing = f"<{tag}", f"</{tag}>"
+    out: list[str] = []
+    pos = 0
+    while (start := text.find(opening, pos)) >= 0:
+        content = text.find(">", start + len(opening)) + 1  # 0: the tag never closes
+        end = text.find(closing, content) if content > 0 else -1
+        if end < 0:
+            break
+        out.append(text[content:end])
+        pos = end + len(closing)
+    return out
+
+
+def strip_tags(text: str) -> str:
+    """``text`` without its tags: what ``re.sub(r"<[^>]*>", "", text)`` leaves, in one
+    pass (a ``<`` that no ``>`` follows ends the scan instead of a search per ``<``)."""
+    if "<" not in text:
+        return text
+    parts: list[str] = []
+    pos = 0
+    while (start := text.find("<", pos)) >= 0:
+        end = text.find(">", start + 1)
+        if end < 0:
+            break
+        parts.append(text[pos:start])
+        pos = end + 1
+    parts.append(text[pos:])
+    return "".join(parts)
 
 
 def _statements(text: str) -> list[tuple[int, str]]:
@@ -321,4 +357,4 @@ def _cluster(cid: str, parent: str | None) -> Cluster:
 def _title(attrs: dict[str, object]) -> str:
     label = str(attrs.get("label", ""))
     body = label[1:-1] if label.startswith("<") else label
-    return html.unescape(re.sub(r"<[^>]*>", "", body))
+    return html.unescape(strip_tags(body))

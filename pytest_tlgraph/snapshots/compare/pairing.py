@@ -32,7 +32,8 @@ from __future__ import annotations
 import difflib
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Final
 
 from pytest_tlgraph.snapshots.compare.graph import GraphModel, GraphNode
@@ -47,11 +48,17 @@ class Pairing:
 
     pairs: Mapping[str, str]
     replaced: frozenset[str]
+    _reverse: Mapping[str, str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Built once: a view that looks up one node's partner per node stays linear.
+        reverse = MappingProxyType({new: old for old, new in self.pairs.items()})
+        object.__setattr__(self, "_reverse", reverse)
 
     @property
-    def reverse(self) -> dict[str, str]:
-        """Received id -> stored id."""
-        return {new: old for old, new in self.pairs.items()}
+    def reverse(self) -> Mapping[str, str]:
+        """Received id -> stored id (built once, with the pairing)."""
+        return self._reverse
 
 
 def _content(node: GraphNode) -> tuple[Hashable, ...]:

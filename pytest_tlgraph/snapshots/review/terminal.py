@@ -3,10 +3,10 @@
 A :class:`~pytest_tlgraph.snapshots.review.report.Report` holds every line (``report.html``
 shows them all, the results folder keeps the full DOT diff). In a terminal or a CI log
 (REVIEW.md §2.5): no line is longer than :data:`MAX_LINE_CHARS` characters (DOT diff
-lines are cut, saying how much; prose wraps, so a remedy is never lost), the DOT diff
-stops at :data:`MAX_DIFF_LINES` lines, and the encoding state is shown only where it
-changed against the snapshot, and the list of every change node by node is left to
-``report.html``.
+lines are cut, saying how much, a changed pair around its first difference; prose
+wraps, so a remedy is never lost), the DOT diff stops at :data:`MAX_DIFF_LINES`
+lines, and the encoding state is shown only where it changed against the snapshot,
+and the list of every change node by node is left to ``report.html``.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import textwrap
 from collections.abc import Sequence
 from typing import Final
 
+from pytest_tlgraph.snapshots.review.dotdiff import cut_diff_lines
+from pytest_tlgraph.snapshots.review.dotdiff import cut_line as _cut_line
 from pytest_tlgraph.snapshots.review.report import EVERY_CHANGE, Report
 
 __all__ = ["MAX_DIFF_LINES", "MAX_LINE_CHARS", "cut_line", "terminal_report"]
@@ -29,12 +31,7 @@ _INDENT: Final = 2  # Report.text indents section lines by two spaces
 
 def cut_line(line: str, limit: int = MAX_LINE_CHARS) -> str:
     """``line`` when it fits in ``limit`` characters, else its start and how much was cut."""
-    if len(line) <= limit:
-        return line
-    tail = ""
-    for _ in range(2):  # the tail's own length decides how much it must cut
-        tail = f" ... (+{len(line) - (limit - len(tail))} chars)"
-    return line[: limit - len(tail)] + tail
+    return _cut_line(line, limit)
 
 
 def _diff(lines: Sequence[str]) -> list[str]:
@@ -85,7 +82,7 @@ def terminal_report(report: Report) -> Report:
             shown = list(lines)
         limit = MAX_LINE_CHARS - _INDENT
         if heading.startswith("DOT diff"):
-            fitted = tuple(cut_line(line, limit) for line in shown)
+            fitted = tuple(cut_diff_lines(shown, limit))
         else:
             fitted = tuple(part for line in shown for part in wrap_line(line, limit))
         sections.append((heading, fitted))
