@@ -40,7 +40,16 @@ import torch
 from pytest_tlgraph.memo import remember
 from pytest_tlgraph.trace import CallArg
 
-__all__ = ["RAW_DEFAULT", "CallSkeleton", "Opaque", "TensorRef", "call_args", "skeleton"]
+__all__ = [
+    "RAW_DEFAULT",
+    "CallSkeleton",
+    "Opaque",
+    "TensorRef",
+    "call_args",
+    "ref",
+    "skeleton",
+    "tensor_names",
+]
 
 
 class TensorRef:

@@ -87,17 +87,9 @@ def _shape_row(shape: tuple[int, ...], size: int | None, dtype: str | None = Non
 
 def _odd_dtype(record: Record, trace: Trace | None) -> str | None:
     """The record's dtype name when it is not the trace's default floating dtype."""
-    dtype = record.dtype
-    if dtype is None:
-        return None
-    name = _dtype_names.get(dtype)
-    if name is None:
-        name = _dtype_names[dtype] = str(dtype).rpartition(".")[2]
+    name = dtype_name(record.dtype)
     default = trace.default_dtype if trace is not None else "float32"
-    return None if name == default else name
-
-
-_dtype_names: dict[Any, str] = {}
+    return None if name is None or name == default else name
 
 
 def dtype_name(dtype: Any) -> str | None:

@@ -40,6 +40,7 @@ from torch import nn
 from torch.overrides import TorchFunctionMode
 
 from pytest_tlgraph import capture
+from pytest_tlgraph.capture.guards import leave_mode_stack
 from tests.corpus.registry import CORPUS, TRANSFORMERS, Case, build, names
 
 __all__ = [
@@ -683,7 +684,7 @@ def installed(
 
     def leave(module: nn.Module, args: Any, output: Any) -> None:
         if mode is not None:
-            _leave_stack(mode)
+            leave_mode_stack(mode)
         torch.set_grad_enabled(grad_states.pop())
 
     handles = [
@@ -696,24 +697,9 @@ def installed(
         for handle in handles:
             handle.remove()
         if mode is not None:
-            _leave_stack(mode)
+            leave_mode_stack(mode)
         if grad_states:
             torch.set_grad_enabled(grad_states[0])
-
-
-def _leave_stack(mode: TorchFunctionMode) -> None:
-    """Take ``mode`` off the torch function mode stack wherever it is (nowhere: a no-op),
-    leaving the others in their order."""
-    above: list[Any] = []
-    try:
-        while torch._C._len_torch_function_stack() > 0:
-            top = torch._C._pop_torch_function_stack()
-            if top is mode:
-                break
-            above.append(top)
-    finally:
-        for entered in reversed(above):
-            torch._C._push_on_torch_function_stack(entered)
 
 
 # -- choosing the middle module ----------------------------------------------------------
