@@ -21,7 +21,7 @@ from pytest_tlgraph.draw.dot import emit
 from pytest_tlgraph.snapshots.compare.comparison import compare
 from pytest_tlgraph.snapshots.compare.dotparse import parse_gv
 from pytest_tlgraph.snapshots.compare.graph import GraphModel, read_graph
-from pytest_tlgraph.snapshots.compare.inside import full_title, inside_change
+from pytest_tlgraph.snapshots.compare.inside import fold_name, inside_change
 from pytest_tlgraph.snapshots.compare.story import every_change, story_lines
 from pytest_tlgraph.snapshots.review.summary import structure_data
 
@@ -181,18 +181,20 @@ def test_many_function_edits_are_counted_past_four() -> None:
 
 
 @pytest.mark.parametrize(
-    ("node_id", "title", "full"),
+    ("first", "last", "count", "type_name", "full"),
     [
-        ("@layer2.0#1", "@0 (BasicBlock)", "@layer2.0 (BasicBlock)"),
-        ("@layer2.0", "@0 (BasicBlock) (x3)", "@layer2.0 (BasicBlock) (x3)"),
-        ("@layer1.0#1*2", "x2 @0-1 (BasicBlock)", "x2 @layer1.0-1 (BasicBlock)"),
-        ("@a.head#1*2", "x2 @head..head_dist (Linear)", "x2 @a.head..a.head_dist (Linear)"),
-        ("@h.0#1*12", "x12 @h.0-11 (Block)", "x12 @h.0-11 (Block)"),
-        ("segment:mul_1", "mul_1..tanh_1", "mul_1..tanh_1"),
+        ("layer1.0", "layer1.1", 2, "BasicBlock", "x2 @layer1.0-1 (BasicBlock)"),
+        ("a.head", "a.head_dist", 2, "Linear", "x2 @a.head..a.head_dist (Linear)"),
+        ("h.0", "h.11", 12, "Block", "x12 @h.0-11 (Block)"),
+        ("0", "3", 4, "Block", "x4 @0-3 (Block)"),
+        ("blocks.0", "blocks.3", 2, "Block", "x2 @blocks.0..blocks.3 (Block)"),
+        ("cell", "cell", 5, "LSTMCell", "x5 @cell (LSTMCell)"),
     ],
 )
-def test_full_title_writes_the_full_address(node_id: str, title: str, full: str) -> None:
-    assert full_title(node_id, title) == full
+def test_fold_name_writes_the_full_addresses(
+    first: str, last: str, count: int, type_name: str, full: str
+) -> None:
+    assert fold_name(first, last, count, type_name) == full
 
 
 def test_read_signature_refuses_other_comments() -> None:
