@@ -47,6 +47,7 @@ __all__ = [
     "KIND_ATTR",
     "LAST_ATTR",
     "MEMBERS_ATTR",
+    "NODE_ATTRS",
     "NODE_KINDS",
     "OP_ATTR",
     "SCHEMA_ATTR",
@@ -93,6 +94,11 @@ INSIDE_ATTR: Final = "tl_inside"
 #: The content signature of a collapsed node or fold frame: Graphviz draws no comment.
 SIGNATURE_ATTR: Final = "comment"
 
+#: Every attribute :func:`node_attrs` may write: a drawing writes these, nothing else does.
+NODE_ATTRS: Final = (
+    KIND_ATTR, ADDRESS_ATTR, OP_ATTR, TYPE_ATTR, CALLN_ATTR, FIRST_ATTR, LAST_ATTR,
+    COUNT_ATTR, MEMBERS_ATTR, CALL_ATTR, INSIDE_ATTR, SIGNATURE_ATTR,
+)  # fmt: skip
 #: The kinds a drawn node has, and a drawn cluster.
 NODE_KINDS: Final = ("op", "box", "fold", "segment", "input", "output")
 CLUSTER_KINDS: Final = ("module", "fold")
@@ -162,23 +168,33 @@ def _number(value: int | None) -> str | None:
     return None if value is None else str(value)
 
 
-def node_attrs(record: NodeRecord) -> dict[str, str | None]:
-    """The DOT attributes of ``record`` (``None`` values are left out by the writer)."""
-    members = None if record.members is None else encode_list(record.members)
-    return {
-        KIND_ATTR: record.kind,
-        ADDRESS_ATTR: record.address or None,
-        OP_ATTR: record.op,
-        TYPE_ATTR: record.type,
-        CALLN_ATTR: _number(record.call_number),
-        FIRST_ATTR: record.first,
-        LAST_ATTR: record.last,
-        COUNT_ATTR: _number(record.count),
-        MEMBERS_ATTR: members,
-        CALL_ATTR: record.call,
-        INSIDE_ATTR: record.inside,
-        SIGNATURE_ATTR: record.signature,
-    }
+def node_attrs(record: NodeRecord) -> dict[str, str]:
+    """The DOT attributes of ``record``: only those with a value (the usual op has
+    three or four), in no particular order (the writer orders them)."""
+    out = {KIND_ATTR: record.kind}
+    if record.address:
+        out[ADDRESS_ATTR] = record.address
+    if record.op is not None:
+        out[OP_ATTR] = record.op
+    if record.type is not None:
+        out[TYPE_ATTR] = record.type
+    if record.call_number is not None:
+        out[CALLN_ATTR] = str(record.call_number)
+    if record.first is not None:
+        out[FIRST_ATTR] = record.first
+    if record.last is not None:
+        out[LAST_ATTR] = record.last
+    if record.count is not None:
+        out[COUNT_ATTR] = str(record.count)
+    if record.members:
+        out[MEMBERS_ATTR] = encode_list(record.members) or ""
+    if record.call is not None:
+        out[CALL_ATTR] = record.call
+    if record.inside is not None:
+        out[INSIDE_ATTR] = record.inside
+    if record.signature is not None:
+        out[SIGNATURE_ATTR] = record.signature
+    return out
 
 
 def cluster_attrs(record: ClusterRecord) -> dict[str, str | None]:

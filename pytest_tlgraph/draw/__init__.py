@@ -36,6 +36,7 @@ from pytest_tlgraph.encoding.units import format_bytes
 from pytest_tlgraph.lazy import LazyMapping
 from pytest_tlgraph.options import DrawOptions, NodeSpecFn
 from pytest_tlgraph.schema import (
+    NODE_ATTRS,
     SCHEMA_ATTR,
     SCHEMA_VERSION,
     ClusterRecord,
@@ -268,7 +269,7 @@ def _plain_statements(
     plan: Plan,
     rows: list[tuple[tuple[str, ...], tuple[int, ...]]],
     fill: Callable[[str], str],
-    identities: list[dict[str, str | None]],
+    identities: list[dict[str, str]],
 ) -> tuple[Mapping[str, Node], list[NodeStatement]]:
     """What the spec path makes of unedited base specs, without building them: each
     statement's attribute list written straight from its rows, role fill and identity
@@ -348,12 +349,14 @@ def _cluster_lists(
     return lists
 
 
-def _attrs(spec: Mapping[str, Any], identity: Mapping[str, str | None]) -> dict[str, Any]:
+def _attrs(spec: Mapping[str, Any], identity: Mapping[str, str]) -> dict[str, Any]:
     """A node's DOT attributes from its final spec; its identity (a collapsed node's
     signature and an op's call among it) is written over any ``comment`` or ``tl_``
     attribute the spec holds: the comparison must see the drawing's own."""
     attrs = dict(spec)
     attrs["label"] = html_label(attrs.pop("rows"), attrs.pop("bold_rows", ()))
+    for name in NODE_ATTRS:
+        attrs.pop(name, None)
     attrs.update(identity)
     return attrs
 

@@ -69,7 +69,7 @@ def _collapsed_record(
 ) -> NodeRecord:
     """A box's, fold's or segment's record."""
     record = node.record
-    funcs = tuple(trace.op(label).func for label in record.members)
+    funcs = tuple(trace.op(label).func for label in record.members) or None
     if isinstance(record, FoldRecord):
         boxes = record.boxes
         rep = boxes[0]

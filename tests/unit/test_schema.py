@@ -118,3 +118,18 @@ def test_a_node_written_before_the_schema_reads_as_an_op_named_by_nothing_else()
         id="conv2d_1", kind="op"
     )
     assert read_cluster("cluster_a#1", {}) == ClusterRecord(id="cluster_a#1", kind="module")
+
+
+def test_a_node_spec_fn_cannot_write_over_the_drawings_identity() -> None:
+    import torch
+
+    from pytest_tlgraph import capture
+    from pytest_tlgraph.snapshots.compare.graph import read_records
+    from tests.models import MLP, seeded
+
+    trace = capture(seeded(MLP()), torch.zeros(2, 8))
+
+    def forge(node: object, spec: dict[str, object]) -> dict[str, object]:
+        return {**spec, "tl_kind": "box", "tl_addr": "elsewhere", "comment": "forged"}
+
+    assert read_records(trace.draw(node_spec_fn=forge).dot) == read_records(trace.draw().dot)
