@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from pytest_tlgraph.draw.callrows import call_text
-from pytest_tlgraph.draw.collapse.records import BoxRecord, FoldRecord, SegmentRecord
+from pytest_tlgraph.draw.collapse.records import BoxRecord
 from pytest_tlgraph.draw.collapse.signature import (
     content_signatures,
     fold_cluster_signatures,
@@ -29,6 +29,8 @@ from pytest_tlgraph.trace import Layer, Op, Trace, frozen_builder
 __all__ = ["cluster_records", "node_records"]
 
 _new_record: Final = frozen_builder(NodeRecord)
+#: The plan node kinds that stand for a group of ops.
+_COLLAPSED: Final = frozenset({"box", "fold", "segment"})
 
 
 def _repeated(trace: Trace) -> frozenset[str]:
@@ -44,7 +46,7 @@ def _op_record(node: PlanNode, record: Op | Layer, repeated: frozenset[str]) -> 
         return _new_record(node.id, func, "", None, None, None, None, None, None, None, None)
     number = None
     chain = record.module_calls
-    if isinstance(record, Op) and chain and chain[-1][0] in repeated:
+    if node.kind != "layer" and chain and chain[-1][0] in repeated:
         number = chain[-1][1]
     call = call_text(record) if record.call != () else None
     return _new_record(
@@ -70,7 +72,7 @@ def _collapsed_record(
     """A box's, fold's or segment's record."""
     record = node.record
     funcs = tuple(trace.op(label).func for label in record.members) or None
-    if isinstance(record, FoldRecord):
+    if node.kind == "fold":
         boxes = record.boxes
         rep = boxes[0]
         return NodeRecord(
@@ -78,13 +80,13 @@ def _collapsed_record(
             call_number=_box_number(rep, repeated), first=rep.module, last=boxes[-1].module,
             count=len(boxes), members=funcs, inside=inside, signature=signature,
         )  # fmt: skip
-    if isinstance(record, BoxRecord):
+    if node.kind == "box":
         return NodeRecord(
             id=node.id, kind="box", address=record.module, type=record.module_type,
             call_number=_box_number(record, repeated), members=funcs, inside=inside,
             signature=signature,
         )  # fmt: skip
-    if not isinstance(record, SegmentRecord):
+    if node.kind != "segment":
         raise TypeError(f"node {node.id!r} of kind {node.kind!r} is not a collapsed node")
     address = trace.op(record.members[0]).module if record.members else ""
     return NodeRecord(
@@ -102,7 +104,7 @@ def node_records(trace: Trace, plan: Plan, *, collapsed: bool) -> list[NodeRecor
     out = []
     for node in plan.nodes:
         record: Any = node.record
-        if isinstance(record, (Op, Layer)):
+        if node.kind not in _COLLAPSED:
             out.append(_op_record(node, record, repeated))
         else:
             sig = signatures.get(node.id)

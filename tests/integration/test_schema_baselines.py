@@ -59,6 +59,36 @@ def test_a_0_3_baseline_fails_with_one_true_line_and_update_rewrites_it(
     # The story is that line and nothing else: no node reads as added, removed or changed.
     for false in ("added ", "removed ", "now runs", "no longer runs", "predates", "inside:"):
         assert false not in out, false
+    # Nothing pairs across two schemas: no diff drawing shows a false change.
+    flat = " ".join(out.split())
+    assert (
+        flat.count(
+            "structural diff drawing not made: the stored drawing has no schema (0.3), the "
+            "received the 0.4 schema"
+        )
+        == 2
+    )
+    assert not list((project.path / "tlgraph-results").rglob("*graphdiff*"))
     project.runpytest("--snapshot-update").assert_outcomes(passed=1)
     assert {gv: gv.read_bytes() for gv in stored} == good
     project.runpytest().assert_outcomes(passed=1)
+
+
+def test_tlgraph_diff_refuses_drawings_of_two_schemas_naming_both(tmp_path: Path) -> None:
+    import torch
+
+    from pytest_tlgraph import capture
+    from tests.integration.test_cli import tlgraph
+    from tests.models import MLP, seeded
+
+    new = capture(seeded(MLP()), torch.zeros(2, 8)).draw(depth=0).dot
+    (tmp_path / "new.gv").write_text(new, encoding="utf-8")
+    (tmp_path / "old.gv").write_text(_TL_ATTRIBUTE.sub("", new), encoding="utf-8")
+    done = tlgraph("diff", "old.gv", "new.gv", "-o", "diff.png", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "tlgraph diff: error: cannot diff old.gv (no schema: 0.3) and new.gv (schema 0.4): "
+        "drawings of two schemas do not pair; redraw the older one with this version "
+        "(pytest --snapshot-update, or tlgraph draw)"
+    )
+    assert not (tmp_path / "diff.png").exists()
