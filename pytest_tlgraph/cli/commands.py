@@ -172,8 +172,16 @@ def run_diff(args: argparse.Namespace) -> int:
             f"cannot diff {args.old} and {args.new}: not tlgraph drawings ({error}); give "
             "two .gv snapshots written by pytest-tlgraph"
         ) from None
-    drawing = draw_comparison(comparison, context=None if args.full else CONTEXT_HOPS)
     summary = story_lines(comparison)
+    schemas = comparison.old.schema, comparison.new.schema
+    if schemas[0] != schemas[1]:  # nothing pairs across two schemas: a false diff
+        said = [f"schema {v}" if v else "no schema: 0.3" for v in schemas]
+        raise CommandError(
+            f"cannot diff {args.old} ({said[0]}) and {args.new} ({said[1]}): drawings of "
+            "two schemas do not pair; redraw the older one with this version "
+            "(pytest --snapshot-update, or tlgraph draw)"
+        )
+    drawing = draw_comparison(comparison, context=None if args.full else CONTEXT_HOPS)
     rescale = recolour_line(comparison)
     _write(drawing, args.output, args.renderer, args.dpi, _DIFF_REMEDY)
     if args.output is not None:

@@ -17,16 +17,9 @@ from typing import TYPE_CHECKING, Any, Final, final
 from pytest_tlgraph.collector import collector_paused
 from pytest_tlgraph.draw import labels, style
 from pytest_tlgraph.draw import plan as plain_plan
-from pytest_tlgraph.draw.callrows import CALL_ATTR, call_text, edge_positions
+from pytest_tlgraph.draw.callrows import edge_positions
 from pytest_tlgraph.draw.collapse import COLLAPSED_KINDS, build_collapsed_plan
 from pytest_tlgraph.draw.collapse.rows import collapsed_rows
-from pytest_tlgraph.draw.collapse.signature import (
-    INSIDE_ATTR,
-    SIGNATURE_ATTR,
-    content_signatures,
-    fold_cluster_signatures,
-    inside_texts,
-)
 from pytest_tlgraph.draw.contrast import text_colour
 from pytest_tlgraph.draw.dot import (
     DotGraph,
@@ -35,13 +28,22 @@ from pytest_tlgraph.draw.dot import (
     emit,
     html_escape,
     html_label,
-    plain_node_attrs,
 )
+from pytest_tlgraph.draw.identity import cluster_records, node_records
 from pytest_tlgraph.draw.labels import Row
 from pytest_tlgraph.draw.plan import Plan, PlanNode
 from pytest_tlgraph.encoding.units import format_bytes
 from pytest_tlgraph.lazy import LazyMapping
 from pytest_tlgraph.options import DrawOptions, NodeSpecFn
+from pytest_tlgraph.schema import (
+    NODE_ATTRS,
+    SCHEMA_ATTR,
+    SCHEMA_VERSION,
+    ClusterRecord,
+    NodeRecord,
+    cluster_attrs,
+    node_attrs,
+)
 from pytest_tlgraph.trace import Layer, Op, frozen_builder
 
 if TYPE_CHECKING:
@@ -49,7 +51,7 @@ if TYPE_CHECKING:
     from pytest_tlgraph.encoding.state import EncodingState
     from pytest_tlgraph.trace import Trace
 
-__all__ = ["Drawing", "Node", "build_plan", "draw", "node_rows", "node_texts"]
+__all__ = ["Drawing", "Node", "build_plan", "draw", "node_rows", "node_texts", "schema_records"]
 
 
 @final
@@ -174,13 +176,10 @@ def _draw(trace: Trace, *, mask_volatile: bool, options: dict[str, Any]) -> Draw
     )
     fill = style.PAGES[opts.page].fill
     rows = [node_texts(node, trace=trace, options=opts) for node in plan.nodes]
-    # What each box, fold and segment hides, for the comparison (never drawn).
+    # What each node and frame is, for the comparison (never drawn).
     collapsed = opts.depth is not None or opts.collapse is not None
-    signatures = content_signatures(trace, plan.nodes) if collapsed else {}
-    calls = _call_attrs(plan)
-    if collapsed:
-        calls.update(inside_texts(trace, plan.nodes))
-    cluster_signatures = fold_cluster_signatures(trace, plan) if collapsed else {}
+    identities = [node_attrs(r) for r in node_records(trace, plan, collapsed=collapsed)]
+    frames = cluster_records(trace, plan, collapsed=collapsed)
     captions = [caption(trace)]
     state = None
     encoded = None
@@ -200,10 +199,8 @@ def _draw(trace: Trace, *, mask_volatile: bool, options: dict[str, Any]) -> Draw
         public, edited = _edited_specs(plan, specs, opts.node_spec_fn)
         _readable(edited, style.PAGES[opts.page].text)
         statements = [
-            _new_statement(
-                n.id, n.cluster, _attrs(edited[n.id], signatures.get(n.id), calls.get(n.id))
-            )
-            for n in plan.nodes
+            _new_statement(n.id, n.cluster, _attrs(edited[n.id], identity))
+            for n, identity in zip(plan.nodes, identities, strict=True)
         ]
         if encoded is not None and encoded.key_rows:
             from pytest_tlgraph.encoding.key import KEY_ID
@@ -211,7 +208,7 @@ def _draw(trace: Trace, *, mask_volatile: bool, options: dict[str, Any]) -> Draw
             public[KEY_ID] = Node("key", encoded.key_rows, (), None)
         nodes: Mapping[str, Node] = public
     else:
-        nodes, statements = _plain_statements(plan, rows, fill, signatures, calls)
+        nodes, statements = _plain_statements(plan, rows, fill, identities)
     node_defaults, edge_defaults = _written_defaults(opts.page)
     graph = _new_graph(
         graph_attrs=_graph_attrs(opts, html_label(captions), encoded),
@@ -220,7 +217,7 @@ def _draw(trace: Trace, *, mask_volatile: bool, options: dict[str, Any]) -> Draw
         nodes=statements,
         edges=plan.edges,
         clusters=plan.clusters,
-        cluster_attrs=_cluster_lists(plan, opts.page, opts.direction, cluster_signatures),
+        cluster_attrs=_cluster_lists(plan, opts.page, opts.direction, frames),
         rank_groups=encoded.rank_groups if encoded else (),
         extra_nodes=encoded.extra_nodes if encoded else (),
         edge_attrs=_edge_positions(plan, opts.page),
@@ -272,32 +269,19 @@ def _plain_statements(
     plan: Plan,
     rows: list[tuple[tuple[str, ...], tuple[int, ...]]],
     fill: Callable[[str], str],
-    signatures: Mapping[str, str],
-    calls: Mapping[str, str],
+    identities: list[dict[str, str]],
 ) -> tuple[Mapping[str, Node], list[NodeStatement]]:
     """What the spec path makes of unedited base specs, without building them: each
-    statement's attribute list written straight from its rows and role fill (and a
-    collapsed node's signature), and the public node records built when first read
+    statement's attribute list written straight from its rows, role fill and identity
+    (:mod:`pytest_tlgraph.schema`), and the public node records built when first read
     (``draw().dot`` never reads them)."""
     fills: dict[str, str] = {}  # a handful of kinds: each one's fill looked up once
     statements = []
-    for node, (texts, bold) in zip(plan.nodes, rows, strict=True):
-        label = html_label(texts, bold)
+    for node, (texts, bold), identity in zip(plan.nodes, rows, identities, strict=True):
         colour = fills.get(node.kind) or fills.setdefault(node.kind, fill(node.kind))
-        signature = signatures.get(node.id)
-        call = calls.get(node.id)
-        if signature is None and call is None:
-            attrs = plain_node_attrs(label, colour)
-        else:
-            attrs = attr_list(
-                {
-                    "label": label,
-                    "fillcolor": colour,
-                    SIGNATURE_ATTR: signature,
-                    INSIDE_ATTR if signature is not None else CALL_ATTR: call,
-                }
-            )
-        statements.append(_new_statement(node.id, node.cluster, attrs))
+        identity["label"] = html_label(texts, bold)
+        identity["fillcolor"] = colour
+        statements.append(_new_statement(node.id, node.cluster, attr_list(identity)))
 
     def public() -> dict[str, Node]:
         return {
@@ -325,18 +309,16 @@ def _after_label(attrs: Mapping[str, Any]) -> str:
     return written[len(prefix) :]
 
 
-@functools.cache
-def _cluster_tail(page: str) -> str:
-    """A page's cluster attribute list after its label, written once: only the label
-    differs between clusters."""
-    return _after_label(style.cluster_attrs(page, "<>"))
+def _schema_graph_attrs(page: str, direction: str, label: str) -> dict[str, Any]:
+    """The page's graph attributes with ``label``, and the schema version."""
+    return {**style.graph_attrs(page, direction, label), SCHEMA_ATTR: SCHEMA_VERSION}
 
 
 @functools.cache
 def _graph_tail(page: str, direction: str) -> str:
     """The graph attribute list after its label (the caption) for a page and direction,
     written once."""
-    return _after_label(style.graph_attrs(page, direction, "<>"))
+    return _after_label(_schema_graph_attrs(page, direction, "<>"))
 
 
 def _graph_attrs(
@@ -346,71 +328,56 @@ def _graph_attrs(
     encoding's own graph attributes over them; written at once when there are none."""
     extra = encoded.graph_attrs if encoded is not None else None
     if extra:
-        return {**style.graph_attrs(opts.page, opts.direction, caption_label), **extra}
+        return {**_schema_graph_attrs(opts.page, opts.direction, caption_label), **extra}
     return f"[label={caption_label}, {_graph_tail(opts.page, opts.direction)}"
 
 
-@functools.cache
-def _fold_tail(page: str, direction: str) -> str:
-    """A repeat fold cluster's attribute list after its label, written once."""
-    return _after_label(style.fold_cluster_attrs(page, direction, "<>"))
-
-
 def _cluster_lists(
-    plan: Plan, page: str, direction: str, signatures: Mapping[str, str] | None = None
+    plan: Plan, page: str, direction: str, records: Mapping[str, ClusterRecord]
 ) -> dict[str, str]:
-    """Each cluster's attribute list, written: ``attr_list(style.cluster_attrs(page,
-    label))`` with the label, an HTML-like one, put in front of the page's tail; a
-    repeat fold's title is bold and at the top (``style.fold_cluster_attrs``), with the
-    content signature of every repetition."""
-    tail = _cluster_tail(page)
+    """Each cluster's attribute list, written: ``style.cluster_attrs(page, label)``
+    with the label, an HTML-like one, and the cluster's identity (:func:`.schema.
+    cluster_attrs`, its content signature included); a repeat fold's title is bold and
+    at the top (``style.fold_cluster_attrs``)."""
     lists = {}
     for c in plan.clusters:
         if c.caption is None:
-            lists[c.id] = f"[label=<{html_escape(c.title)}>, {tail}"
+            attrs = style.cluster_attrs(page, f"<{html_escape(c.title)}>")
         else:
-            lists[c.id] = f"[label=<<B>{html_escape(c.title)}</B>>, {_fold_tail(page, direction)}"
-    if signatures:
-        by_id = {c.id: c for c in plan.clusters}
-        for cid, signature in signatures.items():
-            c = by_id[cid]
-            if c.caption is None:
-                attrs = style.cluster_attrs(page, f"<{html_escape(c.title)}>")
-            else:
-                attrs = style.fold_cluster_attrs(
-                    page, direction, f"<<B>{html_escape(c.title)}</B>>"
-                )
-            lists[cid] = attr_list({**attrs, SIGNATURE_ATTR: signature})
+            attrs = style.fold_cluster_attrs(page, direction, f"<<B>{html_escape(c.title)}</B>>")
+        lists[c.id] = attr_list({**attrs, **cluster_attrs(records[c.id])})
     return lists
 
 
-def _attrs(
-    spec: Mapping[str, Any], signature: str | None = None, call: str | None = None
-) -> dict[str, Any]:
-    """A node's DOT attributes from its final spec; a collapsed node's signature and an
-    op's call are written over any ``comment`` or ``tl_call`` the spec holds: the
-    comparison must see them."""
+def _attrs(spec: Mapping[str, Any], identity: Mapping[str, str]) -> dict[str, Any]:
+    """A node's DOT attributes from its final spec; its identity (a collapsed node's
+    signature and an op's call among it) is written over any ``comment`` or ``tl_``
+    attribute the spec holds: the comparison must see the drawing's own."""
     attrs = dict(spec)
     attrs["label"] = html_label(attrs.pop("rows"), attrs.pop("bold_rows", ()))
-    if signature is not None:
-        attrs[SIGNATURE_ATTR] = signature
-        attrs[INSIDE_ATTR] = call
-    else:
-        attrs[CALL_ATTR] = call
+    for name in NODE_ATTRS:
+        attrs.pop(name, None)
+    attrs.update(identity)
     return attrs
 
 
-def _call_attrs(plan: Plan) -> dict[str, str]:
-    """The ``tl_call`` of each drawn op or layer whose call the rest of the drawing does
-    not say in full (:func:`.callrows.call_text`)."""
-    out = {}
-    for node in plan.nodes:
-        record = node.record
-        if node.kind in ("op", "layer") and isinstance(record, (Op, Layer)) and record.call != ():
-            text = call_text(record)
-            if text is not None:
-                out[node.id] = text
-    return out
+def schema_records(
+    trace: Trace, **options: Any
+) -> tuple[tuple[NodeRecord, ...], tuple[ClusterRecord, ...]]:
+    """The identity records ``draw(trace, **options)`` writes (:mod:`pytest_tlgraph.
+    schema`): every node's, in drawing order, and every cluster's, outermost first."""
+    opts = DrawOptions.from_kwargs(**options) if options else _DEFAULT_OPTIONS
+    plan = build_plan(
+        trace,
+        view=opts.view,
+        depth=opts.depth,
+        collapse=opts.collapse,
+        collapse_budget=opts.collapse_budget,
+    )
+    collapsed = opts.depth is not None or opts.collapse is not None
+    frames = cluster_records(trace, plan, collapsed=collapsed)
+    nodes = tuple(node_records(trace, plan, collapsed=collapsed))
+    return nodes, tuple(frames[c.id] for c in plan.clusters)
 
 
 def _edge_positions(plan: Plan, page: str) -> dict[tuple[str, str], dict[str, Any]]:

@@ -11,11 +11,12 @@ Every argument a call received that is not at its declared default is in the dra
   ``· + 1e-06``, ``1 - ·``, ``· ** 2`` (``·`` is the tensor input);
 * a **grad row** (``no_grad``, ``inference_mode``, ``enable_grad``) marks an op run
   under another grad mode than the forward around it;
-* the ``tl_call`` attribute (:data:`CALL_ATTR`, which Graphviz never draws) holds the
-  whole call as written (``tensors=[in1, in2], dim=1``), whenever it holds anything
-  the rest of the drawing does not: a non-tensor argument, or tensor operands out of
-  the order their in-edges are numbered in. A change of any value a call computes
-  with therefore changes the DOT, whatever the label shows.
+* the ``tl_call`` attribute (``pytest_tlgraph.schema.CALL_ATTR``, which Graphviz
+  never draws) holds the whole call as written (``tensors=[in1, in2], dim=1``),
+  whenever it holds anything the rest of the drawing does not: a non-tensor
+  argument, or tensor operands out of the order their in-edges are numbered in. A
+  change of any value a call computes with therefore changes the DOT, whatever the
+  label shows.
 
 Drawing reads plain data only: nothing here imports torch.
 """
@@ -29,7 +30,6 @@ from pytest_tlgraph.memo import remember
 from pytest_tlgraph.trace import CallArg, Layer, Op, Trace
 
 __all__ = [
-    "CALL_ATTR",
     "GRAD_MODES",
     "OPERATORS",
     "call_text",
@@ -40,8 +40,6 @@ __all__ = [
     "visible_args",
 ]
 
-#: The DOT attribute holding a node's whole call.
-CALL_ATTR: Final = "tl_call"
 #: The grad modes an op can be marked with, as the row names them.
 GRAD_MODES: Final = ("no_grad", "inference_mode", "enable_grad")
 

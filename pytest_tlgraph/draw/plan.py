@@ -61,6 +61,10 @@ class Cluster:
     scope_address: str | None = None
     #: The caption, when it is not ``@address (Type)`` (a repeat fold's).
     caption: str | None = None
+    #: The number of the module call it frames (unrolled view; ``None`` when rolled).
+    call_number: int | None = None
+    #: A repeat fold's first and last repetition's address and its count.
+    span: tuple[str, str, int] | None = None
 
     @property
     def scope(self) -> str:
@@ -105,15 +109,17 @@ def clusters_for(
     view: str,
     chains: Mapping[str, Sequence[tuple[str, int]]],
     *,
-    forced: Mapping[tuple[str, int], tuple[str, str | None, str]] | None = None,
+    forced: Mapping[tuple[str, int], tuple[str, str | None, str, tuple[str, str, int]]]
+    | None = None,
 ) -> tuple[tuple[Cluster, ...], dict[str, str | None]]:
     """The drawn clusters for visible nodes given as node id -> module-call chain (root
     first): a call is a cluster when it holds at least two visible nodes. Also returns
     each node's innermost drawn cluster (``None`` at the top level).
 
     ``forced`` names calls drawn as clusters whatever they hold (repeat folds), each
-    with its caption, the address its nodes are relative to (``None``: its own) and its
-    type; a key there need not be a module call (a fold of several calls)."""
+    with its caption, the address its nodes are relative to (``None``: its own), its
+    type and its span (first address, last address, count); a key there need not be a
+    module call (a fold of several calls)."""
     # Nodes of one module call share its chain: each distinct chain is worked out once,
     # in order of first appearance (which keeps the clusters in node order).
     listed = list(chains.values())
@@ -146,10 +152,15 @@ def clusters_for(
                 if types is None:  # built once, and only for a drawing with clusters
                     types = {(c.address, c.call_number): c.type_name for c in trace.modules}
                 cid = f"cluster_{address}" if rolled else f"cluster_{address}#{call[1]}"
+                number = None if rolled else call[1]
                 if fold is None:
-                    cluster = _new_cluster(cid, address, types.get(call, "?"), parent)
+                    cluster = _new_cluster(
+                        cid, address, types.get(call, "?"), parent, None, None, number
+                    )
                 else:
-                    cluster = _new_cluster(cid, address, fold[2], parent, fold[1], fold[0])
+                    cluster = _new_cluster(
+                        cid, address, fold[2], parent, fold[1], fold[0], number, fold[3]
+                    )
                 kept[drawn_as] = cluster
             parent = cluster.id
         innermost_of[chain] = parent
@@ -207,6 +218,8 @@ def _replace_parent(cluster: Cluster, parent: str | None) -> Cluster:
         parent,
         cluster.scope_address,
         cluster.caption,
+        cluster.call_number,
+        cluster.span,
     )
 
 

@@ -10,6 +10,7 @@ leaves room for a busy machine without letting a quadratic path through.
 from __future__ import annotations
 
 import gc
+import re
 import time
 from collections.abc import Callable
 from itertools import pairwise
@@ -39,7 +40,8 @@ DEPTH = 1_500
 HEAD = (
     "digraph tlgraph {\n"
     '  graph [label=<Chain>, fontcolor="#1A1A1A", fontname="Helvetica", fontsize="10", '
-    'bgcolor="#FFFFFF", labelloc="t", nodesep="0.25", rankdir="BT", ranksep="0.35"];\n'
+    'bgcolor="#FFFFFF", labelloc="t", nodesep="0.25", rankdir="BT", ranksep="0.35", '
+    'tl_schema="0.4"];\n'
     '  node [shape="box", style="rounded,filled", color="#5A6270", fontcolor="#1A1A1A", '
     'fontname="Helvetica", fontsize="10", penwidth="1", margin="0.11,0.055"];\n'
     '  edge [color="#5A6270", penwidth="1", arrowsize="0.6"];\n'
@@ -52,11 +54,13 @@ CLUSTER_ATTRS = (
 
 def chain(count: int, op: str, shape: str, module: str | None = None, first: int = 1) -> str:
     """Canonical DOT of ``count`` ops in a line: ``<op>_1 -> <op>_2 -> ...`` (numbered
-    from ``first``), each with a shape row and, when ``module`` is given, that module row."""
+    from ``first``), each with a shape row and, when ``module`` is given, that module row
+    and address."""
     ids = [f"{op}_{i}" for i in range(first, first + count)]
     rows = f"<BR/>{shape}" + (f"<BR/>@{module}" if module else "")
+    schema = (f'tl_addr="{module}", ' if module else "") + f'tl_kind="op", tl_op="{op}"'
     lines = [HEAD]
-    lines += [f'  "{i}" [label=<<B>{i}</B>{rows}>, fillcolor="#F3F4F6"];\n' for i in ids]
+    lines += [f'  "{i}" [label=<<B>{i}</B>{rows}>, fillcolor="#F3F4F6", {schema}];\n' for i in ids]
     lines += [f'  "{a}" -> "{b}";\n' for a, b in pairwise(ids)]
     lines.append("}\n")
     return "".join(lines)
@@ -64,13 +68,22 @@ def chain(count: int, op: str, shape: str, module: str | None = None, first: int
 
 def nested(dot: str, member: str, depth: int = DEPTH) -> str:
     """``dot`` with ``depth`` clusters nested one in the other around node ``member``,
-    written as ``dot.emit`` writes nested clusters."""
+    written as ``dot.emit`` writes nested clusters; the member's address is the
+    innermost frame's below it (``n1499.fc``)."""
     assert dot.endswith("\n}\n")
+    head = f'  "{member}" ['
+    start = dot.index(head)
+    end = dot.index("\n", start)
+    line = re.sub(r'tl_addr="([^"]*)"', rf'tl_addr="n{depth - 1}.\1"', dot[start:end])
+    dot = dot[:start] + line + dot[end:]
     lines = []
     for level in range(depth):
         indent = "  " * (level + 1)
         lines.append(f'{indent}subgraph "cluster_n{level}" {{')
-        lines.append(f"{indent}  graph [label=<@n{level} (Sequential)>, {CLUSTER_ATTRS}];")
+        lines.append(
+            f"{indent}  graph [label=<@n{level} (Sequential)>, {CLUSTER_ATTRS}, "
+            f'tl_addr="n{level}", tl_kind="module", tl_type="Sequential"];'
+        )
     lines.append("  " * (depth + 1) + f'"{member}";')
     lines += ["  " * (level + 1) + "}" for level in reversed(range(depth))]
     return dot[: -len("}\n")] + "\n".join(lines) + "\n}\n"

@@ -177,3 +177,24 @@ def test_the_terminal_lines_leave_the_renumbering_to_the_full_list() -> None:
     changes = every_change(comparison)
     assert "renumbered linear_2 is now linear_3" in changes
     assert changes[:2] == ["added linear_2 @block.0", "added tanh_1 @block.1"]
+
+
+def test_drawings_of_two_schemas_read_as_one_line_never_as_a_false_story() -> None:
+    import re
+
+    received = _dot(Deeper(), torch.zeros(2, 8), depth=1)
+    legacy = re.sub(r', tl_[a-z]+="[^"]*"', "", _dot(MLP(), torch.zeros(2, 8), depth=1))
+    line = (
+        "stored with the 0.3 schema (no structured attributes): accept with tlgraph accept "
+        "<nodeid>, or run pytest --snapshot-update"
+    )
+    comparison = compare(legacy, received)
+    assert story_lines(comparison) == [line]
+    assert every_change(comparison) == [line]
+    older = received.replace('tl_schema="0.4"', 'tl_schema="0.3.9"')
+    assert story_lines(compare(older, received)) == [
+        "stored with the 0.3.9 schema, received with the 0.4 one: accept with tlgraph "
+        "accept <nodeid>, or run pytest --snapshot-update"
+    ]
+    # The same model drawn twice by this version: no schema line.
+    assert compare(received, received).unchanged

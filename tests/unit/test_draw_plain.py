@@ -131,6 +131,7 @@ def test_the_graph_line_is_the_pages_graph_attributes_with_the_caption(
 ) -> None:
     from pytest_tlgraph.draw.dot import attr_list, html_label
     from pytest_tlgraph.draw.style import graph_attrs
+    from pytest_tlgraph.schema import SCHEMA_VERSION
 
     model = nn.Sequential(nn.Linear(2, 2))
     model.__class__ = type('Seq<&>"\\ \u00e9', (nn.Sequential,), {})  # hostile model name
@@ -138,7 +139,8 @@ def test_the_graph_line_is_the_pages_graph_attributes_with_the_caption(
     graph_line = trace.draw(page=page, direction=direction).dot.splitlines()[1]
     caption = html_label([f"{trace.model_name} · 1 ops · 8 B · 6 params"])
     assert "&lt;&amp;&gt;&quot;" in caption
-    assert graph_line == f"  graph {attr_list(graph_attrs(page, direction, caption))};"
+    attrs = {**graph_attrs(page, direction, caption), "tl_schema": SCHEMA_VERSION}
+    assert graph_line == f"  graph {attr_list(attrs)};"
 
 
 # -- clusters ----------------------------------------------------------------------------
@@ -296,8 +298,8 @@ def test_node_spec_fn_sees_the_node_and_its_return_replaces_the_spec(cnn: Trace)
     assert seen == ["input"] + ["op"] * 10 + ["output"]
     # The page's text reads at 4.35:1 on pure red: the node's text turns black.
     assert (
-        '"input_1" [label=<<B>in &lt;put&gt;</B>>, fillcolor="#FF0000", fontcolor="#000000"];'
-        in drawing.dot
+        '"input_1" [label=<<B>in &lt;put&gt;</B>>, fillcolor="#FF0000", fontcolor="#000000", '
+        'tl_kind="input"];' in drawing.dot
     )
     assert drawing.nodes["input_1"].rows == ("in <put>",)
     plain = cnn.draw().dot.splitlines()

@@ -72,6 +72,14 @@ def test_the_snapshot_rooms_stay_apart() -> None:
             assert not others, (module, others)
 
 
+def test_the_drawing_schema_stands_below_drawing_and_comparison() -> None:
+    graph = import_graph(PACKAGE)
+    # The grammar both ends share imports nothing of the package; both ends read it.
+    assert not {m for m in graph["pytest_tlgraph.schema"] if m.startswith("pytest_tlgraph")}
+    assert "pytest_tlgraph.schema" in graph["pytest_tlgraph.draw.identity"]
+    assert "pytest_tlgraph.schema" in graph["pytest_tlgraph.snapshots.compare.graph"]
+
+
 def test_every_module_imports() -> None:
     graph = import_graph(PACKAGE)
     assert len(graph) > 40

@@ -43,9 +43,11 @@ def _walk_every_node(
             if population[cid(address, number)] < 2:
                 break
             type_name = types.get((address, number), "?")
-            kept.setdefault(
-                cid(address, number), Cluster(cid(address, number), address, type_name, parent)
+            number_drawn = None if view == "rolled" else number
+            cluster = Cluster(
+                cid(address, number), address, type_name, parent, call_number=number_drawn
             )
+            kept.setdefault(cid(address, number), cluster)
             parent = cid(address, number)
         innermost[node_id] = parent
     # No frame drawn twice: a cluster holding one cluster and no node of its own goes,

@@ -30,7 +30,10 @@ class Repeats:
 
     target: dict[str, str] = field(default_factory=dict)
     runs_of: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
-    clusters: dict[Key, tuple[str, str | None, str]] = field(default_factory=dict)
+    #: Each fold frame's caption, scope, type and span (first, last address, count).
+    clusters: dict[Key, tuple[str, str | None, str, tuple[str, str, int]]] = field(
+        default_factory=dict
+    )
     insert: dict[Key, Key] = field(default_factory=dict)
 
     def chain(self, chain: Chain) -> Chain:
@@ -69,12 +72,13 @@ def find_repeats(
             continue  # a fold box: see _fold
         addresses = [calls[key].address for rep in run.reps for key in rep]
         caption = run_title(addresses, run.types, run.count)
+        span = (addresses[0], addresses[-1], run.count)
         if run.period == 1:
-            out.clusters[first.key] = (caption, None, first.type_name)
+            out.clusters[first.key] = (caption, None, first.type_name, span)
         else:
             synthetic = (f"{first.address}*{run.count}", first.call_number)
             parent = calls[run.parent].address
-            out.clusters[synthetic] = (caption, parent, ", ".join(run.types))
+            out.clusters[synthetic] = (caption, parent, ", ".join(run.types), span)
             out.insert.update(dict.fromkeys(run.reps[0], synthetic))
         for number, rep in enumerate(run.reps):
             for position, key in enumerate(rep):

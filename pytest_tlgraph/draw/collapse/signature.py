@@ -41,10 +41,8 @@ from pytest_tlgraph.trace import Op, Trace, outermost_first
 
 __all__ = [
     "DIGEST_HEX",
-    "INSIDE_ATTR",
     "MAX_INSIDE_CALLS",
     "MAX_LISTED_GROUPS",
-    "SIGNATURE_ATTR",
     "Signature",
     "content_signature",
     "content_signatures",
@@ -55,14 +53,10 @@ __all__ = [
     "read_signature",
 ]
 
-#: The DOT attribute the signature is written in: Graphviz keeps it out of every picture.
-SIGNATURE_ATTR: Final = "comment"
 #: Hex digits of the digest: 48 bits, no accidental collision among a drawing's nodes.
 DIGEST_HEX: Final = 12
 #: At most this many function groups are listed; a longer box writes its digest only.
 MAX_LISTED_GROUPS: Final = 200
-#: The DOT attribute listing the calls inside a collapsed node (never drawn).
-INSIDE_ATTR: Final = "tl_inside"
 #: At most this many member calls are listed in ``tl_inside``.
 MAX_INSIDE_CALLS: Final = 64
 

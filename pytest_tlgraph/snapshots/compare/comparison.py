@@ -26,7 +26,7 @@ from pytest_tlgraph.snapshots.compare.calls import (
     reorder_edit,
 )
 from pytest_tlgraph.snapshots.compare.graph import GraphModel, GraphNode, read_graph
-from pytest_tlgraph.snapshots.compare.inside import GENERIC_INSIDE, full_title, inside_change
+from pytest_tlgraph.snapshots.compare.inside import GENERIC_INSIDE, inside_change
 from pytest_tlgraph.snapshots.compare.pairing import Pairing, pair_graphs
 from pytest_tlgraph.snapshots.compare.rows import RowEdit, row_edits
 
@@ -258,7 +258,7 @@ def _title_change(old: GraphNode, new: GraphNode) -> tuple[str, str] | None:
     if old.kind == new.kind == "box":
         return None  # its address and type are what pairing and replacing compare
     if old.kind == new.kind == "fold":
-        before, after = full_title(old.id, old.title), full_title(new.id, new.title)
+        before, after = old.name, new.name
         return None if before == after else (before, after)
     return old.title, new.title
 

@@ -378,6 +378,13 @@ def graph_diff_png(
     report never fails on its own picture."""
     from pytest_tlgraph.errors import TlgraphError
 
+    old, new = comparison.old.schema, comparison.new.schema
+    if old != new:  # nothing pairs across two schemas: a drawing would show a false diff
+        return None, (
+            "structural diff drawing not made: the stored drawing has "
+            f"{'no schema (0.3)' if old is None else f'the {old} schema'}, the received "
+            f"{'none' if new is None else f'the {new} schema'}"
+        )
     try:
         return draw_comparison(comparison, context=context).png(96, renderer=renderer), None
     except (DotParseError, TlgraphError) as error:

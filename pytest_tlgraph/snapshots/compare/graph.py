@@ -1,50 +1,41 @@
 """One side of a comparison: a drawing read once into the model every view shares.
 
 :func:`read_graph` parses canonical tlgraph DOT with the one reader
-(:func:`.dotparse.parse_gv`) and keeps what comparing needs: each node's label rows,
-kind, function, full module address, innermost cluster and content signature; the
-edges; each cluster's title, parent, address and signature; the key's and caption's
-lines. Nothing downstream reads the DOT text again.
+(:func:`.dotparse.parse_gv`) and keeps what comparing needs: each node's label rows
+and its identity as the drawing wrote it (:mod:`pytest_tlgraph.schema`: kind,
+function, module class, full module address, call number, fold span, member
+functions, call, content signature) with its innermost cluster; the edges; each
+cluster's title, parent and identity; the key's and caption's lines; the schema
+version. Nothing downstream reads the DOT text again, and nothing is recovered from
+ids, titles or rows: a drawing written before the schema (0.3) reads with every node
+an op named by its id (:func:`.story.story_lines` says so in one line).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Final
 
-from pytest_tlgraph.draw.callrows import CALL_ATTR
-from pytest_tlgraph.draw.collapse.signature import INSIDE_ATTR, SIGNATURE_ATTR
 from pytest_tlgraph.draw.dot import DotGraph, html_escape
 from pytest_tlgraph.encoding.key import KEY_ID
+from pytest_tlgraph.schema import (
+    ClusterRecord,
+    NodeRecord,
+    SchemaError,
+    read_cluster,
+    read_node,
+    schema_version,
+)
 from pytest_tlgraph.snapshots.compare.dotparse import (
     DotParseError,
     ParsedGraph,
     label_rows,
     parse_gv,
 )
-from pytest_tlgraph.snapshots.compare.inside import full_title
+from pytest_tlgraph.snapshots.compare.inside import fold_name
 
-__all__ = ["GraphCluster", "GraphModel", "GraphNode", "family", "read_graph"]
-
-_NUMBER: Final = re.compile(r"_\d+(?::\d+)?$")
-_BOX: Final = re.compile(r"@(?P<address>.+?)(?:#\d+)?(?P<fold>\*\d+)?(?:#\d+)?")
-_CLUSTER_ID: Final = re.compile(r"cluster_(?P<address>.*?)(?:#\d+)?(?:\*\d+)?(?:#\d+)?")
-_TYPE: Final = re.compile(r".*\(([^()]*)\)")
-_IO: Final = re.compile(r"(input|output)_\d+")
-_CALL: Final = re.compile(r"#\d+$")
-
-
-def _text(value: object) -> str | None:
-    return None if value is None else str(value)
-
-
-def family(node_id: str) -> str:
-    """An op node's function without its number: ``linear_13`` and ``linear_19`` are
-    one family, ``relu_2:1`` is ``relu``; ``relu_1`` and ``gelu_1`` are two."""
-    return _NUMBER.sub("", node_id)
+__all__ = ["GraphCluster", "GraphModel", "GraphNode", "read_graph", "read_records"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +63,16 @@ class GraphNode:
     call: str | None = None
     #: The calls a box, fold or segment hides (``tl_inside``), when it wrote them.
     inside_calls: str | None = None
+    #: The module class (a box's or fold's; an op's innermost module's).
+    type: str | None = None
+    #: The call number of a module called more than once (a box's, an op's module's).
+    call_number: int | None = None
+    #: A fold's first and last repetition's full address, and its count.
+    fold_first: str | None = None
+    fold_last: str | None = None
+    fold_count: int | None = None
+    #: The functions of a box's, fold's (one repetition's) or segment's ops, in order.
+    members: tuple[str, ...] | None = None
 
     @property
     def title(self) -> str:
@@ -99,11 +100,12 @@ class GraphNode:
         ``@layer1.2 (BasicBlock)`` (``#2`` after the address of a later call),
         ``x2 @layer1.0-1 (BasicBlock)``, ``input x``: never an address relative to a
         cluster."""
-        if self.kind == "fold":
-            return full_title(self.id, self.title)
-        if self.kind == "box":
-            call = _CALL.search(self.id)
-            again = call[0] if call and call[0] != "#1" else ""
+        if self.kind == "fold" and self.fold_count is not None:
+            first = self.fold_first or self.address
+            return fold_name(first, self.fold_last or first, self.fold_count, self.func)
+        if self.kind in ("box", "fold"):
+            number = self.call_number
+            again = f"#{number}" if number is not None and number != 1 else ""
             return f"@{self.address}{again}" + ("" if self.func == "box" else f" ({self.func})")
         if self.kind in ("input", "output"):
             return self.kind if self.title == self.kind else f"{self.kind} {self.title}"
@@ -123,9 +125,19 @@ class GraphCluster:
     id: str
     title: str
     parent: str | None
-    #: The module address its nodes' ``@module`` rows are relative to.
+    #: The module address it frames (a repeat fold's: its first repetition's).
     address: str
     signature: str | None
+    #: ``module`` or ``fold``.
+    kind: str = "module"
+    #: The module class (a fold of several calls: their classes, ``", "``-joined).
+    type: str | None = None
+    #: The call number of a module called more than once.
+    call_number: int | None = None
+    #: A repeat fold's first and last repetition's address, and its count.
+    fold_first: str | None = None
+    fold_last: str | None = None
+    fold_count: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +155,8 @@ class GraphModel:
     parsed: ParsedGraph
     #: Node id -> the argument position of each input whose edge is numbered.
     positions: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    #: The schema version the drawing was written with (``None``: before 0.4).
+    schema: str | None = None
     _preds: dict[str, list[str]] = field(default_factory=dict, repr=False, compare=False)
     _succs: dict[str, list[str]] = field(default_factory=dict, repr=False, compare=False)
     #: Cluster id -> the nodes it holds at any depth, filled on first use.
@@ -181,79 +195,112 @@ def _label_of(attrs: Mapping[str, object], node_id: str) -> tuple[str, tuple[str
     return label, (label_rows(body) or (node_id,))
 
 
-def _kind(node_id: str) -> str:
-    if node_id.startswith("@"):
-        return "fold" if _BOX.fullmatch(node_id) and "*" in node_id else "box"
-    if node_id.startswith("segment:"):
-        return "segment"
-    match = _IO.fullmatch(node_id)
-    return match[1] if match else "op"
+def _func(record: NodeRecord) -> str:
+    """What a node computes: an op's function, a box's or fold's module class."""
+    if record.kind == "op":
+        return record.op or record.id
+    if record.kind in ("box", "fold"):
+        return record.type or record.kind
+    return record.kind
 
 
-def _address(kind: str, node_id: str, rows: tuple[str, ...], scope: str) -> str:
-    if kind in ("box", "fold"):
-        match = _BOX.fullmatch(node_id)
-        return match["address"] if match else node_id[1:]
-    module = next((row for row in reversed(rows[1:]) if row.startswith("@")), None)
-    if kind != "op" or module is None:
-        return scope
-    return f"{scope}.{module[1:]}" if scope else module[1:]
+def _node(
+    record: NodeRecord, cluster: str | None, rows: tuple[str, ...], label: str, fill: object
+) -> GraphNode:
+    return GraphNode(
+        id=record.id,
+        rows=rows,
+        kind=record.kind,
+        func=_func(record),
+        address=record.address,
+        cluster=cluster,
+        signature=record.signature,
+        fill=None if fill is None else str(fill),
+        label=label,
+        call=record.call,
+        inside_calls=record.inside,
+        type=record.type,
+        call_number=record.call_number,
+        fold_first=record.first,
+        fold_last=record.last,
+        fold_count=record.count,
+        members=record.members,
+    )
 
 
-def _func(kind: str, node_id: str, rows: tuple[str, ...]) -> str:
-    if kind == "op":
-        return family(node_id)
-    if kind in ("box", "fold"):
-        match = _TYPE.fullmatch(rows[0]) if rows else None
-        return match[1] if match else kind
-    return kind
+def _cluster(record: ClusterRecord, title: str, parent: str | None) -> GraphCluster:
+    return GraphCluster(
+        id=record.id,
+        title=title,
+        parent=parent,
+        address=record.address,
+        signature=record.signature,
+        kind=record.kind,
+        type=record.type,
+        call_number=record.call_number,
+        fold_first=record.first,
+        fold_last=record.last,
+        fold_count=record.count,
+    )
+
+
+def _parsed(text: str, which: str) -> ParsedGraph:
+    try:
+        return parse_gv(text)
+    except DotParseError as error:
+        raise DotParseError(f"{which} DOT: {error}" if which else str(error)) from None
+
+
+def _records(
+    parsed: ParsedGraph, which: str
+) -> tuple[list[tuple[NodeRecord, str | None, Mapping[str, object]]], list[ClusterRecord]]:
+    """Every drawn node's record (the key left out) with its cluster and attributes,
+    and every cluster's record, as the attributes hold them."""
+    graph: DotGraph = parsed.graph
+    try:
+        clusters = [
+            read_cluster(c.id, _mapping(graph.cluster_attrs.get(c.id))) for c in graph.clusters
+        ]
+        nodes = []
+        for node in (*graph.nodes, *graph.extra_nodes):
+            attrs = _mapping(node.attrs)
+            if node.id != KEY_ID:
+                nodes.append((read_node(node.id, attrs), node.cluster, attrs))
+    except SchemaError as error:
+        raise DotParseError(f"{which} DOT: {error}" if which else str(error)) from None
+    return nodes, clusters
+
+
+def _mapping(attrs: object) -> Mapping[str, object]:
+    return attrs if isinstance(attrs, Mapping) else {}
+
+
+def read_records(text: str) -> tuple[tuple[NodeRecord, ...], tuple[ClusterRecord, ...]]:
+    """The identity records a drawing's DOT holds: every node's (the key left out), in
+    drawing order, and every cluster's, outermost first (the inverse of what
+    ``pytest_tlgraph.draw.schema_records`` gives for the drawing)."""
+    nodes, clusters = _records(_parsed(text, ""), "")
+    return tuple(record for record, _, _ in nodes), tuple(clusters)
 
 
 def read_graph(text: str, which: str = "") -> GraphModel:
     """Read canonical tlgraph DOT into a :class:`GraphModel`. Raises
     :class:`.dotparse.DotParseError` naming ``which`` side (when given) and the line."""
-    try:
-        parsed = parse_gv(text)
-    except DotParseError as error:
-        raise DotParseError(f"{which} DOT: {error}" if which else str(error)) from None
+    parsed = _parsed(text, which)
     graph: DotGraph = parsed.graph
+    node_records, cluster_records = _records(parsed, which)
     clusters: dict[str, GraphCluster] = {}
-    for cluster in graph.clusters:
-        attrs = graph.cluster_attrs.get(cluster.id) or {}
-        match = _CLUSTER_ID.fullmatch(cluster.id)
-        signature = attrs.get(SIGNATURE_ATTR) if isinstance(attrs, Mapping) else None
-        clusters[cluster.id] = GraphCluster(
-            id=cluster.id,
-            title=parsed.titles.get(cluster.id, cluster.id),
-            parent=cluster.parent,
-            address=match["address"] if match else cluster.id,
-            signature=None if signature is None else str(signature),
-        )
+    for cluster, frame in zip(graph.clusters, cluster_records, strict=True):
+        title = parsed.titles.get(cluster.id, cluster.id)
+        clusters[cluster.id] = _cluster(frame, title, cluster.parent)
     nodes: dict[str, GraphNode] = {}
+    for record, cluster_id, attrs in node_records:
+        label, rows = _label_of(attrs, record.id)
+        nodes[record.id] = _node(record, cluster_id, rows, label, attrs.get("fillcolor"))
     key_rows: tuple[str, ...] = ()
     for node in (*graph.nodes, *graph.extra_nodes):
-        attrs = node.attrs if isinstance(node.attrs, Mapping) else {}
-        label, rows = _label_of(attrs, node.id)
         if node.id == KEY_ID:
-            key_rows = rows
-            continue
-        kind = _kind(node.id)
-        scope = clusters[node.cluster].address if node.cluster in clusters else ""
-        signature = attrs.get(SIGNATURE_ATTR)
-        fill = attrs.get("fillcolor")
-        nodes[node.id] = GraphNode(
-            id=node.id,
-            rows=rows,
-            kind=kind,
-            func=_func(kind, node.id, rows),
-            address=_address(kind, node.id, rows, scope),
-            cluster=node.cluster,
-            signature=None if signature is None else str(signature),
-            fill=None if fill is None else str(fill),
-            label=label,
-            call=_text(attrs.get(CALL_ATTR)),
-            inside_calls=_text(attrs.get(INSIDE_ATTR)),
-        )
+            key_rows = _label_of(_mapping(node.attrs), node.id)[1]
     edges = tuple(dict.fromkeys(e for e in graph.edges if KEY_ID not in e))
     positions: dict[str, dict[str, int]] = {}
     for (tail, head), edge_attrs in graph.edge_attrs.items():
@@ -277,6 +324,7 @@ def read_graph(text: str, which: str = "") -> GraphModel:
         rankdir=str(graph_attrs.get("rankdir", "BT")),
         parsed=parsed,
         positions=MappingProxyType(positions),
+        schema=schema_version(graph_attrs),
         _preds=preds,
         _succs=succs,
     )

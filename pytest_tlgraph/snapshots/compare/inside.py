@@ -3,22 +3,21 @@
 A box, fold or segment carries in its ``comment`` attribute a digest of the ops it hides
 and their functions (:mod:`pytest_tlgraph.draw.collapse.signature`). When the digests
 differ the node changed although its rows may not have: :func:`inside_change` names how
-(``relu -> gelu (2 ops)``), and :func:`full_title` names the node by its full module
-address (``@layer1.0 (BasicBlock)``), since its drawn title is written relative to its
-cluster. The comparison reads these once for every view.
+(``relu -> gelu (2 ops)``), and :func:`fold_name` names a fold by its full module
+addresses (``x2 @layer1.0-1 (BasicBlock)``), since its drawn title is written relative
+to its cluster. The comparison reads these once for every view.
 """
 
 from __future__ import annotations
 
 import difflib
-import re
 from collections import Counter
 from collections.abc import Sequence
 from typing import Final
 
 from pytest_tlgraph.draw.collapse.signature import Signature
 
-__all__ = ["GENERIC_INSIDE", "MAX_PARTS", "full_title", "inside_change"]
+__all__ = ["GENERIC_INSIDE", "MAX_PARTS", "fold_name", "fold_span", "inside_change"]
 
 #: How a changed signature reads when the functions it hides are the same (the rows
 #: of the node may say more).
@@ -26,9 +25,6 @@ GENERIC_INSIDE: Final = "args, shapes, params or wiring changed"
 
 #: At most this many function changes are named; the rest are counted.
 MAX_PARTS: Final = 4
-
-_BOX_ID: Final = re.compile(r"@(.+?)(?:#\d+)?(?:\*\d+)?")
-_TITLE: Final = re.compile(r"(x\d+ )?@(\S*)( \(.*)")
 
 
 def _ops(count: int) -> str:
@@ -76,22 +72,21 @@ def inside_change(old: Signature | None, new: Signature | None) -> str | None:
     return f"content changed ({_ops(new.count)})"
 
 
-def full_title(node_id: str, title: str) -> str:
-    """A box's or fold's title with its full module address (``@layer1.0 (BasicBlock)``
-    for ``@0 (BasicBlock)`` drawn in the ``layer1`` cluster); any other title as is."""
-    box = _BOX_ID.fullmatch(node_id)
-    drawn = _TITLE.fullmatch(title)
-    if box is None or drawn is None:
-        return title
-    address, count, shown, rest = box[1], drawn[1] or "", drawn[2], drawn[3]
-    if "*" not in node_id:  # a box: its id is its address
-        return f"{count}@{address}{rest}"
-    first, sep, last = shown.partition("..")
-    if not sep:
-        first, sep, last = shown.partition("-")
-    if address != first and not address.endswith(f".{first}"):
-        return title
-    prefix = address[: len(address) - len(first)]
-    if sep == "..":
-        return f"{count}@{prefix}{first}..{prefix}{last}{rest}"
-    return f"{count}@{prefix}{shown}{rest}"
+def fold_span(first: str, last: str, count: int) -> str:
+    """``blocks.0-3`` for ``count`` consecutively numbered siblings from ``first`` to
+    ``last``, ``first`` for one module called ``count`` times, else ``first..last``,
+    both addresses whole."""
+    if first == last:
+        return first
+    head, _, start = first.rpartition(".")
+    tail_head, _, end = last.rpartition(".")
+    numbered = start.isascii() and start.isdigit() and end.isascii() and end.isdigit()
+    if head == tail_head and numbered and int(end) - int(start) + 1 == count:
+        return f"{head}.{start}-{end}" if head else f"{start}-{end}"
+    return f"{first}..{last}"
+
+
+def fold_name(first: str, last: str, count: int, type_name: str) -> str:
+    """A fold as a reviewer finds it, by its full addresses (``x2 @layer1.0-1
+    (BasicBlock)``), never by a range written relative to its cluster."""
+    return f"x{count} @{fold_span(first, last, count)} ({type_name})"

@@ -29,6 +29,7 @@ __all__ = [
     "every_change",
     "headline",
     "node_name",
+    "schema_line",
     "story_lines",
 ]
 
@@ -249,6 +250,16 @@ PREDATES_CALLS: Final = (
 )
 
 
+#: Said after the nodes signed on one side only, when the stored drawing has no
+#: signature at all: it was written before collapsed nodes carried them.
+PREDATES_SIGNATURES: Final = (
+    "the stored drawing predates the signatures of collapsed nodes (0.2): if nothing "
+    "else changed, run pytest --snapshot-update to rewrite it"
+)
+#: The version a stored drawing without ``tl_schema`` was written with.
+LEGACY_SCHEMA: Final = "0.3"
+
+
 def _predates_calls(graph: GraphModel) -> bool:
     """Whether ``graph`` carries no call argument at all (no ``tl_call``, ``tl_inside``
     or numbered in-edge): drawn by 0.3, or a model whose calls take tensors alone."""
@@ -257,12 +268,41 @@ def _predates_calls(graph: GraphModel) -> bool:
     return not any(n.call or n.inside_calls for n in graph.nodes.values())
 
 
+def schema_line(old: GraphModel, new: GraphModel) -> str | None:
+    """The one true line when the two drawings were written with different schemas
+    (:mod:`pytest_tlgraph.schema`): what one side says of its nodes the other cannot
+    be paired against, so no other line would be true. ``None`` when they agree."""
+    if old.schema == new.schema:
+        return None
+    remedy = "accept with tlgraph accept <nodeid>, or run pytest --snapshot-update"
+    if old.schema is None:
+        return f"stored with the {LEGACY_SCHEMA} schema (no structured attributes): {remedy}"
+    if new.schema is None:
+        return f"received without a schema, stored with the {old.schema} schema: {remedy}"
+    return f"stored with the {old.schema} schema, received with the {new.schema} one: {remedy}"
+
+
+def _predates_signatures(comparison: Comparison) -> bool:
+    """Whether the stored drawing really was written before collapsed nodes carried
+    content signatures (0.2): no schema, and no signature anywhere in it, while the
+    received one has some."""
+    old, new = comparison.old, comparison.new
+    if old.schema is not None:
+        return False
+    if any(n.signature for n in old.nodes.values()):
+        return False
+    return any(n.signature for n in new.nodes.values())
+
+
 def story_lines(comparison: Comparison) -> list[str]:
     """The comparison as the lines of a failure's structural summary (see the module
     docstring), most telling first."""
+    new, old = comparison.new, comparison.old
+    schema = schema_line(old, new)
+    if schema is not None:
+        return [schema]
     if comparison.unchanged:
         return [UNCHANGED]
-    new, old = comparison.new, comparison.old
     out: list[str] = []
     if _predates_calls(old) and not _predates_calls(new):
         out.append(PREDATES_CALLS)
@@ -307,12 +347,13 @@ def story_lines(comparison: Comparison) -> list[str]:
             f"{MOVED} ({_nodes_word(len(moves))} at another module address): {_examples(moves)}"
         )
     if comparison.unsigned:
-        out.append(
+        line = (
             f"content signature on one side only ({len(comparison.unsigned)}): "
-            f"{_examples(list(comparison.unsigned))}; the stored drawing predates the "
-            "signatures of collapsed nodes (0.2): if nothing else changed, run pytest "
-            "--snapshot-update to rewrite it"
+            f"{_examples(list(comparison.unsigned))}"
         )
+        if _predates_signatures(comparison):
+            line += f"; {PREDATES_SIGNATURES}"
+        out.append(line)
     if not out and comparison.renumbered:
         out.append(f"only node ids renumbered ({len(comparison.renumbered)})")
     return out
@@ -342,6 +383,9 @@ def headline(comparison: Comparison, lines: Sequence[str] | None = None) -> str:
 def every_change(comparison: Comparison) -> list[str]:
     """Each change on its own line, node by node (``report.html``'s full list)."""
     new, old = comparison.new, comparison.old
+    schema = schema_line(old, new)
+    if schema is not None:
+        return [schema]
     out = [f"added {node_name(new.nodes[n])}" for n in comparison.added]
     out += [f"removed {node_name(old.nodes[n])}" for n in comparison.removed]
     out += [f"replaced {a} -> {b} (@{new.nodes[b].address})" for a, b in comparison.replaced]
