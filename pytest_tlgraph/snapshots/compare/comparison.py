@@ -13,7 +13,8 @@ domain, and signatures present on one side only. The terminal story, the diff dr
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
@@ -37,6 +38,7 @@ __all__ = [
     "Regrouped",
     "compare",
     "compare_graphs",
+    "pair_clusters",
     "union_order",
 ]
 
@@ -100,7 +102,7 @@ class ClusterChange:
         ``title A -> B``, and ``inside: ...``."""
         out = (
             []
-            if self.old_title == self.new_title
+            if _address_free(self.old_title) == _address_free(self.new_title)
             else [_title_what(self.old_title, self.new_title)]
         )
         if self.inside is not None and not (out and out[0].startswith("repeats")):
@@ -181,11 +183,18 @@ class Comparison:
     #: ``added`` and ``removed``: the drawing shows both sides).
     regrouped: tuple[Regrouped, ...] = ()
     _union: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+    _cluster_union: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     def union_id(self, old_id: str) -> str:
         """A stored node's id in the union of both sides: its received partner's id,
         its own, or ``"<id> (old)"`` when a received node has its id."""
         return self._union.get(old_id, old_id)
+
+    def cluster_union_id(self, old_id: str) -> str:
+        """A stored cluster's id in the union of both sides, as :meth:`union_id` names
+        nodes: its received partner's (the same module, at whatever address), its own,
+        or ``"<id> (old)"``."""
+        return self._cluster_union.get(old_id, old_id)
 
     @property
     def unchanged(self) -> bool:
@@ -245,6 +254,31 @@ def union_order(new: Sequence[str], old: Sequence[str]) -> list[str]:
         item = stack.pop()
         out.append(item)
         stack.extend(after.get(item, ()))
+    return out
+
+
+_ADDRESS: Final = re.compile(r"@\S+")
+
+
+def _address_free(title: str) -> str:
+    """A frame's title without its address: a frame that moved is not retitled."""
+    return _ADDRESS.sub("@", title)
+
+
+def pair_clusters(
+    old: GraphModel, new: GraphModel, translate: Callable[[str], str]
+) -> dict[str, str]:
+    """Stored cluster id -> received cluster id of each module frame on both sides: the
+    k-th frame of a module (its stored address translated, so a frame that moved pairs
+    with its module's) with the k-th."""
+    queues: dict[str, deque[str]] = {}
+    for cid, cluster in new.clusters.items():
+        queues.setdefault(cluster.address, deque()).append(cid)
+    out: dict[str, str] = {}
+    for cid, cluster in old.clusters.items():
+        queue = queues.get(translate(cluster.address))
+        if queue:
+            out[cid] = queue.popleft()
     return out
 
 
@@ -389,13 +423,20 @@ def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
             unsigned.append(new_id)
     old_edges = list(dict.fromkeys((union[a], union[b]) for a, b in old.edges))
     old_set, new_set = set(old_edges), set(new.edges)
+    cluster_pairs = pair_clusters(old, new, pairing.alignment.translate)
+    cluster_reverse = {b: a for a, b in cluster_pairs.items()}
+    cluster_union = dict(cluster_pairs)
+    for cid in old.clusters:
+        if cid not in cluster_pairs:
+            cluster_union[cid] = cid + _OLD_MARK if cid in new.clusters else cid
     clusters_changed = []
     for cid, cluster in new.clusters.items():
-        before = old.clusters.get(cid)
-        if before is None:
+        old_cid = cluster_reverse.get(cid)
+        if old_cid is None:
             continue
+        before = old.clusters[old_cid]
         inside = _inside(before.signature, cluster.signature)
-        if before.title != cluster.title or inside is not None:
+        if _address_free(before.title) != _address_free(cluster.title) or inside is not None:
             clusters_changed.append(ClusterChange(cid, before.title, cluster.title, inside))
         if (before.signature is None) != (cluster.signature is None):
             unsigned.append(cid)
@@ -415,12 +456,13 @@ def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
         renumbered=tuple((a, b) for a, b in pairs.items() if a != b),
         edges_added=tuple(e for e in new.edges if e not in old_set),
         edges_removed=tuple(e for e in old_edges if e not in new_set),
-        clusters_added=tuple(c for c in new.clusters if c not in old.clusters),
-        clusters_removed=tuple(c for c in old.clusters if c not in new.clusters),
+        clusters_added=tuple(c for c in new.clusters if c not in cluster_reverse),
+        clusters_removed=tuple(c for c in old.clusters if c not in cluster_pairs),
         clusters_changed=tuple(clusters_changed),
         recoloured=tuple(recoloured),
         colour_domain=_colour_domain(old, new),
         unsigned=tuple(unsigned),
         regrouped=tuple(regrouped),
         _union=MappingProxyType(union),
+        _cluster_union=MappingProxyType(cluster_union),
     )

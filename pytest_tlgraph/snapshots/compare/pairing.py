@@ -29,6 +29,7 @@ What is left is added (received side) or removed (stored side).
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Mapping
@@ -36,6 +37,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
+from pytest_tlgraph.snapshots.compare.alignment import Alignment, align_modules
 from pytest_tlgraph.snapshots.compare.graph import GraphModel, GraphNode
 
 __all__ = ["Pairing", "pair_graphs"]
@@ -48,6 +50,10 @@ class Pairing:
 
     pairs: Mapping[str, str]
     replaced: frozenset[str]
+    #: The modules paired before the nodes (:func:`.alignment.align_modules`).
+    alignment: Alignment = field(
+        default_factory=lambda: Alignment({"": ""}, frozenset(), frozenset())
+    )
     _reverse: Mapping[str, str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -168,7 +174,14 @@ class _Rounds:
 
 def pair_graphs(old: GraphModel, new: GraphModel) -> Pairing:
     """Pair the stored side's nodes (``old``) with the received side's (``new``) in the
-    rounds of the module docstring."""
+    rounds of the module docstring, each stored address first written as the received
+    side writes the same module (:meth:`.alignment.Alignment.translate`)."""
+    alignment = align_modules(old, new)
+    translated = {
+        node_id: dataclasses.replace(node, address=alignment.translate(node.address))
+        for node_id, node in old.nodes.items()
+    }
+    old = dataclasses.replace(old, nodes=MappingProxyType(translated))
     rounds = _Rounds(old, new)
     # Among nodes alike in place and content, the same id is the better partner (a
     # node moved out from between two of its kind must not shift their pairs).
@@ -197,4 +210,6 @@ def pair_graphs(old: GraphModel, new: GraphModel) -> Pairing:
         queue = queues.get(k) if k is not None else None
         if queue:
             rounds.add(node_id, queue.popleft())
-    return Pairing(pairs=dict(rounds.pairs), replaced=frozenset(rounds.replaced))
+    return Pairing(
+        pairs=dict(rounds.pairs), replaced=frozenset(rounds.replaced), alignment=alignment
+    )

@@ -28,6 +28,7 @@ __all__ = [
     "address_pattern",
     "every_change",
     "headline",
+    "moved_items",
     "node_name",
     "story_lines",
 ]
@@ -216,6 +217,84 @@ def _through(succs: Mapping[str, Sequence[str]], start: str, goal: str, via: set
     return False
 
 
+def moved_items(comparison: Comparison) -> list[str]:
+    """What moved, outermost first: a module that moved whole reads once
+    (``@layer2.0 (BasicBlock) -> @layer2.1``; a module of one op by the op:
+    ``dropout_2 @classifier.2 -> @classifier.3``), any other node by itself."""
+    alignment = comparison.pairing.alignment
+    moves = alignment.moves()
+    held: dict[str, list[tuple[str, str, str]]] = {}
+    loose: list[str] = []
+    for node_id, was, now in comparison.moved:
+        module = next((m for m in moves if was == m[0] or was.startswith(f"{m[0]}.")), None)
+        if module is None:
+            loose.append(f"{node_id} @{was} -> @{now}")
+        else:
+            held.setdefault(module[0], []).append((node_id, was, now))
+    out: list[str] = []
+    for old_address, new_address in moves:
+        members = held.get(old_address)
+        if not members:
+            continue
+        node = comparison.new.nodes[members[0][0]]
+        if len(members) == 1 and node.kind == "op":
+            out.append(f"{members[0][0]} @{members[0][1]} -> @{members[0][2]}")
+            continue
+        kind = alignment.types.get(new_address)
+        out.append(f"@{old_address}{f' ({kind})' if kind else ''} -> @{new_address}")
+    return out + loose
+
+
+def _chain(succs: Mapping[str, list[str]], start: str, limit: int) -> list[str]:
+    """The path from ``start`` along edges each the only one out of its node."""
+    path = [start]
+    while len(path) <= limit:
+        heads = succs.get(path[-1], [])
+        if len(heads) != 1 or heads[0] in path:
+            break
+        path.append(heads[0])
+    return path
+
+
+def order_changes(
+    comparison: Comparison, gained: list[tuple[str, str]], lost: list[tuple[str, str]]
+) -> tuple[list[str], list[tuple[str, str]], list[tuple[str, str]]]:
+    """Nodes that run in another order between the same two nodes: one line each run
+    (``order changed: batch_norm_1, relu_1 -> relu_1, batch_norm_1``), and the edges
+    gained and lost that they do not explain."""
+    lost_succs: dict[str, list[str]] = {}
+    for a, b in lost:
+        lost_succs.setdefault(a, []).append(b)
+    gained_succs: dict[str, list[str]] = {}
+    for a, b in gained:
+        gained_succs.setdefault(a, []).append(b)
+    heads = {b for _, b in lost}
+    out: list[str] = []
+    used: set[tuple[str, str]] = set()
+    for start in lost_succs:
+        if start in heads:
+            continue
+        before = _chain(lost_succs, start, len(lost))
+        after = _chain(gained_succs, start, len(gained))
+        inner = before[1:-1]
+        if (
+            len(inner) < 2
+            or before[-1] != after[-1]
+            or sorted(inner) != sorted(after[1:-1])
+            or inner == after[1:-1]
+        ):
+            continue
+        used.update(zip(before, before[1:], strict=False))
+        used.update(zip(after, after[1:], strict=False))
+        names = [node_name(comparison.new.nodes[n]) for n in inner]
+        out.append(f"order changed: {', '.join(names)} -> {', '.join(after[1:-1])}")
+    return (
+        out,
+        [e for e in gained if e not in used],
+        [e for e in lost if e not in used],
+    )
+
+
 def rewired_edges(comparison: Comparison) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """The edges added and removed that no added or removed node explains: not one of
     such a node's own edges, nor an edge now (or formerly) routed through them."""
@@ -297,14 +376,17 @@ def story_lines(comparison: Comparison) -> list[str]:
     if frames:
         out.append(f"frames removed ({len(frames)}): {_examples(frames)}")
     gained, lost = rewired_edges(comparison)
+    orders, gained, lost = order_changes(comparison, gained, lost)
+    out += orders
     if gained:
         out.append(f"edges added ({len(gained)}): {_examples([f'{a} -> {b}' for a, b in gained])}")
     if lost:
         out.append(f"edges removed ({len(lost)}): {_examples([f'{a} -> {b}' for a, b in lost])}")
     if comparison.moved:
-        moves = [f"{n} @{a} -> @{b}" for n, a, b in comparison.moved]
+        moves = moved_items(comparison)
         out.append(
-            f"{MOVED} ({_nodes_word(len(moves))} at another module address): {_examples(moves)}"
+            f"{MOVED} ({_nodes_word(len(comparison.moved))} at another module address): "
+            f"{_examples(moves)}"
         )
     if comparison.unsigned:
         out.append(

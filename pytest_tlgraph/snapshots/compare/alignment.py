@@ -1,0 +1,249 @@
+"""Which module of the stored drawing is which module of the received one.
+
+Node pairing (:mod:`.pairing`) knows a node by its place: its module address. An edit
+that moves modules (a block inserted at the head of a stage, a block removed, a layer
+renamed, a fold that now repeats another number of times) shifts the addresses of
+everything after it, so addresses must be paired before nodes are. This module does
+that, top down, like ``diff`` on each module's children:
+
+* each module address of a side gets an address-free *content key*: the functions,
+  rows and signatures of the nodes it holds, each with its address below the module's;
+  a fold stands for each module it repeats (``layers.0*4``: ``layers.0`` to
+  ``layers.3``), known by its type and the functions of one repetition;
+* the children of two paired modules of the same name and key are the same module; the
+  others are aligned on their keys (longest matching runs first, as
+  :class:`difflib.SequenceMatcher` does): equal children are the same module, moved
+  when their names differ, and so is everything below them;
+* children left over are paired by name (a module of the same attribute name changed
+  inside: ``conv1``), then, among numbered children between the same two matched runs,
+  by type in order (a block of a stage that changed inside); both such pairs are
+  aligned again one level down;
+* what is left is a module added (received side) or removed (stored side).
+
+:meth:`Alignment.translate` writes a stored address as the received side addresses the
+same module, so "same place" means the same module, not the same string.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Hashable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from pytest_tlgraph.snapshots.compare.graph import GraphModel, GraphNode
+
+__all__ = ["Alignment", "align_modules"]
+
+#: A fold's count in a node or cluster id (``@layers.0*4``, ``cluster_layers.0*4``).
+_FOLD_COUNT: Final = re.compile(r"\*(\d+)(?:#\d+)?$")
+#: A module type at the end of a title (``@0 (BasicBlock)``).
+_TITLE_TYPE: Final = re.compile(r".*\(([^()]+)\)$")
+#: The prefix a removed module's addresses are translated to: no received address has it.
+_GONE: Final = "\x00removed:"
+
+
+@dataclass(frozen=True, slots=True)
+class Alignment:
+    """Stored module address -> received module address of each module on both sides
+    (``paired``); the stored modules with no partner (``removed``) and the received
+    ones (``added``). The root (``""``) is always paired with itself."""
+
+    paired: Mapping[str, str]
+    removed: frozenset[str]
+    added: frozenset[str]
+    #: Paired modules whose content is the same on both sides (their addresses may
+    #: differ: a moved module).
+    same: frozenset[str] = frozenset()
+    #: Received module address -> its type, where the drawing names one.
+    types: Mapping[str, str] = field(default_factory=dict)
+    _cache: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    def translate(self, address: str) -> str:
+        """``address`` of the stored side as the received side writes the same module:
+        its longest paired prefix replaced by its partner (``layer2.0.conv1`` ->
+        ``layer2.1.conv1`` when a block was inserted in front of ``layer2.0``). An
+        address below a removed module gets a form no received address has."""
+        hit = self._cache.get(address)
+        if hit is not None:
+            return hit
+        parts = address.split(".") if address else []
+        out = address
+        for cut in range(len(parts), -1, -1):
+            prefix = ".".join(parts[:cut])
+            if prefix in self.paired:
+                rest = ".".join(parts[cut:])
+                head = self.paired[prefix]
+                out = f"{head}.{rest}" if head and rest else head or rest
+                break
+            if prefix in self.removed:
+                out = _GONE + address
+                break
+        self._cache[address] = out
+        return out
+
+    def moves(self) -> list[tuple[str, str]]:
+        """``(stored address, received address)`` of each module that only moved (same
+        content, another address), outermost only."""
+        out: list[tuple[str, str]] = []
+        for old, new in sorted(self.paired.items(), key=lambda item: item[0].count(".")):
+            if old == new or old not in self.same:
+                continue
+            if any(old.startswith(f"{o}.") for o, _ in out):
+                continue
+            out.append((old, new))
+        return out
+
+
+def _parts(address: str) -> list[str]:
+    return address.split(".") if address else []
+
+
+def _fold_count(node: GraphNode) -> int:
+    match = _FOLD_COUNT.search(node.id)
+    return int(match[1]) if node.kind == "fold" and match else 1
+
+
+def _node_key(node: GraphNode) -> Hashable:
+    """What a node shows, its address left out: kind, function, rows (no ``@module``
+    row) and content signature."""
+    rows = tuple(row for row in node.body if not row.startswith("@"))
+    # The digest is left out: a box inside a fold's frame hashes every repetition.
+    funcs = node.signature.split(" ", 1)[1] if node.signature else None
+    if node.kind == "fold":
+        return ("rep", node.func, funcs)  # one repetition: its type and functions
+    return (node.kind, node.func, rows, funcs)
+
+
+class _Side:
+    """One side's module tree: each module address's children in drawing order, its
+    content key and its type."""
+
+    def __init__(self, graph: GraphModel) -> None:
+        self.children: dict[str, list[str]] = {"": []}
+        keys: dict[str, list[Hashable]] = {"": []}
+        self.types: dict[str, str] = {}
+        for cluster in graph.clusters.values():
+            title = _TITLE_TYPE.fullmatch(cluster.title)
+            if title is not None:
+                self.types.setdefault(cluster.address, title[1])
+        for node in graph.nodes.values():
+            if node.kind in ("input", "output"):
+                keys[""].append((node.kind, node.title))
+                continue
+            count = _fold_count(node)
+            parts = _parts(node.address)
+            key = _node_key(node)
+            if node.kind in ("box", "fold"):
+                self.types.setdefault(node.address, node.func)
+            for address in self._expand(parts, count):
+                self._add(address)
+                if node.kind in ("box", "fold"):
+                    self.types.setdefault(address, node.func)
+                own = _parts(address)
+                for cut in range(len(own) + 1):
+                    prefix = ".".join(own[:cut])
+                    rel = ".".join(own[cut:])
+                    keys.setdefault(prefix, []).append((rel if cut < len(own) else "", key))
+        self.keys: dict[str, Hashable] = {a: hash(tuple(k)) for a, k in keys.items()}
+
+    @staticmethod
+    def _expand(parts: list[str], count: int) -> Iterator[str]:
+        """The addresses a node stands for: its own, or each one a fold repeats."""
+        if count > 1 and parts and parts[-1].isdigit():
+            first = int(parts[-1])
+            for i in range(count):
+                yield ".".join([*parts[:-1], str(first + i)])
+        else:
+            yield ".".join(parts)
+
+    def _add(self, address: str) -> None:
+        parts = _parts(address)
+        for cut in range(1, len(parts) + 1):
+            child = ".".join(parts[:cut])
+            if child not in self.children:
+                self.children[child] = []
+                self.children[".".join(parts[: cut - 1])].append(child)
+
+
+def _name(address: str) -> str:
+    return address.rpartition(".")[2]
+
+
+def align_modules(old: GraphModel, new: GraphModel) -> Alignment:
+    """Pair the stored side's modules with the received side's (module docstring)."""
+    a, b = _Side(old), _Side(new)
+    paired: dict[str, str] = {"": ""}
+    same: set[str] = set()
+    if a.keys.get("") == b.keys.get(""):
+        same.add("")
+    todo: list[tuple[str, str]] = [("", "")]
+    while todo:
+        old_parent, new_parent = todo.pop()
+        for old_child, new_child, equal in _align_children(
+            a, b, a.children.get(old_parent, []), b.children.get(new_parent, [])
+        ):
+            paired[old_child] = new_child
+            if equal:
+                same.add(old_child)
+            todo.append((old_child, new_child))
+    taken = set(paired.values())
+    return Alignment(
+        paired=paired,
+        removed=frozenset(x for x in a.children if x not in paired),
+        added=frozenset(x for x in b.children if x not in taken),
+        same=frozenset(same),
+        types=b.types,
+    )
+
+
+def _align_children(
+    a: _Side, b: _Side, olds: Sequence[str], news: Sequence[str]
+) -> Iterator[tuple[str, str, bool]]:
+    """``(old child, new child, same content)`` of each pair of two paired modules'
+    children (module docstring)."""
+    # Same name, same content: the same module (among equal siblings the name decides).
+    by_name = {_name(c): c for c in news}
+    kept: set[str] = set()
+    for child in olds:
+        partner = by_name.get(_name(child))
+        if partner is not None and a.keys[child] == b.keys[partner]:
+            kept.add(partner)
+            yield child, partner, True
+    olds = [c for c in olds if by_name.get(_name(c)) not in kept]
+    news = [c for c in news if c not in kept]
+    old_keys = [a.keys[c] for c in olds]
+    new_keys = [b.keys[c] for c in news]
+    matcher = difflib.SequenceMatcher(a=old_keys, b=new_keys, autojunk=False)
+    left_old: list[list[str]] = []
+    left_new: list[list[str]] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
+                yield olds[i], news[j], True
+        else:
+            left_old.append(list(olds[i1:i2]))
+            left_new.append(list(news[j1:j2]))
+    # Leftovers of the same name anywhere among the children: the same attribute.
+    free_new = {_name(c): c for gap in left_new for c in gap if not _name(c).isdigit()}
+    done_new: set[str] = set()
+    for gap in left_old:
+        for child in list(gap):
+            partner = free_new.get(_name(child))
+            if partner is not None and partner not in done_new:
+                done_new.add(partner)
+                gap.remove(child)
+                yield child, partner, False
+    # Numbered leftovers between the same matched runs: k-th of a type with k-th.
+    for old_gap, new_gap in zip(left_old, left_new, strict=True):
+        queues: dict[str, list[str]] = {}
+        for child in new_gap:
+            if child not in done_new and _name(child).isdigit():
+                queues.setdefault(b.types.get(child, ""), []).append(child)
+        for child in old_gap:
+            if not _name(child).isdigit():
+                continue
+            queue = queues.get(a.types.get(child, ""))
+            if queue:
+                yield child, queue.pop(0), False
