@@ -17,7 +17,6 @@ folder keeps it as ``<stem>-graphdiff-full.png``).
 from __future__ import annotations
 
 import dataclasses
-
 import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass

@@ -13,6 +13,7 @@ are its own, not listed apart. :func:`every_change` lists each node on its own l
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
@@ -284,8 +285,8 @@ def order_changes(
             or inner == after[1:-1]
         ):
             continue
-        used.update(zip(before, before[1:], strict=False))
-        used.update(zip(after, after[1:], strict=False))
+        used.update(itertools.pairwise(before))
+        used.update(itertools.pairwise(after))
         names = [node_name(comparison.new.nodes[n]) for n in inner]
         out.append(f"order changed: {', '.join(names)} -> {', '.join(after[1:-1])}")
     return (
