@@ -34,7 +34,7 @@ from typing import Final
 
 from pytest_tlgraph.snapshots.compare.graph import GraphModel, GraphNode
 
-__all__ = ["Alignment", "align_modules"]
+__all__ = ["Alignment", "align_modules", "fold_count", "repetitions"]
 
 #: A fold's count in a node or cluster id (``@layers.0*4``, ``cluster_layers.0*4``).
 _FOLD_COUNT: Final = re.compile(r"\*(\d+)(?:#\d+)?$")
@@ -58,6 +58,9 @@ class Alignment:
     same: frozenset[str] = frozenset()
     #: Received module address -> its type, where the drawing names one.
     types: Mapping[str, str] = field(default_factory=dict)
+    #: Siblings that run in another order: their stored addresses in the stored order
+    #: and in the order they run now.
+    reordered: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
     _cache: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     def translate(self, address: str) -> str:
@@ -85,10 +88,12 @@ class Alignment:
 
     def moves(self) -> list[tuple[str, str]]:
         """``(stored address, received address)`` of each module that only moved (same
-        content, another address), outermost only."""
+        content, another address), outermost only; modules that changed places with
+        their siblings are :attr:`reordered` instead."""
         out: list[tuple[str, str]] = []
+        swapped = {old for _, after in self.reordered for old in after}
         for old, new in sorted(self.paired.items(), key=lambda item: item[0].count(".")):
-            if old == new or old not in self.same:
+            if old == new or old not in self.same or old in swapped:
                 continue
             if any(old.startswith(f"{o}.") for o, _ in out):
                 continue
@@ -100,9 +105,20 @@ def _parts(address: str) -> list[str]:
     return address.split(".") if address else []
 
 
-def _fold_count(node: GraphNode) -> int:
+def fold_count(node: GraphNode) -> int:
+    """How many repetitions a node stands for: a fold's count, else 1."""
     match = _FOLD_COUNT.search(node.id)
     return int(match[1]) if node.kind == "fold" and match else 1
+
+
+def repetitions(address: str, count: int) -> list[str]:
+    """The module addresses a node at ``address`` standing for ``count`` repetitions
+    covers: ``layers.0`` and 3 -> ``layers.0``, ``layers.1``, ``layers.2``."""
+    parts = _parts(address)
+    if count > 1 and parts and parts[-1].isdigit():
+        first = int(parts[-1])
+        return [".".join([*parts[:-1], str(first + i)]) for i in range(count)]
+    return [address]
 
 
 def _node_key(node: GraphNode) -> Hashable:
@@ -132,12 +148,10 @@ class _Side:
             if node.kind in ("input", "output"):
                 keys[""].append((node.kind, node.title))
                 continue
-            count = _fold_count(node)
-            parts = _parts(node.address)
             key = _node_key(node)
             if node.kind in ("box", "fold"):
                 self.types.setdefault(node.address, node.func)
-            for address in self._expand(parts, count):
+            for address in repetitions(node.address, fold_count(node)):
                 self._add(address)
                 if node.kind in ("box", "fold"):
                     self.types.setdefault(address, node.func)
@@ -147,16 +161,6 @@ class _Side:
                     rel = ".".join(own[cut:])
                     keys.setdefault(prefix, []).append((rel if cut < len(own) else "", key))
         self.keys: dict[str, Hashable] = {a: hash(tuple(k)) for a, k in keys.items()}
-
-    @staticmethod
-    def _expand(parts: list[str], count: int) -> Iterator[str]:
-        """The addresses a node stands for: its own, or each one a fold repeats."""
-        if count > 1 and parts and parts[-1].isdigit():
-            first = int(parts[-1])
-            for i in range(count):
-                yield ".".join([*parts[:-1], str(first + i)])
-        else:
-            yield ".".join(parts)
 
     def _add(self, address: str) -> None:
         parts = _parts(address)
@@ -179,15 +183,19 @@ def align_modules(old: GraphModel, new: GraphModel) -> Alignment:
     if a.keys.get("") == b.keys.get(""):
         same.add("")
     todo: list[tuple[str, str]] = [("", "")]
+    reordered: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
     while todo:
         old_parent, new_parent = todo.pop()
-        for old_child, new_child, equal in _align_children(
-            a, b, a.children.get(old_parent, []), b.children.get(new_parent, [])
-        ):
+        olds, news = a.children.get(old_parent, []), b.children.get(new_parent, [])
+        found = list(_align_children(a, b, olds, news))
+        for old_child, new_child, equal in found:
             paired[old_child] = new_child
             if equal:
                 same.add(old_child)
             todo.append((old_child, new_child))
+        order = _reorder(olds, news, {o: n for o, n, _ in found})
+        if order is not None:
+            reordered.append(order)
     taken = set(paired.values())
     return Alignment(
         paired=paired,
@@ -195,7 +203,23 @@ def align_modules(old: GraphModel, new: GraphModel) -> Alignment:
         added=frozenset(x for x in b.children if x not in taken),
         same=frozenset(same),
         types=b.types,
+        reordered=tuple(reordered),
     )
+
+
+def _reorder(
+    olds: Sequence[str], news: Sequence[str], partner: Mapping[str, str]
+) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The stored children between the first and the last one out of order, in the
+    stored order and in the order their partners run now; ``None`` when in order."""
+    position = {child: i for i, child in enumerate(news)}
+    kept = [c for c in olds if c in partner]
+    now = sorted(kept, key=lambda c: position[partner[c]])
+    wrong = [i for i, (x, y) in enumerate(zip(kept, now, strict=True)) if x != y]
+    if not wrong:
+        return None
+    span = slice(wrong[0], wrong[-1] + 1)
+    return tuple(kept[span]), tuple(now[span])
 
 
 def _align_children(
@@ -225,9 +249,24 @@ def _align_children(
         else:
             left_old.append(list(olds[i1:i2]))
             left_new.append(list(news[j1:j2]))
-    # Leftovers of the same name anywhere among the children: the same attribute.
-    free_new = {_name(c): c for gap in left_new for c in gap if not _name(c).isdigit()}
     done_new: set[str] = set()
+    # Leftovers of the same content anywhere among the children: moved (two swapped).
+    by_key: dict[Hashable, list[str]] = {}
+    for gap in left_new:
+        for child in gap:
+            by_key.setdefault(b.keys[child], []).append(child)
+    for gap in left_old:
+        for child in list(gap):
+            queue = by_key.get(a.keys[child])
+            if queue:
+                partner = queue.pop(0)
+                done_new.add(partner)
+                gap.remove(child)
+                yield child, partner, True
+    # Leftovers of the same name anywhere among the children: the same attribute.
+    free_new = {
+        _name(c): c for gap in left_new for c in gap if not _name(c).isdigit() and c not in done_new
+    }
     for gap in left_old:
         for child in list(gap):
             partner = free_new.get(_name(child))

@@ -26,6 +26,7 @@ from pytest_tlgraph.snapshots.compare.calls import (
     ordered_inputs,
     reorder_edit,
 )
+from pytest_tlgraph.snapshots.compare.foldsplit import FoldSplit, fold_splits
 from pytest_tlgraph.snapshots.compare.graph import GraphModel, GraphNode, read_graph
 from pytest_tlgraph.snapshots.compare.inside import GENERIC_INSIDE, full_title, inside_change
 from pytest_tlgraph.snapshots.compare.pairing import Pairing, pair_graphs
@@ -182,6 +183,11 @@ class Comparison:
     #: Modules boxed on one side and drawn open on the other (their nodes are also in
     #: ``added`` and ``removed``: the drawing shows both sides).
     regrouped: tuple[Regrouped, ...] = ()
+    #: Stored folds the received drawing breaks into parts (:mod:`.foldsplit`).
+    splits: tuple[FoldSplit, ...] = ()
+    #: Received id of each part that now stands apart -> the stored fold's id and what
+    #: changed in it (``None``: it is still one of the repetitions).
+    split_of: Mapping[str, tuple[str, str | None]] = field(default_factory=dict)
     _union: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
     _cluster_union: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
@@ -203,7 +209,7 @@ class Comparison:
             self.added or self.removed or self.replaced or self.changed or self.moved
             or self.renumbered or self.edges_added or self.edges_removed
             or self.clusters_added or self.clusters_removed or self.clusters_changed
-            or self.unsigned
+            or self.unsigned or self.splits
         )  # fmt: skip
 
     @property
@@ -214,7 +220,9 @@ class Comparison:
         replaced = {new for _, new in self.replaced}
         statuses = {}
         for node_id in self.new.nodes:
-            if node_id in replaced:
+            if node_id in self.split_of:
+                statuses[node_id] = "unchanged" if self.split_of[node_id][1] is None else "changed"
+            elif node_id in replaced:
                 statuses[node_id] = "replaced"
             elif node_id in self.changed:
                 statuses[node_id] = "changed"
@@ -442,6 +450,14 @@ def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
             unsigned.append(cid)
     added = tuple(n for n in new.nodes if n not in taken)
     removed = tuple(n for n in old.nodes if n not in pairs)
+    splits = fold_splits(old, new, pairs, pairing.alignment, added)
+    split_of: dict[str, tuple[str, str | None]] = {}
+    for split in splits:
+        split_of.update({n: (split.old_id, what) for n, what in split.changes.items()})
+        change = changed.get(split.new_id)
+        if change is not None and all(w.startswith(("repeats", "inside")) for w in change.whats()):
+            del changed[split.new_id]  # the split's line says it
+    added = tuple(n for n in added if n not in split_of)
     regrouped = _regrouped(new, added, old, set(removed), boxed=True)
     regrouped += _regrouped(old, removed, new, set(added), boxed=False)
     return Comparison(
@@ -463,6 +479,8 @@ def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
         colour_domain=_colour_domain(old, new),
         unsigned=tuple(unsigned),
         regrouped=tuple(regrouped),
+        splits=tuple(splits),
+        split_of=MappingProxyType(split_of),
         _union=MappingProxyType(union),
         _cluster_union=MappingProxyType(cluster_union),
     )

@@ -185,6 +185,24 @@ def _block_lines(
     return out
 
 
+def _split_lines(comparison: Comparison) -> list[str]:
+    """``@blocks.2 (EncoderBlock): relu -> gelu (2 ops); fold x4 -> x2 + 1 + 1``: a
+    stored fold the received drawing breaks into parts, told by the repetition that
+    changed (each on its line when several did, the count on the fold's line)."""
+    out: list[str] = []
+    new = comparison.new
+    for split in comparison.splits:
+        changed = [(n, what) for n, what in split.changes.items() if what is not None]
+        if len(changed) == 1:
+            node_id, what = changed[0]
+            out.append(f"{node_name(new.nodes[node_id])}: {what}; {split.count_line}")
+            continue
+        out += [f"{node_name(new.nodes[n])}: {what}" for n, what in changed]
+        tail = "" if changed else " (a repetition changed in what no row shows)"
+        out.append(f"{node_name(new.nodes[split.new_id])}: {split.count_line}{tail}")
+    return out
+
+
 def _replaced_lines(comparison: Comparison) -> list[str]:
     """``replaced relu_1 -> silu_1 (@layer1.0.relu)``; the same swap on many nodes is
     one line: ``replaced relu -> silu on 16 nodes @layer*.*.relu``."""
@@ -226,7 +244,10 @@ def moved_items(comparison: Comparison) -> list[str]:
     moves = alignment.moves()
     held: dict[str, list[tuple[str, str, str]]] = {}
     loose: list[str] = []
+    swapped = [m for _, after in alignment.reordered for m in after]
     for node_id, was, now in comparison.moved:
+        if any(was == m or was.startswith(f"{m}.") for m in swapped):
+            continue  # an order change says it
         module = next((m for m in moves if was == m[0] or was.startswith(f"{m[0]}.")), None)
         if module is None:
             loose.append(f"{node_id} @{was} -> @{now}")
@@ -257,6 +278,18 @@ def _chain(succs: Mapping[str, list[str]], start: str, limit: int) -> list[str]:
     return path
 
 
+def _only_op(comparison: Comparison, old_address: str) -> str | None:
+    """The received id of the one op a stored module holds, if it holds one op only."""
+    translated = comparison.pairing.alignment.translate(old_address)
+    held = [
+        n
+        for n, node in comparison.new.nodes.items()
+        if node.address == translated or node.address.startswith(f"{translated}.")
+    ]
+    only = held[0] if len(held) == 1 else None
+    return only if only is not None and comparison.new.nodes[only].kind == "op" else None
+
+
 def order_changes(
     comparison: Comparison, gained: list[tuple[str, str]], lost: list[tuple[str, str]]
 ) -> tuple[list[str], list[tuple[str, str]], list[tuple[str, str]]]:
@@ -272,6 +305,34 @@ def order_changes(
     heads = {b for _, b in lost}
     out: list[str] = []
     used: set[tuple[str, str]] = set()
+    alignment = comparison.pairing.alignment
+    inside: list[str] = []  # received addresses of the modules that changed places
+    for before_order, after_order in alignment.reordered:
+        ops = {a: _only_op(comparison, a) for a in before_order}
+        if all(ops.values()):  # modules of one op each: the ops, by id
+            names = [f"{ops[a]} @{a}" for a in before_order]
+            now = [str(ops[a]) for a in after_order]
+            out.append(f"order changed: {', '.join(names)} -> {', '.join(now)}")
+        else:
+            types = alignment.types
+            names = [
+                f"@{a}" + (f" ({t})" if (t := types.get(alignment.translate(a))) else "")
+                for a in before_order
+            ]
+            out.append(
+                f"order changed: {', '.join(names)} -> "
+                f"{', '.join('@' + a for a in after_order)} (stored addresses)"
+            )
+        inside += [alignment.translate(a) for a in before_order]
+
+    def within(node_id: str) -> bool:
+        node = comparison.new.nodes.get(node_id) or comparison.old.nodes.get(node_id)
+        address = "" if node is None else node.address
+        return any(address == m or address.startswith(f"{m}.") for m in inside)
+
+    for edge in (*gained, *lost):
+        if within(edge[0]) or within(edge[1]):
+            used.add(edge)
     for start in lost_succs:
         if start in heads:
             continue
@@ -280,6 +341,7 @@ def order_changes(
         inner = before[1:-1]
         if (
             len(inner) < 2
+            or any(e in used for e in zip(before, before[1:], strict=False))
             or before[-1] != after[-1]
             or sorted(inner) != sorted(after[1:-1])
             or inner == after[1:-1]
@@ -299,7 +361,7 @@ def order_changes(
 def rewired_edges(comparison: Comparison) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """The edges added and removed that no added or removed node explains: not one of
     such a node's own edges, nor an edge now (or formerly) routed through them."""
-    added = set(comparison.added)
+    added = set(comparison.added) | set(comparison.split_of)
     removed = {comparison.union_id(n) for n in comparison.removed}
     new_succs: dict[str, list[str]] = {}
     for a, b in comparison.new.edges:
@@ -363,6 +425,7 @@ def story_lines(comparison: Comparison) -> list[str]:
     out += _block_lines("added", new, added, comparison.clusters_added)
     out += _block_lines("removed", old, removed, comparison.clusters_removed)
     out += _replaced_lines(comparison)
+    out += _split_lines(comparison)
     out += _grouped_edits(comparison)
     for change in comparison.clusters_changed:
         whats = change.whats()
@@ -370,10 +433,21 @@ def story_lines(comparison: Comparison) -> list[str]:
             out.append(f"{change.new_title}: {'; '.join(whats)}")
     held_added = {c for n in comparison.added for c in new.cluster_path(n)}
     held_removed = {c for n in comparison.removed for c in old.cluster_path(n)}
-    frames = [new.clusters[c].title for c in comparison.clusters_added if c not in held_added]
+    # A frame drawn around a module both sides have is how the drawing laid it out
+    # (a fold broken in parts needs a frame), not a change of the model.
+    alignment = comparison.pairing.alignment
+    frames = [
+        new.clusters[c].title
+        for c in comparison.clusters_added
+        if c not in held_added and new.clusters[c].address in alignment.added
+    ]
     if frames:
         out.append(f"frames added ({len(frames)}): {_examples(frames)}")
-    frames = [old.clusters[c].title for c in comparison.clusters_removed if c not in held_removed]
+    frames = [
+        old.clusters[c].title
+        for c in comparison.clusters_removed
+        if c not in held_removed and old.clusters[c].address in alignment.removed
+    ]
     if frames:
         out.append(f"frames removed ({len(frames)}): {_examples(frames)}")
     gained, lost = rewired_edges(comparison)
@@ -383,8 +457,8 @@ def story_lines(comparison: Comparison) -> list[str]:
         out.append(f"edges added ({len(gained)}): {_examples([f'{a} -> {b}' for a, b in gained])}")
     if lost:
         out.append(f"edges removed ({len(lost)}): {_examples([f'{a} -> {b}' for a, b in lost])}")
-    if comparison.moved:
-        moves = moved_items(comparison)
+    moves = moved_items(comparison)
+    if moves:
         out.append(
             f"{MOVED} ({_nodes_word(len(comparison.moved))} at another module address): "
             f"{_examples(moves)}"
