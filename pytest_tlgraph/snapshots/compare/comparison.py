@@ -454,8 +454,8 @@ def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
     split_of: dict[str, tuple[str, str | None]] = {}
     for split in splits:
         split_of.update({n: (split.old_id, what) for n, what in split.changes.items()})
-        change = changed.get(split.new_id)
-        if change is not None and all(w.startswith(("repeats", "inside")) for w in change.whats()):
+        shrunk = changed.get(split.new_id)
+        if shrunk is not None and all(w.startswith(("repeats", "inside")) for w in shrunk.whats()):
             del changed[split.new_id]  # the split's line says it
     added = tuple(n for n in added if n not in split_of)
     regrouped = _regrouped(new, added, old, set(removed), boxed=True)

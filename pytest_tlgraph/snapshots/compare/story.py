@@ -341,7 +341,7 @@ def order_changes(
         inner = before[1:-1]
         if (
             len(inner) < 2
-            or any(e in used for e in zip(before, before[1:], strict=False))
+            or any(e in used for e in itertools.pairwise(before))
             or before[-1] != after[-1]
             or sorted(inner) != sorted(after[1:-1])
             or inner == after[1:-1]
