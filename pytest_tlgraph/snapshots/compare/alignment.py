@@ -34,7 +34,7 @@ from typing import Final
 
 from pytest_tlgraph.snapshots.compare.graph import GraphModel, GraphNode
 
-__all__ = ["Alignment", "align_modules", "fold_count", "repetitions"]
+__all__ = ["Alignment", "align_modules", "fold_count", "frame_fold_count", "repetitions"]
 
 #: A fold's count in a node or cluster id (``@layers.0*4``, ``cluster_layers.0*4``).
 _FOLD_COUNT: Final = re.compile(r"\*(\d+)(?:#\d+)?$")
@@ -111,6 +111,16 @@ def fold_count(node: GraphNode) -> int:
     return int(match[1]) if node.kind == "fold" and match else 1
 
 
+#: A fold frame's title: ``x4 @model.layers.0-3 (LlamaDecoderLayer)``.
+_FRAME_FOLD: Final = re.compile(r"x(\d+) @")
+
+
+def frame_fold_count(title: str) -> int:
+    """How many repetitions a frame stands for: a fold frame's count, else 1."""
+    match = _FRAME_FOLD.match(title)
+    return int(match[1]) if match else 1
+
+
 def repetitions(address: str, count: int) -> list[str]:
     """The module addresses a node at ``address`` standing for ``count`` repetitions
     covers: ``layers.0`` and 3 -> ``layers.0``, ``layers.1``, ``layers.2``."""
@@ -144,6 +154,15 @@ class _Side:
             title = _TITLE_TYPE.fullmatch(cluster.title)
             if title is not None:
                 self.types.setdefault(cluster.address, title[1])
+        # A fold's frame draws its first repetition for all of them.
+        frames = {
+            cid: (cluster.address, count)
+            for cid, cluster in graph.clusters.items()
+            if (count := frame_fold_count(cluster.title)) > 1
+        }
+        for address, count in frames.values():
+            for rep in repetitions(address, count):
+                self.types.setdefault(rep, self.types.get(address, ""))
         for node in graph.nodes.values():
             if node.kind in ("input", "output"):
                 keys[""].append((node.kind, node.title))
@@ -151,7 +170,13 @@ class _Side:
             key = _node_key(node)
             if node.kind in ("box", "fold"):
                 self.types.setdefault(node.address, node.func)
-            for address in repetitions(node.address, fold_count(node)):
+            stands_for = repetitions(node.address, fold_count(node))
+            frame = next((frames[c] for c in graph.cluster_path(node.id) if c in frames), None)
+            if frame is not None:
+                start, count = frame
+                rest = node.address[len(start) :]
+                stands_for = [rep + rest for rep in repetitions(start, count)]
+            for address in stands_for:
                 self._add(address)
                 if node.kind in ("box", "fold"):
                     self.types.setdefault(address, node.func)

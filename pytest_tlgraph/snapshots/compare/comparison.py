@@ -20,6 +20,7 @@ from types import MappingProxyType
 from typing import Final
 
 from pytest_tlgraph.draw.collapse.signature import read_signature
+from pytest_tlgraph.snapshots.compare.alignment import frame_fold_count
 from pytest_tlgraph.snapshots.compare.calls import (
     call_edits,
     inside_edits,
@@ -185,9 +186,9 @@ class Comparison:
     regrouped: tuple[Regrouped, ...] = ()
     #: Stored folds the received drawing breaks into parts (:mod:`.foldsplit`).
     splits: tuple[FoldSplit, ...] = ()
-    #: Received id of each part that now stands apart -> the stored fold's id and what
-    #: changed in it (``None``: it is still one of the repetitions).
-    split_of: Mapping[str, tuple[str, str | None]] = field(default_factory=dict)
+    #: Received id of each node of a part that now stands apart -> what changed in the
+    #: part, on the node that stands for it (``None``: nothing, or told elsewhere).
+    split_of: Mapping[str, str | None] = field(default_factory=dict)
     _union: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
     _cluster_union: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
@@ -221,7 +222,7 @@ class Comparison:
         statuses = {}
         for node_id in self.new.nodes:
             if node_id in self.split_of:
-                statuses[node_id] = "unchanged" if self.split_of[node_id][1] is None else "changed"
+                statuses[node_id] = "unchanged" if self.split_of[node_id] is None else "changed"
             elif node_id in replaced:
                 statuses[node_id] = "replaced"
             elif node_id in self.changed:
@@ -339,6 +340,12 @@ def _node_edits(
     return tuple(edits)
 
 
+def _fold_frames(graph: GraphModel, node_id: str) -> tuple[int, ...]:
+    """The counts of the fold frames holding ``node_id``, outermost first."""
+    counts = (frame_fold_count(graph.clusters[c].title) for c in graph.cluster_path(node_id))
+    return tuple(n for n in counts if n > 1)
+
+
 def _called(graph: GraphModel, node_id: str) -> str:
     """An input as a reorder line names it: an op by its id, a box or fold by its
     address and type (``@down1.conv (DoubleConv)``)."""
@@ -405,6 +412,14 @@ def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
             continue
         edits = _node_edits(was, node, old, new, union)
         inside = _inside(was.signature, node.signature)
+        if (
+            inside is not None
+            and inside.startswith(GENERIC_INSIDE)
+            and _fold_frames(old, old_id) != _fold_frames(new, new_id)
+        ):
+            # A box in a fold's frame hashes every repetition: with another count its
+            # digest moves though its functions and rows did not (the fold says it).
+            inside = None
         if inside is not None and inside.startswith(GENERIC_INSIDE):
             # Name the argument that changed inside, unless a row says it already.
             said = {e.what for e in edits}
@@ -450,13 +465,26 @@ def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
             unsigned.append(cid)
     added = tuple(n for n in new.nodes if n not in taken)
     removed = tuple(n for n in old.nodes if n not in pairs)
-    splits = fold_splits(old, new, pairs, pairing.alignment, added)
-    split_of: dict[str, tuple[str, str | None]] = {}
+    splits = fold_splits(old, new, pairs, cluster_pairs, pairing.alignment, added)
+    split_of: dict[str, str | None] = {}
+    split_frames: set[str] = set()
     for split in splits:
-        split_of.update({n: (split.old_id, what) for n, what in split.changes.items()})
+        changes = dict(split.changes)
+        for node_id in split.members:
+            name = new.nodes[node_id].name
+            split_of[node_id] = changes.get(name)
+        split_frames |= split.frames
         shrunk = changed.get(split.new_id)
         if shrunk is not None and all(w.startswith(("repeats", "inside")) for w in shrunk.whats()):
             del changed[split.new_id]  # the split's line says it
+    clusters_changed = [
+        c
+        for c in clusters_changed
+        if not (
+            any(c.id == split.new_id for split in splits)
+            and all(w.startswith(("repeats", "inside")) for w in c.whats())
+        )
+    ]
     added = tuple(n for n in added if n not in split_of)
     regrouped = _regrouped(new, added, old, set(removed), boxed=True)
     regrouped += _regrouped(old, removed, new, set(added), boxed=False)
@@ -472,7 +500,9 @@ def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
         renumbered=tuple((a, b) for a, b in pairs.items() if a != b),
         edges_added=tuple(e for e in new.edges if e not in old_set),
         edges_removed=tuple(e for e in old_edges if e not in new_set),
-        clusters_added=tuple(c for c in new.clusters if c not in cluster_reverse),
+        clusters_added=tuple(
+            c for c in new.clusters if c not in cluster_reverse and c not in split_frames
+        ),
         clusters_removed=tuple(c for c in old.clusters if c not in cluster_pairs),
         clusters_changed=tuple(clusters_changed),
         recoloured=tuple(recoloured),

@@ -172,11 +172,9 @@ def _shown_rows(
     after = new.nodes[node_id]
     if status in (ADDED, UNCHANGED):
         return [("", text) for text in after.rows]
-    split = comparison.split_of.get(node_id)
-    if split is not None:  # a part of a fold that now stands apart
-        return [("", text) for text in after.rows] + (
-            [] if split[1] is None else [("", f"inside: {split[1]}")]
-        )
+    if node_id in comparison.split_of:  # a part of a fold that now stands apart
+        what = comparison.split_of[node_id]
+        return [("", text) for text in after.rows] + ([] if what is None else [("", what)])
     change = comparison.changed.get(node_id)
     before = old.nodes[comparison.pairing.reverse[node_id]]
     title_changed = status == REPLACED or (change is not None and change.title is not None)

@@ -14,29 +14,38 @@ The story then reads ``@blocks.2 (EncoderBlock): relu -> gelu (2 ops); fold x4 -
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from pytest_tlgraph.draw.collapse.signature import Signature, read_signature
-from pytest_tlgraph.snapshots.compare.alignment import Alignment, fold_count, repetitions
+from pytest_tlgraph.snapshots.compare.alignment import (
+    Alignment,
+    fold_count,
+    frame_fold_count,
+    repetitions,
+)
 from pytest_tlgraph.snapshots.compare.calls import inside_edits
 from pytest_tlgraph.snapshots.compare.graph import GraphModel, GraphNode
 from pytest_tlgraph.snapshots.compare.inside import inside_change
 from pytest_tlgraph.snapshots.compare.rows import row_edits
 
-__all__ = ["FoldSplit", "fold_splits"]
+__all__ = ["FoldSplit", "fold_splits", "funcs_of", "rep_change"]
 
 
 @dataclass(frozen=True, slots=True)
 class FoldSplit:
-    """A stored fold drawn in parts: its stored id, the received parts in address order
-    (``(id, repetitions it stands for)``: the fold's partner first among them), and
-    what changed in each part that now stands apart (``None``: still a repetition)."""
+    """A stored fold (a node, or a frame) drawn in parts: the stored and received ids
+    of the fold and its partner, each part in address order (its name and how many
+    repetitions it stands for, the partner first among them), what changed in each part
+    that now stands apart (``None``: still a repetition), and the received nodes and
+    frames of those parts (explained by the split, not added)."""
 
     old_id: str
     new_id: str
     parts: tuple[tuple[str, int], ...]
-    changes: Mapping[str, str | None]
+    changes: tuple[tuple[str, str | None], ...]
+    members: frozenset[str] = frozenset()
+    frames: frozenset[str] = frozenset()
 
     @property
     def count_line(self) -> str:
@@ -69,17 +78,30 @@ def fold_splits(
     old: GraphModel,
     new: GraphModel,
     pairs: Mapping[str, str],
+    cluster_pairs: Mapping[str, str],
     alignment: Alignment,
     added: Iterable[str],
 ) -> list[FoldSplit]:
-    """Every stored fold paired with a received node that stands for fewer repetitions,
-    whose other repetitions are received boxes or folds among ``added``."""
+    """Every stored fold (node or frame) paired with a received one that stands for
+    fewer repetitions, whose other repetitions the received side draws apart."""
+    return [
+        *_node_splits(old, new, pairs, alignment, added),
+        *_frame_splits(old, new, cluster_pairs, alignment),
+    ]
+
+
+def _node_splits(
+    old: GraphModel,
+    new: GraphModel,
+    pairs: Mapping[str, str],
+    alignment: Alignment,
+    added: Iterable[str],
+) -> Iterator[FoldSplit]:
     at: dict[str, list[str]] = {}
     for node_id in added:
         node = new.nodes[node_id]
         if node.kind in ("box", "fold"):
             at.setdefault(node.address, []).append(node_id)
-    out: list[FoldSplit] = []
     for old_id, new_id in pairs.items():
         fold, partner = old.nodes[old_id], new.nodes[new_id]
         if fold.kind != "fold" or partner.kind not in ("box", "fold"):
@@ -100,15 +122,88 @@ def fold_splits(
             parts.append((found, count))
             changes[found] = rep_change(fold, node)
         if changes:
-            out.append(FoldSplit(old_id, new_id, tuple(_in_order(parts, new)), changes))
+            ordered = _in_order(parts, lambda n: new.nodes[n].address)
+            yield FoldSplit(
+                old_id,
+                new_id,
+                tuple((new.nodes[n].name, c) for n, c in ordered),
+                tuple((new.nodes[n].name, what) for n, what in changes.items()),
+                members=frozenset(changes),
+            )
+
+
+def funcs_of(graph: GraphModel, node_ids: Iterable[str]) -> list[str]:
+    """The functions ``node_ids`` run, in drawing order: an op's own, the listed
+    functions of a box or segment (a fold's once per repetition)."""
+    out: list[str] = []
+    for node_id in node_ids:
+        node = graph.nodes[node_id]
+        if node.kind == "op":
+            out.append(node.func)
+        elif node.kind in ("box", "fold", "segment"):
+            signature = _signature(node)
+            funcs = signature.funcs if signature and signature.funcs else (node.func,)
+            out += list(funcs) * fold_count(node)
     return out
 
 
-def _in_order(parts: Sequence[tuple[str, int]], graph: GraphModel) -> list[tuple[str, int]]:
+def _under(address: str, prefix: str) -> bool:
+    return address == prefix or address.startswith(f"{prefix}.")
+
+
+def _frame_splits(
+    old: GraphModel, new: GraphModel, cluster_pairs: Mapping[str, str], alignment: Alignment
+) -> Iterator[FoldSplit]:
+    for old_cid, new_cid in cluster_pairs.items():
+        frame, partner = old.clusters[old_cid], new.clusters[new_cid]
+        count = frame_fold_count(frame.title)
+        if count < 2:
+            continue
+        kept = frame_fold_count(partner.title)
+        covered = set(repetitions(partner.address, kept))
+        reps = [alignment.translate(a) for a in repetitions(frame.address, count)]
+        apart = [a for a in reps if a not in covered]
+        if not apart or len(apart) + kept != count:
+            continue
+        before = funcs_of(old, old.members(old_cid))
+        kind = alignment.types.get(partner.address)
+        suffix = f" ({kind})" if kind else ""
+        parts: list[tuple[str, int]] = [(partner.title, kept)]
+        changes: list[tuple[str, str | None]] = []
+        members: set[str] = set()
+        for address in apart:
+            held = [n for n, node in new.nodes.items() if _under(node.address, address)]
+            members.update(held)
+            after = funcs_of(new, held)
+            what = None
+            if after != before:
+                what = inside_change(
+                    Signature("stored", len(before), tuple(before)),
+                    Signature("received", len(after), tuple(after)),
+                )
+            name = f"@{address}{suffix}"
+            parts.append((name, 1))
+            changes.append((name, what))
+        frames = frozenset(
+            cid for cid, c in new.clusters.items() if any(_under(c.address, a) for a in apart)
+        )
+        yield FoldSplit(
+            old_cid,
+            new_cid,
+            tuple(parts),
+            tuple(changes),
+            members=frozenset(members),
+            frames=frames,
+        )
+
+
+def _in_order(
+    parts: Sequence[tuple[str, int]], address_of: Callable[[str], str]
+) -> list[tuple[str, int]]:
     """The parts by the address of the first repetition each stands for."""
 
     def key(part: tuple[str, int]) -> tuple[int, int, str]:
-        last = graph.nodes[part[0]].address.rpartition(".")[2]
+        last = address_of(part[0]).rpartition(".")[2]
         return (0, int(last), "") if last.isdigit() else (1, 0, last)
 
     return sorted(parts, key=key)

@@ -190,16 +190,15 @@ def _split_lines(comparison: Comparison) -> list[str]:
     stored fold the received drawing breaks into parts, told by the repetition that
     changed (each on its line when several did, the count on the fold's line)."""
     out: list[str] = []
-    new = comparison.new
     for split in comparison.splits:
-        changed = [(n, what) for n, what in split.changes.items() if what is not None]
+        changed = [(name, what) for name, what in split.changes if what is not None]
         if len(changed) == 1:
-            node_id, what = changed[0]
-            out.append(f"{node_name(new.nodes[node_id])}: {what}; {split.count_line}")
+            name, what = changed[0]
+            out.append(f"{name}: {what}; {split.count_line}")
             continue
-        out += [f"{node_name(new.nodes[n])}: {what}" for n, what in changed]
+        out += [f"{name}: {what}" for name, what in changed]
         tail = "" if changed else " (a repetition changed in what no row shows)"
-        out.append(f"{node_name(new.nodes[split.new_id])}: {split.count_line}{tail}")
+        out.append(f"{split.parts[0][0]}: {split.count_line}{tail}")
     return out
 
 
