@@ -461,8 +461,9 @@ def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
         inside = _inside(before.signature, cluster.signature)
         if _address_free(before.title) != _address_free(cluster.title) or inside is not None:
             clusters_changed.append(ClusterChange(cid, before.title, cluster.title, inside))
-        if (before.signature is None) != (cluster.signature is None):
-            unsigned.append(cid)
+        folds = frame_fold_count(before.title) > 1, frame_fold_count(cluster.title) > 1
+        if all(folds) and (before.signature is None) != (cluster.signature is None):
+            unsigned.append(cid)  # only a fold's frame is signed
     added = tuple(n for n in new.nodes if n not in taken)
     removed = tuple(n for n in old.nodes if n not in pairs)
     splits = fold_splits(old, new, pairs, cluster_pairs, pairing.alignment, added)
@@ -477,14 +478,8 @@ def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
         shrunk = changed.get(split.new_id)
         if shrunk is not None and all(w.startswith(("repeats", "inside")) for w in shrunk.whats()):
             del changed[split.new_id]  # the split's line says it
-    clusters_changed = [
-        c
-        for c in clusters_changed
-        if not (
-            any(c.id == split.new_id for split in splits)
-            and all(w.startswith(("repeats", "inside")) for w in c.whats())
-        )
-    ]
+    # A fold's frame drawn in parts: the split's line tells its title and content.
+    clusters_changed = [c for c in clusters_changed if all(c.id != s.new_id for s in splits)]
     added = tuple(n for n in added if n not in split_of)
     regrouped = _regrouped(new, added, old, set(removed), boxed=True)
     regrouped += _regrouped(old, removed, new, set(added), boxed=False)

@@ -305,33 +305,34 @@ def order_changes(
     out: list[str] = []
     used: set[tuple[str, str]] = set()
     alignment = comparison.pairing.alignment
-    inside: list[str] = []  # received addresses of the modules that changed places
+
+    def within(node_id: str, modules: Sequence[str]) -> bool:
+        node = comparison.new.nodes.get(node_id) or comparison.old.nodes.get(node_id)
+        address = "" if node is None else node.address
+        return any(address == m or address.startswith(f"{m}.") for m in modules)
+
     for before_order, after_order in alignment.reordered:
         ops = {a: _only_op(comparison, a) for a in before_order}
-        if all(ops.values()):  # modules of one op each: the ops, by id
-            names = [f"{ops[a]} @{a}" for a in before_order]
-            now = [str(ops[a]) for a in after_order]
-            out.append(f"order changed: {', '.join(names)} -> {', '.join(now)}")
+        if all(ops.values()):  # modules of one op each: the ops, by received id
+            names = [f"{ops[a]} @{alignment.translate(a)}" for a in before_order]
+            now = [f"{ops[a]} @{alignment.translate(a)}" for a in after_order]
+            line = f"order changed: {', '.join(names)} -> {', '.join(now)}"
         else:
             types = alignment.types
             names = [
                 f"@{a}" + (f" ({t})" if (t := types.get(alignment.translate(a))) else "")
                 for a in before_order
             ]
-            out.append(
+            line = (
                 f"order changed: {', '.join(names)} -> "
                 f"{', '.join('@' + a for a in after_order)} (stored addresses)"
             )
-        inside += [alignment.translate(a) for a in before_order]
-
-    def within(node_id: str) -> bool:
-        node = comparison.new.nodes.get(node_id) or comparison.old.nodes.get(node_id)
-        address = "" if node is None else node.address
-        return any(address == m or address.startswith(f"{m}.") for m in inside)
-
-    for edge in (*gained, *lost):
-        if within(edge[0]) or within(edge[1]):
-            used.add(edge)
+        modules = [alignment.translate(a) for a in before_order]
+        touched = {e for e in (*gained, *lost) if within(e[0], modules) or within(e[1], modules)}
+        if not touched:
+            line += "; the same dataflow, only the order they run in"
+        used |= touched
+        out.append(line)
     for start in lost_succs:
         if start in heads:
             continue
