@@ -183,6 +183,12 @@ class _Rounds:
             node = self.old.nodes[node_id]
             key = (_slot(node), _content(node), frozenset(self.pairs[p] for p in around))
             queue = index.get(key)
+            if not forward:  # walking backwards: the last of the alike is the partner
+                while queue and queue[-1] in self.taken:
+                    queue.pop()
+                if queue:
+                    self.add(node_id, queue.pop())
+                continue
             while queue and queue[0] in self.taken:
                 queue.popleft()
             if queue:

@@ -235,23 +235,31 @@ def _through(succs: Mapping[str, Sequence[str]], start: str, goal: str, via: set
     return False
 
 
+def _prefixes(address: str) -> list[str]:
+    """``a.b.c`` -> ``a``, ``a.b``, ``a.b.c``: the modules an address lies in."""
+    parts = address.split(".")
+    return [".".join(parts[: i + 1]) for i in range(len(parts))] if address else []
+
+
 def moved_items(comparison: Comparison) -> list[str]:
     """What moved, outermost first: a module that moved whole reads once
     (``@layer2.0 (BasicBlock) -> @layer2.1``; a module of one op by the op:
     ``dropout_2 @classifier.2 -> @classifier.3``), any other node by itself."""
     alignment = comparison.pairing.alignment
     moves = alignment.moves()
+    moved_from = {old for old, _ in moves}
     held: dict[str, list[tuple[str, str, str]]] = {}
     loose: list[str] = []
-    swapped = [m for _, after in alignment.reordered for m in after]
+    swapped = {m for _, after in alignment.reordered for m in after}
     for node_id, was, now in comparison.moved:
-        if any(was == m or was.startswith(f"{m}.") for m in swapped):
+        prefixes = _prefixes(was)
+        if not swapped.isdisjoint(prefixes):
             continue  # an order change says it
-        module = next((m for m in moves if was == m[0] or was.startswith(f"{m[0]}.")), None)
+        module = next((p for p in prefixes if p in moved_from), None)
         if module is None:
             loose.append(f"{node_id} @{was} -> @{now}")
         else:
-            held.setdefault(module[0], []).append((node_id, was, now))
+            held.setdefault(module, []).append((node_id, was, now))
     out: list[str] = []
     for old_address, new_address in moves:
         members = held.get(old_address)
@@ -436,17 +444,18 @@ def story_lines(comparison: Comparison) -> list[str]:
     # A frame drawn around a module both sides have is how the drawing laid it out
     # (a fold broken in parts needs a frame), not a change of the model.
     alignment = comparison.pairing.alignment
+    received_modules = set(alignment.paired.values())
     frames = [
         new.clusters[c].title
         for c in comparison.clusters_added
-        if c not in held_added and new.clusters[c].address in alignment.added
+        if c not in held_added and new.clusters[c].address not in received_modules
     ]
     if frames:
         out.append(f"frames added ({len(frames)}): {_examples(frames)}")
     frames = [
         old.clusters[c].title
         for c in comparison.clusters_removed
-        if c not in held_removed and old.clusters[c].address in alignment.removed
+        if c not in held_removed and old.clusters[c].address not in alignment.paired
     ]
     if frames:
         out.append(f"frames removed ({len(frames)}): {_examples(frames)}")
