@@ -20,7 +20,7 @@ from types import MappingProxyType
 from typing import Final
 
 from pytest_tlgraph.draw.collapse.signature import read_signature
-from pytest_tlgraph.snapshots.compare.alignment import frame_fold_count
+from pytest_tlgraph.snapshots.compare.alignment import fold_count, frame_fold_count
 from pytest_tlgraph.snapshots.compare.calls import (
     call_edits,
     inside_edits,
@@ -67,9 +67,13 @@ class NodeChange:
     inside: str | None = None
     #: ``(stored kind, received kind)`` of a module drawn otherwise (a box, now its op).
     redrawn: tuple[str, str] | None = None
+    #: ``(stored count, received count)`` of a box that became a fold, or the other way.
+    repeats: tuple[int, int] | None = None
 
     def whats(self) -> list[str]:
         """Every change as its text, the node left out."""
+        if self.repeats is not None:
+            return [f"repeats x{self.repeats[0]} -> x{self.repeats[1]}"]
         if self.redrawn is not None:
             return [f"drawn as {_KIND_NAMES[self.redrawn[1]]} (was {_KIND_NAMES[self.redrawn[0]]})"]
         out = [] if self.title is None else [_title_what(*self.title)]
@@ -407,6 +411,12 @@ def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
         was = old.nodes[old_id]
         if old_id in pairing.replaced:
             replaced.append((old_id, new_id))
+        if {was.kind, node.kind} == {"box", "fold"} and was.func == node.func:
+            # One call of a module on one side, a fold of its repetitions on the other.
+            counts = fold_count(was), fold_count(node)
+            if counts[0] != counts[1]:
+                changed[new_id] = NodeChange(old_id, new_id, repeats=counts)
+                continue
         if was.kind != node.kind:  # a module drawn as a box on one side, as ops on the other
             changed[new_id] = NodeChange(old_id, new_id, redrawn=(was.kind, node.kind))
             continue

@@ -418,14 +418,16 @@ def story_lines(comparison: Comparison) -> list[str]:
         out.append(PREDATES_CALLS)
     regrouped_new: set[str] = set()
     regrouped_old: set[str] = set()
+    # How auto spent its budget: told after the model's own changes.
+    redrawn: list[str] = []
     for group in comparison.regrouped:
         count = _nodes_word(len(group.frame))
         if group.boxed:
-            out.append(f"{group.title}: drawn as one box (was {count} in its frame)")
+            redrawn.append(f"{group.title}: drawn as one box (was {count} in its frame)")
             regrouped_new.add(group.box)
             regrouped_old.update(group.frame)
         else:
-            out.append(f"{group.title}: drawn open, {count} in its frame (was one box)")
+            redrawn.append(f"{group.title}: drawn open, {count} in its frame (was one box)")
             regrouped_old.add(group.box)
             regrouped_new.update(group.frame)
     added = [n for n in comparison.added if n not in regrouped_new]
@@ -466,6 +468,17 @@ def story_lines(comparison: Comparison) -> list[str]:
         out.append(f"edges added ({len(gained)}): {_examples([f'{a} -> {b}' for a, b in gained])}")
     if lost:
         out.append(f"edges removed ({len(lost)}): {_examples([f'{a} -> {b}' for a, b in lost])}")
+    if len(redrawn) > MAX_EXAMPLES:  # many boxes redrawn one way: one line
+        opened = [g.title for g in comparison.regrouped if not g.boxed]
+        closed = [g.title for g in comparison.regrouped if g.boxed]
+        redrawn = []
+        if opened:
+            redrawn.append(
+                f"drawn open in their frames ({len(opened)}, were boxes): {_examples(opened)}"
+            )
+        if closed:
+            redrawn.append(f"drawn as boxes ({len(closed)}, were open frames): {_examples(closed)}")
+    out += redrawn
     moves = moved_items(comparison)
     if moves:
         out.append(
