@@ -490,7 +490,10 @@ def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
             del changed[split.new_id]  # the split's line says it
     # A fold's frame drawn in parts: the split's line tells its title and content.
     clusters_changed = [c for c in clusters_changed if all(c.id != s.new_id for s in splits)]
+    for split in splits:  # the fold's partner: drawn with its new count
+        split_of[split.new_id] = split.count_line
     added = tuple(n for n in added if n not in split_of)
+    received_modules = set(pairing.alignment.paired.values())
     regrouped = _regrouped(new, added, old, set(removed), boxed=True)
     regrouped += _regrouped(old, removed, new, set(added), boxed=False)
     return Comparison(
@@ -505,10 +508,20 @@ def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
         renumbered=tuple((a, b) for a, b in pairs.items() if a != b),
         edges_added=tuple(e for e in new.edges if e not in old_set),
         edges_removed=tuple(e for e in old_edges if e not in new_set),
+        # A frame around a module both sides have is how the drawing laid it out (a
+        # fold broken in parts needs one), not a frame added or removed.
         clusters_added=tuple(
-            c for c in new.clusters if c not in cluster_reverse and c not in split_frames
+            c
+            for c in new.clusters
+            if c not in cluster_reverse
+            and c not in split_frames
+            and new.clusters[c].address not in received_modules
         ),
-        clusters_removed=tuple(c for c in old.clusters if c not in cluster_pairs),
+        clusters_removed=tuple(
+            c
+            for c in old.clusters
+            if c not in cluster_pairs and old.clusters[c].address not in pairing.alignment.paired
+        ),
         clusters_changed=tuple(clusters_changed),
         recoloured=tuple(recoloured),
         colour_domain=_colour_domain(old, new),

@@ -443,22 +443,10 @@ def story_lines(comparison: Comparison) -> list[str]:
             out.append(f"{change.new_title}: {'; '.join(whats)}")
     held_added = {c for n in comparison.added for c in new.cluster_path(n)}
     held_removed = {c for n in comparison.removed for c in old.cluster_path(n)}
-    # A frame drawn around a module both sides have is how the drawing laid it out
-    # (a fold broken in parts needs a frame), not a change of the model.
-    alignment = comparison.pairing.alignment
-    received_modules = set(alignment.paired.values())
-    frames = [
-        new.clusters[c].title
-        for c in comparison.clusters_added
-        if c not in held_added and new.clusters[c].address not in received_modules
-    ]
+    frames = [new.clusters[c].title for c in comparison.clusters_added if c not in held_added]
     if frames:
         out.append(f"frames added ({len(frames)}): {_examples(frames)}")
-    frames = [
-        old.clusters[c].title
-        for c in comparison.clusters_removed
-        if c not in held_removed and old.clusters[c].address not in alignment.paired
-    ]
+    frames = [old.clusters[c].title for c in comparison.clusters_removed if c not in held_removed]
     if frames:
         out.append(f"frames removed ({len(frames)}): {_examples(frames)}")
     gained, lost = rewired_edges(comparison)
