@@ -213,7 +213,11 @@ def _replaced_lines(comparison: Comparison) -> list[str]:
     for (was, now), pairs in by_swap.items():
         if len(pairs) == 1:
             old_id, new_id = pairs[0]
-            address = comparison.new.nodes[new_id].address
+            node = comparison.new.nodes[new_id]
+            if node.kind != "op":  # a box or fold: by its address and types
+                out.append(f"replaced @{node.address} ({was}) -> ({now})")
+                continue
+            address = node.address
             out.append(f"replaced {old_id} -> {new_id}" + (f" (@{address})" if address else ""))
         else:
             pattern = address_pattern([comparison.new.nodes[n].address for _, n in pairs])
@@ -233,6 +237,16 @@ def _through(succs: Mapping[str, Sequence[str]], start: str, goal: str, via: set
                 seen.add(nxt)
                 queue.append(nxt)
     return False
+
+
+def edge_end(comparison: Comparison, node_id: str) -> str:
+    """An edge's end as a reviewer finds it: an op, input or output by its id, a box
+    or fold by its address (``@layer2.1``, ``x2 @layer1.0-1``), never its DOT id."""
+    # A union id is the received node's id, or a removed node's stored id.
+    node = comparison.new.nodes.get(node_id) or comparison.old.nodes.get(node_id)
+    if node is None or node.kind not in ("box", "fold"):
+        return node_id
+    return node.name.rsplit(" (", 1)[0]
 
 
 def _prefixes(address: str) -> list[str]:
@@ -257,7 +271,9 @@ def moved_items(comparison: Comparison) -> list[str]:
             continue  # an order change says it
         module = next((p for p in prefixes if p in moved_from), None)
         if module is None:
-            loose.append(f"{node_id} @{was} -> @{now}")
+            node = comparison.new.nodes[node_id]
+            name = node_id if node.kind == "op" else f"@{was} ({node.func})"
+            loose.append(f"{name} -> @{now}" if node.kind != "op" else f"{name} @{was} -> @{now}")
         else:
             held.setdefault(module, []).append((node_id, was, now))
     out: list[str] = []
@@ -453,9 +469,11 @@ def story_lines(comparison: Comparison) -> list[str]:
     orders, gained, lost = order_changes(comparison, gained, lost)
     out += orders
     if gained:
-        out.append(f"edges added ({len(gained)}): {_examples([f'{a} -> {b}' for a, b in gained])}")
+        edges = [f"{edge_end(comparison, a)} -> {edge_end(comparison, b)}" for a, b in gained]
+        out.append(f"edges added ({len(gained)}): {_examples(edges)}")
     if lost:
-        out.append(f"edges removed ({len(lost)}): {_examples([f'{a} -> {b}' for a, b in lost])}")
+        edges = [f"{edge_end(comparison, a)} -> {edge_end(comparison, b)}" for a, b in lost]
+        out.append(f"edges removed ({len(lost)}): {_examples(edges)}")
     if len(redrawn) > MAX_EXAMPLES:  # many boxes redrawn one way: one line
         opened = [g.title for g in comparison.regrouped if not g.boxed]
         closed = [g.title for g in comparison.regrouped if g.boxed]
