@@ -207,3 +207,20 @@ def test_a_fold_broken_by_one_repetition_leaves_no_added_block() -> None:
     drawing = draw_comparison(comparison, context=None)
     assert drawing.nodes["@layer1.2#1"].kind == "changed"
     assert drawing.nodes["@layer1.3#1"].kind == "unchanged"
+
+
+@pytest.mark.parametrize("view", list(VIEWS))
+@pytest.mark.parametrize("name", list(MOVES))
+def test_each_move_is_drawn_with_what_the_story_says(name: str, view: str) -> None:
+    comparison = _compared(name, view)
+    statuses = comparison.node_statuses
+    for context in (None, 2):
+        drawing = draw_comparison(comparison, context=context)
+        kinds = {node_id: node.kind for node_id, node in drawing.nodes.items()}
+        # Every node that changed is drawn with its status, in the context view too.
+        for node_id, status in statuses.items():
+            if status != "unchanged":
+                assert kinds[node_id] == status, (node_id, context)
+    added = sum(1 for s in statuses.values() if s == "added")
+    removed = sum(1 for s in statuses.values() if s == "removed")
+    assert (added, removed) == (len(comparison.added), len(comparison.removed))

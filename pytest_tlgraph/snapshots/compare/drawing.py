@@ -215,8 +215,10 @@ def _cluster_attrs(
         if change.inside is not None:
             text += f"\ninside: {change.inside}"
     else:
-        assert new is not None
-        text = new.title
+        # A frame one side draws around a module both sides have: unchanged.
+        unchanged = new or old
+        assert unchanged is not None
+        text = unchanged.title
     label = "<" + "<BR/>".join(html_escape(t) for t in text.split("\n")) + ">"
     attrs = style.cluster_attrs("light", label)
     look = STYLES[status]
