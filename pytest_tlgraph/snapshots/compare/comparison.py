@@ -483,15 +483,16 @@ def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
         changes = dict(split.changes)
         for node_id in split.members:
             name = new.nodes[node_id].name
-            split_of[node_id] = changes.get(name)
+            split_of[node_id] = split.marks.get(node_id, changes.get(name))
         split_frames |= split.frames
         shrunk = changed.get(split.new_id)
         if shrunk is not None and all(w.startswith(("repeats", "inside")) for w in shrunk.whats()):
             del changed[split.new_id]  # the split's line says it
     # A fold's frame drawn in parts: the split's line tells its title and content.
     clusters_changed = [c for c in clusters_changed if all(c.id != s.new_id for s in splits)]
-    for split in splits:  # the fold's partner: drawn with its new count
-        split_of[split.new_id] = split.count_line
+    for split in splits:  # a fold node's partner: drawn with its new count
+        if split.new_id in new.nodes:
+            split_of[split.new_id] = split.count_line
     added = tuple(n for n in added if n not in split_of)
     received_modules = set(pairing.alignment.paired.values())
     regrouped = _regrouped(new, added, old, set(removed), boxed=True)

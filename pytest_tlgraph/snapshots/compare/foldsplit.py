@@ -14,8 +14,9 @@ The story then reads ``@blocks.2 (EncoderBlock): relu -> gelu (2 ops); fold x4 -
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pytest_tlgraph.draw.collapse.signature import Signature, read_signature
 from pytest_tlgraph.snapshots.compare.alignment import (
@@ -46,6 +47,9 @@ class FoldSplit:
     changes: tuple[tuple[str, str | None], ...]
     members: frozenset[str] = frozenset()
     frames: frozenset[str] = frozenset()
+    #: Received nodes of a changed part that differ from the fold's repetition, each
+    #: with the note its drawing shows (the part's change on the first, else ``""``).
+    marks: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def count_line(self) -> str:
@@ -171,6 +175,8 @@ def _frame_splits(
         parts: list[tuple[str, int]] = [(partner.title, kept)]
         changes: list[tuple[str, str | None]] = []
         members: set[str] = set()
+        stored = [n for n in old.members(old_cid) if old.nodes[n].kind != "input"]
+        marks: dict[str, str] = {}
         for address in apart:
             held = [n for n, node in new.nodes.items() if _under(node.address, address)]
             members.update(held)
@@ -181,6 +187,8 @@ def _frame_splits(
                     Signature("stored", len(before), tuple(before)),
                     Signature("received", len(after), tuple(after)),
                 )
+                for i, node_id in enumerate(_differing(old, stored, new, held)):
+                    marks[node_id] = (what or "") if i == 0 else ""
             name = f"@{address}{suffix}"
             parts.append((name, 1))
             changes.append((name, what))
@@ -194,7 +202,30 @@ def _frame_splits(
             tuple(changes),
             members=frozenset(members),
             frames=frames,
+            marks=marks,
         )
+
+
+def _differing(
+    old: GraphModel, stored: Sequence[str], new: GraphModel, held: Sequence[str]
+) -> list[str]:
+    """The received nodes of ``held`` that the fold's repetition (``stored``) does not
+    run alike: aligned on what each computes, those outside the equal runs."""
+    # Function by function (a box on one side is its ops on the other), each received
+    # function owned by the node that runs it.
+    a = funcs_of(old, stored)
+    b: list[str] = []
+    owner: list[str] = []
+    for node_id in held:
+        funcs = funcs_of(new, [node_id])
+        b += funcs
+        owner += [node_id] * len(funcs)
+    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+    out: dict[str, None] = {}
+    for tag, _, _, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            out.update(dict.fromkeys(owner[j1:j2]))
+    return list(out)
 
 
 def _in_order(
