@@ -10,7 +10,8 @@ that, top down, like ``diff`` on each module's children:
   rows and signatures of the nodes it holds, each with its address below the module's;
   a fold stands for each module it repeats (``layers.0*4``: ``layers.0`` to
   ``layers.3``), known by its type and the functions of one repetition;
-* the children of two paired modules of the same name and key are the same module; the
+* the children of two paired modules of the same name (not a number) and key are the
+  same module; the
   others are aligned on their keys (longest matching runs first, as
   :class:`difflib.SequenceMatcher` does): equal children are the same module, moved
   when their names differ, and so is everything below them;
@@ -91,12 +92,15 @@ class Alignment:
         content, another address), outermost only; modules that changed places with
         their siblings are :attr:`reordered` instead."""
         out: list[tuple[str, str]] = []
+        taken: set[str] = set()
         swapped = {old for _, after in self.reordered for old in after}
         for old, new in sorted(self.paired.items(), key=lambda item: item[0].count(".")):
             if old == new or old not in self.same or old in swapped:
                 continue
-            if any(old.startswith(f"{o}.") for o, _ in out):
-                continue
+            parts = old.split(".")
+            if any(".".join(parts[:cut]) in taken for cut in range(1, len(parts))):
+                continue  # inside a module that moved: said with it
+            taken.add(old)
             out.append((old, new))
         return out
 
@@ -247,33 +251,58 @@ def _reorder(
     return tuple(kept[span]), tuple(now[span])
 
 
+def _runs(
+    children: Sequence[str], keys: Mapping[str, Hashable]
+) -> list[tuple[Hashable, list[str]]]:
+    """``children`` as runs of equal keys, in order."""
+    out: list[tuple[Hashable, list[str]]] = []
+    for child in children:
+        key = keys[child]
+        if out and out[-1][0] == key:
+            out[-1][1].append(child)
+        else:
+            out.append((key, [child]))
+    return out
+
+
 def _align_children(
     a: _Side, b: _Side, olds: Sequence[str], news: Sequence[str]
 ) -> Iterator[tuple[str, str, bool]]:
     """``(old child, new child, same content)`` of each pair of two paired modules'
     children (module docstring)."""
     # Same name, same content: the same module (among equal siblings the name decides).
+    # Numbered children are left to the alignment (a block inserted at a stage's head
+    # shifts every index).
     by_name = {_name(c): c for c in news}
     kept: set[str] = set()
     for child in olds:
         partner = by_name.get(_name(child))
-        if partner is not None and a.keys[child] == b.keys[partner]:
+        if partner is None or _name(child).isdigit():
+            continue
+        if a.keys[child] == b.keys[partner]:
             kept.add(partner)
             yield child, partner, True
     olds = [c for c in olds if by_name.get(_name(c)) not in kept]
     news = [c for c in news if c not in kept]
-    old_keys = [a.keys[c] for c in olds]
-    new_keys = [b.keys[c] for c in news]
-    matcher = difflib.SequenceMatcher(a=old_keys, b=new_keys, autojunk=False)
+    # Aligned run by run: a stage of 2,000 alike blocks is one run (aligning alike
+    # items one by one costs the product of their counts).
+    old_runs, new_runs = _runs(olds, a.keys), _runs(news, b.keys)
+    matcher = difflib.SequenceMatcher(
+        a=[k for k, _ in old_runs], b=[k for k, _ in new_runs], autojunk=False
+    )
     left_old: list[list[str]] = []
     left_new: list[list[str]] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
-                yield olds[i], news[j], True
-        else:
-            left_old.append(list(olds[i1:i2]))
-            left_new.append(list(news[j1:j2]))
+        if tag != "equal":
+            left_old.append([c for _, run in old_runs[i1:i2] for c in run])
+            left_new.append([c for _, run in new_runs[j1:j2] for c in run])
+            continue
+        for (_, before), (_, after) in zip(old_runs[i1:i2], new_runs[j1:j2], strict=True):
+            width = min(len(before), len(after))
+            for i in range(width):
+                yield before[i], after[i], True
+            left_old.append(before[width:])  # a run that grew or shrank: its tail
+            left_new.append(after[width:])
     done_new: set[str] = set()
     # Leftovers of the same content anywhere among the children: moved (two swapped).
     by_key: dict[Hashable, list[str]] = {}

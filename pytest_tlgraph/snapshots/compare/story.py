@@ -340,7 +340,7 @@ def order_changes(
         if all(ops.values()):  # modules of one op each: the ops, by received id
             names = [f"{ops[a]} @{alignment.translate(a)}" for a in before_order]
             now = [f"{ops[a]} @{alignment.translate(a)}" for a in after_order]
-            line = f"order changed: {', '.join(names)} -> {', '.join(now)}"
+            line = f"order changed: {_examples(names)} -> {_examples(now)}"
         else:
             types = alignment.types
             names = [
@@ -348,8 +348,8 @@ def order_changes(
                 for a in before_order
             ]
             line = (
-                f"order changed: {', '.join(names)} -> "
-                f"{', '.join('@' + a for a in after_order)} (stored addresses)"
+                f"order changed: {_examples(names)} -> "
+                f"{_examples(['@' + a for a in after_order])} (stored addresses)"
             )
         modules = [alignment.translate(a) for a in before_order]
         touched = {e for e in (*gained, *lost) if within(e[0], modules) or within(e[1], modules)}
@@ -374,7 +374,7 @@ def order_changes(
         used.update(itertools.pairwise(before))
         used.update(itertools.pairwise(after))
         names = [node_name(comparison.new.nodes[n]) for n in inner]
-        out.append(f"order changed: {', '.join(names)} -> {', '.join(after[1:-1])}")
+        out.append(f"order changed: {_examples(names)} -> {_examples(after[1:-1])}")
     return (
         out,
         [e for e in gained if e not in used],
