@@ -290,53 +290,85 @@ def _align_children(
     matcher = difflib.SequenceMatcher(
         a=[k for k, _ in old_runs], b=[k for k, _ in new_runs], autojunk=False
     )
-    left_old: list[list[str]] = []
-    left_new: list[list[str]] = []
+    matched: list[tuple[str, str]] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag != "equal":
-            left_old.append([c for _, run in old_runs[i1:i2] for c in run])
-            left_new.append([c for _, run in new_runs[j1:j2] for c in run])
-            continue
-        for (_, before), (_, after) in zip(old_runs[i1:i2], new_runs[j1:j2], strict=True):
-            width = min(len(before), len(after))
-            for i in range(width):
-                yield before[i], after[i], True
-            left_old.append(before[width:])  # a run that grew or shrank: its tail
-            left_new.append(after[width:])
-    done_new: set[str] = set()
+        if tag == "equal":
+            for (_, old_run), (_, new_run) in zip(old_runs[i1:i2], new_runs[j1:j2], strict=True):
+                matched += zip(old_run, new_run, strict=False)  # a run that grew: its tail left
+    # The gaps: the children between two matched pairs, on each side.
+    old_at = {c: i for i, c in enumerate(olds)}
+    new_at = {c: j for j, c in enumerate(news)}
+    gaps: list[tuple[list[str], list[str]]] = []
+    i = j = 0
+    ends: list[tuple[str | None, str | None]] = [*matched, (None, None)]
+    for before, after in ends:
+        i_end = len(olds) if before is None else old_at[before]
+        j_end = len(news) if after is None else new_at[after]
+        gaps.append((list(olds[i:i_end]), list(news[j:j_end])))
+        if before is not None and after is not None:
+            yield before, after, True
+            i, j = i_end + 1, j_end + 1
+    for old_gap, new_gap in gaps:
+        yield from _pair_gap(a, b, old_gap, new_gap)
+    # What the gaps left (each gap's lists lose what _pair_gap paired).
+    left_old = [c for gap, _ in gaps for c in gap]
+    left_new = [c for _, gap in gaps for c in gap]
     # Leftovers of the same content anywhere among the children: moved (two swapped).
     by_key: dict[Hashable, list[str]] = {}
-    for gap in left_new:
-        for child in gap:
-            by_key.setdefault(b.keys[child], []).append(child)
-    for gap in left_old:
-        for child in list(gap):
-            queue = by_key.get(a.keys[child])
-            if queue:
-                partner = queue.pop(0)
-                done_new.add(partner)
-                gap.remove(child)
-                yield child, partner, True
+    for child in left_new:
+        by_key.setdefault(b.keys[child], []).append(child)
+    taken: set[str] = set()
+    rest: list[str] = []
+    for child in left_old:
+        queue = by_key.get(a.keys[child])
+        if queue:
+            partner = queue.pop(0)
+            taken.add(partner)
+            yield child, partner, True
+        else:
+            rest.append(child)
     # Leftovers of the same name anywhere among the children: the same attribute.
-    free_new = {
-        _name(c): c for gap in left_new for c in gap if not _name(c).isdigit() and c not in done_new
-    }
-    for gap in left_old:
-        for child in list(gap):
-            partner = free_new.get(_name(child))
-            if partner is not None and partner not in done_new:
-                done_new.add(partner)
-                gap.remove(child)
-                yield child, partner, False
-    # Numbered leftovers between the same matched runs: k-th of a type with k-th.
-    for old_gap, new_gap in zip(left_old, left_new, strict=True):
-        queues: dict[str, list[str]] = {}
-        for child in new_gap:
-            if child not in done_new and _name(child).isdigit():
-                queues.setdefault(b.types.get(child, ""), []).append(child)
-        for child in old_gap:
-            if not _name(child).isdigit():
-                continue
-            queue = queues.get(a.types.get(child, ""))
-            if queue:
-                yield child, queue.pop(0), False
+    free_new = {_name(c): c for c in left_new if not _name(c).isdigit() and c not in taken}
+    for child in rest:
+        partner = free_new.get(_name(child))
+        if partner is not None and partner not in taken:
+            taken.add(partner)
+            yield child, partner, False
+
+
+def _pair_gap(
+    a: _Side, b: _Side, old_gap: list[str], new_gap: list[str]
+) -> Iterator[tuple[str, str, bool]]:
+    """Pair the children of one gap between two matched runs, removing them from the
+    gap's lists: same name and content first; then, as many on each side, in order
+    when their types agree (a block that changed inside, or several); else the
+    numbered ones of one type, the k-th with the k-th."""
+    by_name = {_name(c): c for c in new_gap}
+    for child in list(old_gap):
+        partner = by_name.get(_name(child))
+        if partner is not None and partner in new_gap and a.keys[child] == b.keys[partner]:
+            old_gap.remove(child)
+            new_gap.remove(partner)
+            yield child, partner, True
+    if len(old_gap) == len(new_gap) and all(
+        a.types.get(x, "") == b.types.get(y, "") for x, y in zip(old_gap, new_gap, strict=True)
+    ):
+        pairs = list(zip(old_gap, new_gap, strict=True))
+        old_gap.clear()
+        new_gap.clear()
+        for x, y in pairs:
+            yield x, y, a.keys[x] == b.keys[y]
+        return
+    queues: dict[str, list[str]] = {}
+    for child in new_gap:
+        if _name(child).isdigit():
+            queues.setdefault(b.types.get(child, ""), []).append(child)
+    for child in list(old_gap):
+        if not _name(child).isdigit():
+            continue
+        queue = queues.get(a.types.get(child, ""))
+        if queue:
+            partner = queue.pop(0)
+            old_gap.remove(child)
+            new_gap.remove(partner)
+            yield child, partner, False
