@@ -1,8 +1,8 @@
 """Draw the real changes of tests/corpus/changes.py and their structural diffs.
 
-For each change, both sides are captured and written as
-``<out>/<name>/{old,new}-{full,depth2,auto}.gv`` (the full drawing, ``depth=2`` and
-``collapse="auto"``); then ``tlgraph diff old.gv new.gv -o <view>-diff.png`` draws each
+For each change (``CHANGES`` and the edits that move things around, ``MOVES``), both
+sides are captured and written as ``<out>/<name>/{old,new}-{full,depth1,depth2,auto}.gv``
+(the full drawing, ``depth=1``, ``depth=2`` and ``collapse="auto"``); then ``tlgraph diff old.gv new.gv -o <view>-diff.png`` draws each
 pair and the summary it prints is shown here, so the diff drawings and summaries of one
 version can be set beside another's.
 
@@ -22,13 +22,18 @@ from pathlib import Path
 
 from pytest_tlgraph import capture
 from pytest_tlgraph.trace import Trace
-from tests.corpus.changes import CHANGES
+from tests.corpus.changes import CHANGES as EDITS
+from tests.corpus.changes import MOVES
+
+#: Every change the script draws, by name.
+CHANGES = {**EDITS, **MOVES}
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = Path("/tmp/tlgraph-changes")
 #: The drawings compared per change: the file stem and its draw options.
 VIEWS: dict[str, dict[str, object]] = {
     "full": {},
+    "depth1": {"depth": 1},
     "depth2": {"depth": 2},
     "auto": {"collapse": "auto"},
 }
@@ -65,6 +70,16 @@ DOCS_VIEWS: dict[str, tuple[str, str]] = {
     "kernel_changed": ("depth2", "every `BasicBlock` conv 3x3 -> 5x5"),
     "width_changed": ("auto", "ResNet-18's base width 8 -> 16"),
     "stem_kernel_changed": ("full", "the stem conv 7x7 -> 5x5"),
+    "head_inserted": ("full", "a `BasicBlock` inserted in front of ResNet-18's `layer2.0`"),
+    "middle_inserted": ("depth1", "a `BasicBlock` inserted between `layer2.0` and `layer2.1`"),
+    "block_removed": ("full", "ResNet-18 without `layer3.1`"),
+    "blocks_swapped": ("full", "`layer1.0` and `layer1.1` (one of them GELU) swap places"),
+    "fold_broken": ("auto", "GELU in the third of four folded `BasicBlock` s"),
+    "decoder_fold_broken": ("auto", "GELU in the third of four Llama decoder layers"),
+    "fold_count_changed": ("auto", "four `BasicBlock` s in `layer1`, then three"),
+    "box_moved": ("depth1", "an `Identity` in front of `layer2`'s blocks moves them one index on"),
+    "order_swapped": ("full", "the stem runs ReLU before BatchNorm"),
+    "helper_refactored": ("full", "q/k/v projections in a helper that runs them value first"),
 }
 DOCS_PAGE = ROOT / "docs" / "diffs.md"
 DOCS_IMAGES = ROOT / "docs" / "images" / "diffs"

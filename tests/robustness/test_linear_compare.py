@@ -120,3 +120,27 @@ def _table_words(cells: list[str]) -> list[str]:
         elif not words or words[-1] != "[bar]":
             words.append("[bar]")
     return words
+
+
+def head_inserted(count: int) -> str:
+    """:func:`sequential` of ``count`` ReLUs with a GELU inserted in front of them: each
+    ReLU moves one index on (``@0`` -> ``@1``) and is renumbered."""
+    text = sequential(count + 1, "relu")
+    text = re.sub(r"relu_(\d+)\b", lambda m: f"relu_{int(m[1]) - 1}", text)
+    return text.replace("relu_0", "gelu_1")
+
+
+def test_a_head_insert_before_alike_modules_reads_as_one_insert_and_is_linear() -> None:
+    # Alike siblings are aligned run by run: one by one, 16,000 of them cost the square.
+    lines = story_lines(compare(sequential(5, "relu"), head_inserted(5)))
+    assert lines == [
+        "added gelu_1 @0",
+        "moved, same content (5 nodes at another module address): relu_1 @0 -> @1, "
+        "relu_2 @1 -> @2, relu_3 @2 -> @3, ... and 2 more",
+    ]
+
+    def make(count: int) -> Callable[[], object]:
+        old, new = sequential(count, "relu"), head_inserted(count)
+        return lambda: story_lines(compare(old, new))
+
+    assert_linear(make, 1_000)

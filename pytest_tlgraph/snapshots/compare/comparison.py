@@ -13,18 +13,21 @@ domain, and signatures present on one side only. The terminal story, the diff dr
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
 from pytest_tlgraph.draw.collapse.signature import read_signature
+from pytest_tlgraph.snapshots.compare.alignment import fold_count, frame_fold_count
 from pytest_tlgraph.snapshots.compare.calls import (
     call_edits,
     inside_edits,
     ordered_inputs,
     reorder_edit,
 )
+from pytest_tlgraph.snapshots.compare.foldsplit import FoldSplit, fold_splits
 from pytest_tlgraph.snapshots.compare.graph import GraphModel, GraphNode, read_graph
 from pytest_tlgraph.snapshots.compare.inside import GENERIC_INSIDE, inside_change
 from pytest_tlgraph.snapshots.compare.pairing import Pairing, pair_graphs
@@ -37,6 +40,7 @@ __all__ = [
     "Regrouped",
     "compare",
     "compare_graphs",
+    "pair_clusters",
     "union_order",
 ]
 
@@ -63,9 +67,13 @@ class NodeChange:
     inside: str | None = None
     #: ``(stored kind, received kind)`` of a module drawn otherwise (a box, now its op).
     redrawn: tuple[str, str] | None = None
+    #: ``(stored count, received count)`` of a box that became a fold, or the other way.
+    repeats: tuple[int, int] | None = None
 
     def whats(self) -> list[str]:
         """Every change as its text, the node left out."""
+        if self.repeats is not None:
+            return [f"repeats x{self.repeats[0]} -> x{self.repeats[1]}"]
         if self.redrawn is not None:
             return [f"drawn as {_KIND_NAMES[self.redrawn[1]]} (was {_KIND_NAMES[self.redrawn[0]]})"]
         out = [] if self.title is None else [_title_what(*self.title)]
@@ -100,7 +108,7 @@ class ClusterChange:
         ``title A -> B``, and ``inside: ...``."""
         out = (
             []
-            if self.old_title == self.new_title
+            if _address_free(self.old_title) == _address_free(self.new_title)
             else [_title_what(self.old_title, self.new_title)]
         )
         if self.inside is not None and not (out and out[0].startswith("repeats")):
@@ -180,12 +188,24 @@ class Comparison:
     #: Modules boxed on one side and drawn open on the other (their nodes are also in
     #: ``added`` and ``removed``: the drawing shows both sides).
     regrouped: tuple[Regrouped, ...] = ()
+    #: Stored folds the received drawing breaks into parts (:mod:`.foldsplit`).
+    splits: tuple[FoldSplit, ...] = ()
+    #: Received id of each node of a part that now stands apart -> what changed in the
+    #: part, on the node that stands for it (``None``: nothing, or told elsewhere).
+    split_of: Mapping[str, str | None] = field(default_factory=dict)
     _union: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+    _cluster_union: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     def union_id(self, old_id: str) -> str:
         """A stored node's id in the union of both sides: its received partner's id,
         its own, or ``"<id> (old)"`` when a received node has its id."""
         return self._union.get(old_id, old_id)
+
+    def cluster_union_id(self, old_id: str) -> str:
+        """A stored cluster's id in the union of both sides, as :meth:`union_id` names
+        nodes: its received partner's (the same module, at whatever address), its own,
+        or ``"<id> (old)"``."""
+        return self._cluster_union.get(old_id, old_id)
 
     @property
     def unchanged(self) -> bool:
@@ -194,7 +214,7 @@ class Comparison:
             self.added or self.removed or self.replaced or self.changed or self.moved
             or self.renumbered or self.edges_added or self.edges_removed
             or self.clusters_added or self.clusters_removed or self.clusters_changed
-            or self.unsigned
+            or self.unsigned or self.splits
         )  # fmt: skip
 
     @property
@@ -205,7 +225,9 @@ class Comparison:
         replaced = {new for _, new in self.replaced}
         statuses = {}
         for node_id in self.new.nodes:
-            if node_id in replaced:
+            if node_id in self.split_of:
+                statuses[node_id] = "unchanged" if self.split_of[node_id] is None else "changed"
+            elif node_id in replaced:
                 statuses[node_id] = "replaced"
             elif node_id in self.changed:
                 statuses[node_id] = "changed"
@@ -245,6 +267,31 @@ def union_order(new: Sequence[str], old: Sequence[str]) -> list[str]:
         item = stack.pop()
         out.append(item)
         stack.extend(after.get(item, ()))
+    return out
+
+
+_ADDRESS: Final = re.compile(r"@\S+")
+
+
+def _address_free(title: str) -> str:
+    """A frame's title without its address: a frame that moved is not retitled."""
+    return _ADDRESS.sub("@", title)
+
+
+def pair_clusters(
+    old: GraphModel, new: GraphModel, translate: Callable[[str], str]
+) -> dict[str, str]:
+    """Stored cluster id -> received cluster id of each module frame on both sides: the
+    k-th frame of a module (its stored address translated, so a frame that moved pairs
+    with its module's) with the k-th."""
+    queues: dict[str, deque[str]] = {}
+    for cid, cluster in new.clusters.items():
+        queues.setdefault(cluster.address, deque()).append(cid)
+    out: dict[str, str] = {}
+    for cid, cluster in old.clusters.items():
+        queue = queues.get(translate(cluster.address))
+        if queue:
+            out[cid] = queue.popleft()
     return out
 
 
@@ -295,6 +342,12 @@ def _node_edits(
     if reorder is not None:
         edits.append(reorder)
     return tuple(edits)
+
+
+def _fold_frames(graph: GraphModel, node_id: str) -> tuple[int, ...]:
+    """The counts of the fold frames holding ``node_id``, outermost first."""
+    counts = (frame_fold_count(graph.clusters[c].title) for c in graph.cluster_path(node_id))
+    return tuple(n for n in counts if n > 1)
 
 
 def _called(graph: GraphModel, node_id: str) -> str:
@@ -358,11 +411,25 @@ def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
         was = old.nodes[old_id]
         if old_id in pairing.replaced:
             replaced.append((old_id, new_id))
+        if {was.kind, node.kind} == {"box", "fold"} and was.func == node.func:
+            # One call of a module on one side, a fold of its repetitions on the other.
+            counts = fold_count(was), fold_count(node)
+            if counts[0] != counts[1]:
+                changed[new_id] = NodeChange(old_id, new_id, repeats=counts)
+                continue
         if was.kind != node.kind:  # a module drawn as a box on one side, as ops on the other
             changed[new_id] = NodeChange(old_id, new_id, redrawn=(was.kind, node.kind))
             continue
         edits = _node_edits(was, node, old, new, union)
         inside = _inside(was.signature, node.signature)
+        if (
+            inside is not None
+            and inside.startswith(GENERIC_INSIDE)
+            and _fold_frames(old, old_id) != _fold_frames(new, new_id)
+        ):
+            # A box in a fold's frame hashes every repetition: with another count its
+            # digest moves though its functions and rows did not (the fold says it).
+            inside = None
         if inside is not None and inside.startswith(GENERIC_INSIDE):
             # Name the argument that changed inside, unless a row says it already.
             said = {e.what for e in edits}
@@ -389,18 +456,45 @@ def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
             unsigned.append(new_id)
     old_edges = list(dict.fromkeys((union[a], union[b]) for a, b in old.edges))
     old_set, new_set = set(old_edges), set(new.edges)
+    cluster_pairs = pair_clusters(old, new, pairing.alignment.translate)
+    cluster_reverse = {b: a for a, b in cluster_pairs.items()}
+    cluster_union = dict(cluster_pairs)
+    for cid in old.clusters:
+        if cid not in cluster_pairs:
+            cluster_union[cid] = cid + _OLD_MARK if cid in new.clusters else cid
     clusters_changed = []
     for cid, cluster in new.clusters.items():
-        before = old.clusters.get(cid)
-        if before is None:
+        old_cid = cluster_reverse.get(cid)
+        if old_cid is None:
             continue
+        before = old.clusters[old_cid]
         inside = _inside(before.signature, cluster.signature)
-        if before.title != cluster.title or inside is not None:
+        if _address_free(before.title) != _address_free(cluster.title) or inside is not None:
             clusters_changed.append(ClusterChange(cid, before.title, cluster.title, inside))
-        if (before.signature is None) != (cluster.signature is None):
-            unsigned.append(cid)
+        folds = frame_fold_count(before.title) > 1, frame_fold_count(cluster.title) > 1
+        if all(folds) and (before.signature is None) != (cluster.signature is None):
+            unsigned.append(cid)  # only a fold's frame is signed
     added = tuple(n for n in new.nodes if n not in taken)
     removed = tuple(n for n in old.nodes if n not in pairs)
+    splits = fold_splits(old, new, pairs, cluster_pairs, pairing.alignment, added)
+    split_of: dict[str, str | None] = {}
+    split_frames: set[str] = set()
+    for split in splits:
+        changes = dict(split.changes)
+        for node_id in split.members:
+            name = new.nodes[node_id].name
+            split_of[node_id] = split.marks.get(node_id, changes.get(name))
+        split_frames |= split.frames
+        shrunk = changed.get(split.new_id)
+        if shrunk is not None and all(w.startswith(("repeats", "inside")) for w in shrunk.whats()):
+            del changed[split.new_id]  # the split's line says it
+    # A fold's frame drawn in parts: the split's line tells its title and content.
+    clusters_changed = [c for c in clusters_changed if all(c.id != s.new_id for s in splits)]
+    for split in splits:  # a fold node's partner: drawn with its new count
+        if split.new_id in new.nodes:
+            split_of[split.new_id] = split.count_line
+    added = tuple(n for n in added if n not in split_of)
+    received_modules = set(pairing.alignment.paired.values())
     regrouped = _regrouped(new, added, old, set(removed), boxed=True)
     regrouped += _regrouped(old, removed, new, set(added), boxed=False)
     return Comparison(
@@ -415,12 +509,27 @@ def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
         renumbered=tuple((a, b) for a, b in pairs.items() if a != b),
         edges_added=tuple(e for e in new.edges if e not in old_set),
         edges_removed=tuple(e for e in old_edges if e not in new_set),
-        clusters_added=tuple(c for c in new.clusters if c not in old.clusters),
-        clusters_removed=tuple(c for c in old.clusters if c not in new.clusters),
+        # A frame around a module both sides have is how the drawing laid it out (a
+        # fold broken in parts needs one), not a frame added or removed.
+        clusters_added=tuple(
+            c
+            for c in new.clusters
+            if c not in cluster_reverse
+            and c not in split_frames
+            and new.clusters[c].address not in received_modules
+        ),
+        clusters_removed=tuple(
+            c
+            for c in old.clusters
+            if c not in cluster_pairs and old.clusters[c].address not in pairing.alignment.paired
+        ),
         clusters_changed=tuple(clusters_changed),
         recoloured=tuple(recoloured),
         colour_domain=_colour_domain(old, new),
         unsigned=tuple(unsigned),
         regrouped=tuple(regrouped),
+        splits=tuple(splits),
+        split_of=MappingProxyType(split_of),
         _union=MappingProxyType(union),
+        _cluster_union=MappingProxyType(cluster_union),
     )

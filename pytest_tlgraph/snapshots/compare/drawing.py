@@ -16,6 +16,7 @@ folder keeps it as ``<stem>-graphdiff-full.png``).
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from pytest_tlgraph.snapshots.compare.comparison import (
 )
 from pytest_tlgraph.snapshots.compare.context import CONTEXT_HOPS, context_view, run_label
 from pytest_tlgraph.snapshots.compare.dotparse import DotParseError
+from pytest_tlgraph.snapshots.compare.graph import GraphCluster
 
 if TYPE_CHECKING:
     from pytest_tlgraph.draw import Drawing
@@ -170,6 +172,9 @@ def _shown_rows(
     after = new.nodes[node_id]
     if status in (ADDED, UNCHANGED):
         return [("", text) for text in after.rows]
+    if node_id in comparison.split_of:  # a part of a fold that now stands apart
+        what = comparison.split_of[node_id]
+        return [("", text) for text in after.rows] + ([] if what is None else [("", what)])
     change = comparison.changed.get(node_id)
     before = old.nodes[comparison.pairing.reverse[node_id]]
     title_changed = status == REPLACED or (change is not None and change.title is not None)
@@ -182,16 +187,21 @@ def _shown_rows(
 
 def _cluster_status(comparison: Comparison) -> dict[str, str]:
     out = {cid: UNCHANGED for cid in comparison.new.clusters}
-    out |= {cid: REMOVED for cid in comparison.clusters_removed}
+    out |= {comparison.cluster_union_id(cid): REMOVED for cid in comparison.clusters_removed}
     out |= {cid: ADDED for cid in comparison.clusters_added}
     out |= {change.id: CHANGED for change in comparison.clusters_changed}
     return out
 
 
+def _old_clusters(comparison: Comparison) -> dict[str, GraphCluster]:
+    """The stored side's frames by their union ids."""
+    return {comparison.cluster_union_id(c): v for c, v in comparison.old.clusters.items()}
+
+
 def _cluster_attrs(
     comparison: Comparison, cid: str, status: str, change: ClusterChange | None
 ) -> dict[str, Any]:
-    new, old = comparison.new.clusters.get(cid), comparison.old.clusters.get(cid)
+    new, old = comparison.new.clusters.get(cid), _old_clusters(comparison).get(cid)
     if status in (ADDED, REMOVED):
         cluster = new or old
         assert cluster is not None
@@ -205,8 +215,10 @@ def _cluster_attrs(
         if change.inside is not None:
             text += f"\ninside: {change.inside}"
     else:
-        assert new is not None
-        text = new.title
+        # A frame one side draws around a module both sides have: unchanged.
+        unchanged = new or old
+        assert unchanged is not None
+        text = unchanged.title
     label = "<" + "<BR/>".join(html_escape(t) for t in text.split("\n")) + ">"
     attrs = style.cluster_attrs("light", label)
     look = STYLES[status]
@@ -247,9 +259,21 @@ def draw_comparison(comparison: Comparison, *, context: int | None = CONTEXT_HOP
     order = list(statuses)
     removed = {comparison.union_id(n): n for n in comparison.removed}
     node_of = {**{u: old.nodes[s] for u, s in removed.items()}, **new.nodes}
-    cluster_of = {n: node.cluster for n, node in node_of.items()}
+    cluster_union = comparison.cluster_union_id
+    cluster_of = {n: node.cluster for n, node in new.nodes.items()}
+    for union_id, old_id in removed.items():
+        cluster = old.nodes[old_id].cluster
+        cluster_of[union_id] = None if cluster is None else cluster_union(cluster)
     new_clusters = {c.id: c for c in new.parsed.graph.clusters}
-    old_clusters = {c.id: c for c in old.parsed.graph.clusters}
+    # The stored side's frames by their union ids (a frame that moved is its module's).
+    old_clusters = {
+        cluster_union(c.id): dataclasses.replace(
+            c,
+            id=cluster_union(c.id),
+            parent=None if c.parent is None else cluster_union(c.parent),
+        )
+        for c in old.parsed.graph.clusters
+    }
     cluster_ids = union_order(list(new_clusters), list(old_clusters))
     clusters: dict[str, Cluster] = {
         cid: new_clusters.get(cid) or old_clusters[cid] for cid in cluster_ids
@@ -354,7 +378,8 @@ def draw_comparison(comparison: Comparison, *, context: int | None = CONTEXT_HOP
     }
     for run in runs:
         nodes[run.id] = Node(RUN, tuple(run_label(run, titles).split("\n")), (), None)
-    cluster_titles = tuple((new.clusters.get(c.id) or old.clusters[c.id]).title for c in drawn)
+    old_by_union = _old_clusters(comparison)
+    cluster_titles = tuple((new.clusters.get(c.id) or old_by_union[c.id]).title for c in drawn)
     return Drawing(
         dot=emit(graph), state=None, nodes=MappingProxyType(nodes), edges=tuple(drawn_edges),
         clusters=cluster_titles,

@@ -29,6 +29,7 @@ What is left is added (received side) or removed (stored side).
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Mapping
@@ -36,6 +37,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
+from pytest_tlgraph.snapshots.compare.alignment import Alignment, align_modules
 from pytest_tlgraph.snapshots.compare.graph import GraphModel, GraphNode
 
 __all__ = ["Pairing", "pair_graphs"]
@@ -48,6 +50,10 @@ class Pairing:
 
     pairs: Mapping[str, str]
     replaced: frozenset[str]
+    #: The modules paired before the nodes (:func:`.alignment.align_modules`).
+    alignment: Alignment = field(
+        default_factory=lambda: Alignment({"": ""}, frozenset(), frozenset())
+    )
     _reverse: Mapping[str, str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -73,6 +79,12 @@ _OWN: Final = frozenset({"op", "box", "fold"})
 def _own_address(node: GraphNode) -> bool:
     """The node names a module of its own: a box or fold, or an op with a module row."""
     return node.kind in ("box", "fold") or (node.kind == "op" and node.module_row is not None)
+
+
+def _anchored(node: GraphNode) -> bool:
+    """A node known by its address alone: an input or output, or one naming a module
+    of its own."""
+    return node.kind in ("input", "output") or _own_address(node)
 
 
 def _same_content(old: GraphNode, new: GraphNode) -> bool:
@@ -147,6 +159,41 @@ class _Rounds:
             for i in range(block.size):
                 self.add(old_ids[block.a + i], new_ids[block.b + i])
 
+    def by_flow(self, *, forward: bool) -> None:
+        """Pair each free node with a free node of the same place and content whose
+        inputs (``forward``) or outputs are the partners of its own, all of them
+        paired: one pass in drawing order (the order the ops ran), or against it, so a
+        chain of such nodes pairs link by link."""
+
+        def links(graph: GraphModel, node_id: str) -> list[str]:
+            return graph.preds(node_id) if forward else graph.succs(node_id)
+
+        index: dict[Hashable, deque[str]] = {}
+        for node_id in self.free_new():
+            node = self.new.nodes[node_id]
+            around = links(self.new, node_id)
+            if around:
+                key = (_slot(node), _content(node), frozenset(around))
+                index.setdefault(key, deque()).append(node_id)
+        order = self.free_old() if forward else list(reversed(self.free_old()))
+        for node_id in order:
+            around = links(self.old, node_id)
+            if not around or any(p not in self.pairs for p in around):
+                continue
+            node = self.old.nodes[node_id]
+            key = (_slot(node), _content(node), frozenset(self.pairs[p] for p in around))
+            queue = index.get(key)
+            if not forward:  # walking backwards: the last of the alike is the partner
+                while queue and queue[-1] in self.taken:
+                    queue.pop()
+                if queue:
+                    self.add(node_id, queue.pop())
+                continue
+            while queue and queue[0] in self.taken:
+                queue.popleft()
+            if queue:
+                self.add(node_id, queue.popleft())
+
     def neighbours_paired(self, old: GraphNode, new: GraphNode) -> bool:
         """Some input or output of ``old`` is paired with one of ``new``'s."""
         new_preds, new_succs = set(self.new.preds(new.id)), set(self.new.succs(new.id))
@@ -168,8 +215,26 @@ class _Rounds:
 
 def pair_graphs(old: GraphModel, new: GraphModel) -> Pairing:
     """Pair the stored side's nodes (``old``) with the received side's (``new``) in the
-    rounds of the module docstring."""
+    rounds of the module docstring, each stored address first written as the received
+    side writes the same module (:meth:`.alignment.Alignment.translate`)."""
+    alignment = align_modules(old, new)
+    translated = {
+        node_id: dataclasses.replace(node, address=alignment.translate(node.address))
+        for node_id, node in old.nodes.items()
+    }
+    old = dataclasses.replace(old, nodes=MappingProxyType(translated))
     rounds = _Rounds(old, new)
+    # Nodes that name a module of their own first: their address is their identity.
+    rounds.same_id(
+        lambda a, b: _anchored(a) and _anchored(b) and _slot(a) == _slot(b) and _same_content(a, b)
+    )
+    rounds.by_key(lambda n: _slot(n) if _anchored(n) else None, _same_content)
+    # Then the ops between them by the dataflow: the same content fed by the same
+    # (paired) inputs, or feeding the same outputs: a residual ``add`` or a ``view`` is
+    # known by what it reads, not by its number (independent branches that now run in
+    # another order renumber their ops).
+    rounds.by_flow(forward=True)
+    rounds.by_flow(forward=False)
     # Among nodes alike in place and content, the same id is the better partner (a
     # node moved out from between two of its kind must not shift their pairs).
     rounds.same_id(lambda a, b: _slot(a) == _slot(b) and _same_content(a, b))
@@ -197,4 +262,6 @@ def pair_graphs(old: GraphModel, new: GraphModel) -> Pairing:
         queue = queues.get(k) if k is not None else None
         if queue:
             rounds.add(node_id, queue.popleft())
-    return Pairing(pairs=dict(rounds.pairs), replaced=frozenset(rounds.replaced))
+    return Pairing(
+        pairs=dict(rounds.pairs), replaced=frozenset(rounds.replaced), alignment=alignment
+    )

@@ -13,6 +13,7 @@ are its own, not listed apart. :func:`every_change` lists each node on its own l
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
@@ -28,6 +29,7 @@ __all__ = [
     "address_pattern",
     "every_change",
     "headline",
+    "moved_items",
     "node_name",
     "schema_line",
     "story_lines",
@@ -184,6 +186,23 @@ def _block_lines(
     return out
 
 
+def _split_lines(comparison: Comparison) -> list[str]:
+    """``@blocks.2 (EncoderBlock): relu -> gelu (2 ops); fold x4 -> x2 + 1 + 1``: a
+    stored fold the received drawing breaks into parts, told by the repetition that
+    changed (each on its line when several did, the count on the fold's line)."""
+    out: list[str] = []
+    for split in comparison.splits:
+        changed = [(name, what) for name, what in split.changes if what is not None]
+        if len(changed) == 1:
+            name, what = changed[0]
+            out.append(f"{name}: {what}; {split.count_line}")
+            continue
+        out += [f"{name}: {what}" for name, what in changed]
+        tail = "" if changed else " (a repetition changed in what no row shows)"
+        out.append(f"{split.parts[0][0]}: {split.count_line}{tail}")
+    return out
+
+
 def _replaced_lines(comparison: Comparison) -> list[str]:
     """``replaced relu_1 -> silu_1 (@layer1.0.relu)``; the same swap on many nodes is
     one line: ``replaced relu -> silu on 16 nodes @layer*.*.relu``."""
@@ -195,7 +214,11 @@ def _replaced_lines(comparison: Comparison) -> list[str]:
     for (was, now), pairs in by_swap.items():
         if len(pairs) == 1:
             old_id, new_id = pairs[0]
-            address = comparison.new.nodes[new_id].address
+            node = comparison.new.nodes[new_id]
+            if node.kind != "op":  # a box or fold: by its address and types
+                out.append(f"replaced @{node.address} ({was}) -> ({now})")
+                continue
+            address = node.address
             out.append(f"replaced {old_id} -> {new_id}" + (f" (@{address})" if address else ""))
         else:
             pattern = address_pattern([comparison.new.nodes[n].address for _, n in pairs])
@@ -217,10 +240,153 @@ def _through(succs: Mapping[str, Sequence[str]], start: str, goal: str, via: set
     return False
 
 
+def edge_end(comparison: Comparison, node_id: str) -> str:
+    """An edge's end as a reviewer finds it: an op, input or output by its id, a box
+    or fold by its address (``@layer2.1``, ``x2 @layer1.0-1``), never its DOT id."""
+    # A union id is the received node's id, or a removed node's stored id.
+    node = comparison.new.nodes.get(node_id) or comparison.old.nodes.get(node_id)
+    if node is None or node.kind not in ("box", "fold"):
+        return node_id
+    return node.name.rsplit(" (", 1)[0]
+
+
+def _prefixes(address: str) -> list[str]:
+    """``a.b.c`` -> ``a``, ``a.b``, ``a.b.c``: the modules an address lies in."""
+    parts = address.split(".")
+    return [".".join(parts[: i + 1]) for i in range(len(parts))] if address else []
+
+
+def moved_items(comparison: Comparison) -> list[str]:
+    """What moved, outermost first: a module that moved whole reads once
+    (``@layer2.0 (BasicBlock) -> @layer2.1``; a module of one op by the op:
+    ``dropout_2 @classifier.2 -> @classifier.3``), any other node by itself."""
+    alignment = comparison.pairing.alignment
+    moves = alignment.moves()
+    moved_from = {old for old, _ in moves}
+    held: dict[str, list[tuple[str, str, str]]] = {}
+    loose: list[str] = []
+    swapped = {m for _, after in alignment.reordered for m in after}
+    for node_id, was, now in comparison.moved:
+        prefixes = _prefixes(was)
+        if not swapped.isdisjoint(prefixes):
+            continue  # an order change says it
+        module = next((p for p in prefixes if p in moved_from), None)
+        if module is None:
+            node = comparison.new.nodes[node_id]
+            name = node_id if node.kind == "op" else f"@{was} ({node.func})"
+            loose.append(f"{name} -> @{now}" if node.kind != "op" else f"{name} @{was} -> @{now}")
+        else:
+            held.setdefault(module, []).append((node_id, was, now))
+    out: list[str] = []
+    for old_address, new_address in moves:
+        members = held.get(old_address)
+        if not members:
+            continue
+        node = comparison.new.nodes[members[0][0]]
+        if len(members) == 1 and node.kind == "op":
+            out.append(f"{members[0][0]} @{members[0][1]} -> @{members[0][2]}")
+            continue
+        kind = alignment.types.get(new_address)
+        out.append(f"@{old_address}{f' ({kind})' if kind else ''} -> @{new_address}")
+    return out + loose
+
+
+def _chain(succs: Mapping[str, list[str]], start: str, limit: int) -> list[str]:
+    """The path from ``start`` along edges each the only one out of its node."""
+    path = [start]
+    while len(path) <= limit:
+        heads = succs.get(path[-1], [])
+        if len(heads) != 1 or heads[0] in path:
+            break
+        path.append(heads[0])
+    return path
+
+
+def _only_op(comparison: Comparison, old_address: str) -> str | None:
+    """The received id of the one op a stored module holds, if it holds one op only."""
+    translated = comparison.pairing.alignment.translate(old_address)
+    held = [
+        n
+        for n, node in comparison.new.nodes.items()
+        if node.address == translated or node.address.startswith(f"{translated}.")
+    ]
+    only = held[0] if len(held) == 1 else None
+    return only if only is not None and comparison.new.nodes[only].kind == "op" else None
+
+
+def order_changes(
+    comparison: Comparison, gained: list[tuple[str, str]], lost: list[tuple[str, str]]
+) -> tuple[list[str], list[tuple[str, str]], list[tuple[str, str]]]:
+    """Nodes that run in another order between the same two nodes: one line each run
+    (``order changed: batch_norm_1, relu_1 -> relu_1, batch_norm_1``), and the edges
+    gained and lost that they do not explain."""
+    lost_succs: dict[str, list[str]] = {}
+    for a, b in lost:
+        lost_succs.setdefault(a, []).append(b)
+    gained_succs: dict[str, list[str]] = {}
+    for a, b in gained:
+        gained_succs.setdefault(a, []).append(b)
+    heads = {b for _, b in lost}
+    out: list[str] = []
+    used: set[tuple[str, str]] = set()
+    alignment = comparison.pairing.alignment
+
+    def within(node_id: str, modules: Sequence[str]) -> bool:
+        node = comparison.new.nodes.get(node_id) or comparison.old.nodes.get(node_id)
+        address = "" if node is None else node.address
+        return any(address == m or address.startswith(f"{m}.") for m in modules)
+
+    for before_order, after_order in alignment.reordered:
+        ops = {a: _only_op(comparison, a) for a in before_order}
+        if all(ops.values()):  # modules of one op each: the ops, by received id
+            names = [f"{ops[a]} @{alignment.translate(a)}" for a in before_order]
+            now = [f"{ops[a]} @{alignment.translate(a)}" for a in after_order]
+            line = f"order changed: {_examples(names)} -> {_examples(now)}"
+        else:
+            types = alignment.types
+            names = [
+                f"@{a}" + (f" ({t})" if (t := types.get(alignment.translate(a))) else "")
+                for a in before_order
+            ]
+            line = (
+                f"order changed: {_examples(names)} -> "
+                f"{_examples(['@' + a for a in after_order])} (stored addresses)"
+            )
+        modules = [alignment.translate(a) for a in before_order]
+        touched = {e for e in (*gained, *lost) if within(e[0], modules) or within(e[1], modules)}
+        if not touched:
+            line += "; the same dataflow, only the order they run in"
+        used |= touched
+        out.append(line)
+    for start in lost_succs:
+        if start in heads:
+            continue
+        before = _chain(lost_succs, start, len(lost))
+        after = _chain(gained_succs, start, len(gained))
+        inner = before[1:-1]
+        if (
+            len(inner) < 2
+            or any(e in used for e in itertools.pairwise(before))
+            or before[-1] != after[-1]
+            or sorted(inner) != sorted(after[1:-1])
+            or inner == after[1:-1]
+        ):
+            continue
+        used.update(itertools.pairwise(before))
+        used.update(itertools.pairwise(after))
+        names = [node_name(comparison.new.nodes[n]) for n in inner]
+        out.append(f"order changed: {_examples(names)} -> {_examples(after[1:-1])}")
+    return (
+        out,
+        [e for e in gained if e not in used],
+        [e for e in lost if e not in used],
+    )
+
+
 def rewired_edges(comparison: Comparison) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """The edges added and removed that no added or removed node explains: not one of
     such a node's own edges, nor an edge now (or formerly) routed through them."""
-    added = set(comparison.added)
+    added = set(comparison.added) | set(comparison.split_of)
     removed = {comparison.union_id(n) for n in comparison.removed}
     new_succs: dict[str, list[str]] = {}
     for a, b in comparison.new.edges:
@@ -308,14 +474,16 @@ def story_lines(comparison: Comparison) -> list[str]:
         out.append(PREDATES_CALLS)
     regrouped_new: set[str] = set()
     regrouped_old: set[str] = set()
+    # How auto spent its budget: told after the model's own changes.
+    redrawn: list[str] = []
     for group in comparison.regrouped:
         count = _nodes_word(len(group.frame))
         if group.boxed:
-            out.append(f"{group.title}: drawn as one box (was {count} in its frame)")
+            redrawn.append(f"{group.title}: drawn as one box (was {count} in its frame)")
             regrouped_new.add(group.box)
             regrouped_old.update(group.frame)
         else:
-            out.append(f"{group.title}: drawn open, {count} in its frame (was one box)")
+            redrawn.append(f"{group.title}: drawn open, {count} in its frame (was one box)")
             regrouped_old.add(group.box)
             regrouped_new.update(group.frame)
     added = [n for n in comparison.added if n not in regrouped_new]
@@ -323,6 +491,7 @@ def story_lines(comparison: Comparison) -> list[str]:
     out += _block_lines("added", new, added, comparison.clusters_added)
     out += _block_lines("removed", old, removed, comparison.clusters_removed)
     out += _replaced_lines(comparison)
+    out += _split_lines(comparison)
     out += _grouped_edits(comparison)
     for change in comparison.clusters_changed:
         whats = change.whats()
@@ -337,14 +506,30 @@ def story_lines(comparison: Comparison) -> list[str]:
     if frames:
         out.append(f"frames removed ({len(frames)}): {_examples(frames)}")
     gained, lost = rewired_edges(comparison)
+    orders, gained, lost = order_changes(comparison, gained, lost)
+    out += orders
     if gained:
-        out.append(f"edges added ({len(gained)}): {_examples([f'{a} -> {b}' for a, b in gained])}")
+        edges = [f"{edge_end(comparison, a)} -> {edge_end(comparison, b)}" for a, b in gained]
+        out.append(f"edges added ({len(gained)}): {_examples(edges)}")
     if lost:
-        out.append(f"edges removed ({len(lost)}): {_examples([f'{a} -> {b}' for a, b in lost])}")
-    if comparison.moved:
-        moves = [f"{n} @{a} -> @{b}" for n, a, b in comparison.moved]
+        edges = [f"{edge_end(comparison, a)} -> {edge_end(comparison, b)}" for a, b in lost]
+        out.append(f"edges removed ({len(lost)}): {_examples(edges)}")
+    if len(redrawn) > MAX_EXAMPLES:  # many boxes redrawn one way: one line
+        opened = [g.title for g in comparison.regrouped if not g.boxed]
+        closed = [g.title for g in comparison.regrouped if g.boxed]
+        redrawn = []
+        if opened:
+            redrawn.append(
+                f"drawn open in their frames ({len(opened)}, were boxes): {_examples(opened)}"
+            )
+        if closed:
+            redrawn.append(f"drawn as boxes ({len(closed)}, were open frames): {_examples(closed)}")
+    out += redrawn
+    moves = moved_items(comparison)
+    if moves:
         out.append(
-            f"{MOVED} ({_nodes_word(len(moves))} at another module address): {_examples(moves)}"
+            f"{MOVED} ({_nodes_word(len(comparison.moved))} at another module address): "
+            f"{_examples(moves)}"
         )
     if comparison.unsigned:
         line = (

@@ -1,0 +1,226 @@
+# ruff: noqa: E501  (the stories are asserted whole, one line each)
+"""The true story when blocks move, split and fold: each edit of
+:data:`tests.corpus.changes.MOVES` on a corpus model, compared in the full, ``depth=1``
+and ``collapse="auto"`` views, reads exactly the lines below: what was added, removed,
+moved or changed and nothing else (docs/diffs.md shows their context drawings)."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from pytest_tlgraph import Trace, capture
+from pytest_tlgraph.snapshots.compare.comparison import Comparison, compare
+from pytest_tlgraph.snapshots.compare.drawing import draw_comparison
+from pytest_tlgraph.snapshots.compare.story import headline, rewired_edges, story_lines
+from tests.corpus.changes import MOVES
+
+VIEWS: dict[str, dict[str, object]] = {
+    "full": {},
+    "depth1": {"depth": 1},
+    "auto": {"collapse": "auto"},
+}
+
+#: The story of each edit in each view, line by line.
+STORIES: dict[str, dict[str, list[str]]] = {
+    "head_inserted": {
+        "full": [
+            "added @layer2.0 (BasicBlock): 7 nodes",
+            "moved, same content (16 nodes at another module address): @layer2.0 (BasicBlock) -> @layer2.1, @layer2.1 (BasicBlock) -> @layer2.2",
+        ],
+        "depth1": [
+            "added @layer2.0 (BasicBlock) (7 ops)",
+            "moved, same content (2 nodes at another module address): @layer2.0 (BasicBlock) -> @layer2.1, @layer2.1 (BasicBlock) -> @layer2.2",
+        ],
+        "auto": [
+            "added @layer2.0 (BasicBlock) (7 ops)",
+            "moved, same content (2 nodes at another module address): @layer2.0 (BasicBlock) -> @layer2.1, @layer2.1 (BasicBlock) -> @layer2.2",
+        ],
+    },
+    "middle_inserted": {
+        "full": [
+            "added @layer2.2 (BasicBlock): 7 nodes",
+        ],
+        "depth1": [
+            "added @layer2.2 (BasicBlock) (7 ops)",
+        ],
+        "auto": [
+            "x2 @layer2.1-2 (BasicBlock): repeats x1 -> x2",
+        ],
+    },
+    "block_removed": {
+        "full": [
+            "removed @layer3.1 (BasicBlock): 7 nodes",
+        ],
+        "depth1": [
+            "removed @layer3.1 (BasicBlock) (7 ops)",
+        ],
+        "auto": [
+            "removed @layer3.1 (BasicBlock) (7 ops)",
+            "drawn open in their frames (6, were boxes): x2 @layer1.0-1 (BasicBlock), @layer2.0 (BasicBlock), @layer2.1 (BasicBlock), ... and 3 more",
+        ],
+    },
+    "blocks_swapped": {
+        "full": [
+            "order changed: @layer1.0 (BasicBlock), @layer1.1 (BasicBlock) -> @layer1.1, @layer1.0 (stored addresses)",
+        ],
+        "depth1": [
+            "order changed: @layer1.0 (BasicBlock), @layer1.1 (BasicBlock) -> @layer1.1, @layer1.0 (stored addresses)",
+        ],
+        "auto": [
+            "order changed: @layer1.0 (BasicBlock), @layer1.1 (BasicBlock) -> @layer1.1, @layer1.0 (stored addresses)",
+        ],
+    },
+    "fold_broken": {
+        "full": [
+            "replaced relu -> gelu on 2 nodes @layer1.2.relu",
+            "2 nodes (gelu_1:1, gelu_1:2) @layer1.2.relu: inplace True -> (default)",
+        ],
+        "depth1": [
+            "@layer1.2 (BasicBlock): inside: relu -> gelu (2 ops)",
+        ],
+        "auto": [
+            "@layer1.2 (BasicBlock): relu -> gelu (2 ops); fold x4 -> x2 + 1 + 1",
+        ],
+    },
+    "decoder_fold_broken": {
+        "full": [
+            "replaced silu_3 -> gelu_1 (@model.layers.2.mlp.act_fn)",
+        ],
+        "depth1": [
+            "@model.layers.2 (LlamaDecoderLayer): inside: silu -> gelu (1 op)",
+        ],
+        "auto": [
+            "@model.layers.2 (LlamaDecoderLayer): silu -> gelu (1 op); fold x4 -> x2 + 1 + 1",
+            "@model.layers.0.self_attn (LlamaAttention): drawn as one box (was 32 nodes in its frame)",
+        ],
+    },
+    "fold_count_changed": {
+        "full": [
+            "removed @layer1.3 (BasicBlock): 7 nodes",
+        ],
+        "depth1": [
+            "removed @layer1.3 (BasicBlock) (7 ops)",
+        ],
+        "auto": [
+            "x3 @layer1.0-2 (BasicBlock): repeats x4 -> x3",
+        ],
+    },
+    "box_moved": {
+        "full": [
+            "moved, same content (16 nodes at another module address): @layer2.0 (BasicBlock) -> @layer2.1, @layer2.1 (BasicBlock) -> @layer2.2",
+        ],
+        "depth1": [
+            "moved, same content (2 nodes at another module address): @layer2.0 (BasicBlock) -> @layer2.1, @layer2.1 (BasicBlock) -> @layer2.2",
+        ],
+        "auto": [
+            "moved, same content (2 nodes at another module address): @layer2.0 (BasicBlock) -> @layer2.1, @layer2.1 (BasicBlock) -> @layer2.2",
+        ],
+    },
+    "order_swapped": {
+        "full": [
+            "order changed: batch_norm_1 @bn1, relu_1 @relu -> relu_1 @relu, batch_norm_1 @bn1",
+        ],
+        "depth1": [
+            "order changed: batch_norm_1 @bn1, relu_1 @relu -> relu_1 @relu, batch_norm_1 @bn1",
+        ],
+        "auto": [
+            "order changed: batch_norm_1 @bn1, relu_1 @relu -> relu_1 @relu, batch_norm_1 @bn1",
+        ],
+    },
+    "helper_refactored": {
+        "full": [
+            "order changed: linear_3 @attn.q_proj, linear_2 @attn.k_proj, linear_1 @attn.v_proj -> linear_1 @attn.v_proj, linear_2 @attn.k_proj, linear_3 @attn.q_proj; the same dataflow, only the order they run in",
+        ],
+        "depth1": [
+            "order changed: @attn.q_proj (Linear), @attn.k_proj (Linear), @attn.v_proj (Linear) -> @attn.v_proj, @attn.k_proj, @attn.q_proj (stored addresses); the same dataflow, only the order they run in",
+        ],
+        "auto": [
+            "order changed: linear_3 @attn.q_proj, linear_2 @attn.k_proj, linear_1 @attn.v_proj -> linear_1 @attn.v_proj, linear_2 @attn.k_proj, linear_3 @attn.q_proj; the same dataflow, only the order they run in",
+        ],
+    },
+}
+
+
+@functools.cache
+def _traces(name: str) -> tuple[Trace, Trace]:
+    before, after = MOVES[name]()
+    return tuple(  # type: ignore[return-value]
+        capture(case.model, case.inputs, kwargs=case.kwargs or None) for case in (before, after)
+    )
+
+
+@functools.cache
+def _compared(name: str, view: str) -> Comparison:
+    before, after = _traces(name)
+    return compare(before.draw(**VIEWS[view]).dot, after.draw(**VIEWS[view]).dot)
+
+
+@pytest.mark.parametrize("view", list(VIEWS))
+@pytest.mark.parametrize("name", list(MOVES))
+def test_each_move_reads_its_true_story(name: str, view: str) -> None:
+    comparison = _compared(name, view)
+    assert story_lines(comparison) == STORIES[name][view]
+    # The headline leads with the model's change, never a redrawing or a move.
+    assert headline(comparison).startswith(STORIES[name][view][0])
+    # Nothing reads as rewired: every edge that changed is explained by a node or
+    # module added, removed or reordered.
+    lines = story_lines(comparison)
+    assert not any(line.startswith(("edges added", "edges removed")) for line in lines)
+
+
+def test_every_move_has_its_story_in_every_view() -> None:
+    assert set(STORIES) == set(MOVES)
+    assert all(set(views) == set(VIEWS) for views in STORIES.values())
+
+
+@pytest.mark.parametrize("view", list(VIEWS))
+def test_a_block_inserted_at_a_stage_head_adds_one_block_and_changes_nothing(view: str) -> None:
+    comparison = _compared("head_inserted", view)
+    assert not comparison.removed and not comparison.changed and not comparison.replaced
+    new = comparison.new
+    assert {_block(new.nodes[n].address) for n in comparison.added} == {"layer2.0"}
+    # The blocks that were layer2.0 and layer2.1 are the same blocks one index on.
+    moved = {(_block(was), _block(now)) for _, was, now in comparison.moved}
+    assert moved == {("layer2.0", "layer2.1"), ("layer2.1", "layer2.2")}
+
+
+def _block(address: str) -> str:
+    return ".".join(address.split(".")[:2])
+
+
+@pytest.mark.parametrize("view", list(VIEWS))
+def test_q_k_v_run_in_another_order_are_not_rewired(view: str) -> None:
+    comparison = _compared("helper_refactored", view)
+    assert not comparison.added and not comparison.removed and not comparison.changed
+    assert rewired_edges(comparison) == ([], [])
+
+
+def test_a_fold_broken_by_one_repetition_leaves_no_added_block() -> None:
+    comparison = _compared("fold_broken", "auto")
+    assert not comparison.added and not comparison.removed
+    (split,) = comparison.splits
+    assert [count for _, count in split.parts] == [2, 1, 1]
+    assert [what for _, what in split.changes] == ["relu -> gelu (2 ops)", None]
+    # The diff drawing marks the changed repetition, not the one still a repetition.
+    drawing = draw_comparison(comparison, context=None)
+    assert drawing.nodes["@layer1.2#1"].kind == "changed"
+    assert drawing.nodes["@layer1.3#1"].kind == "unchanged"
+
+
+@pytest.mark.parametrize("view", list(VIEWS))
+@pytest.mark.parametrize("name", list(MOVES))
+def test_each_move_is_drawn_with_what_the_story_says(name: str, view: str) -> None:
+    comparison = _compared(name, view)
+    statuses = comparison.node_statuses
+    for context in (None, 2):
+        drawing = draw_comparison(comparison, context=context)
+        kinds = {node_id: node.kind for node_id, node in drawing.nodes.items()}
+        # Every node that changed is drawn with its status, in the context view too.
+        for node_id, status in statuses.items():
+            if status != "unchanged":
+                assert kinds[node_id] == status, (node_id, context)
+    added = sum(1 for s in statuses.values() if s == "added")
+    removed = sum(1 for s in statuses.values() if s == "removed")
+    assert (added, removed) == (len(comparison.added), len(comparison.removed))
