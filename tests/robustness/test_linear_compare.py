@@ -30,7 +30,7 @@ def sequential(count: int, func: str) -> str:
     lines = [HEAD, '  "input_1" [label=<<B>input</B><BR/>2x4, 32 B>, fillcolor="#D9EAD3"];\n']
     lines += [
         f'  "{func}_{i}" [label=<<B>{func}_{i}</B><BR/>2x4, 32 B<BR/>@{i - 1}>, '
-        'fillcolor="#F3F4F6"];\n'
+        f'fillcolor="#F3F4F6", tl_addr="{i - 1}", tl_kind="op", tl_op="{func}"];\n'
         for i in range(1, count + 1)
     ]
     lines.append('  "output_1" [label=<<B>output</B><BR/>2x4, 32 B>, fillcolor="#D0E0F0"];\n')
@@ -127,6 +127,7 @@ def head_inserted(count: int) -> str:
     ReLU moves one index on (``@0`` -> ``@1``) and is renumbered."""
     text = sequential(count + 1, "relu")
     text = re.sub(r"relu_(\d+)\b", lambda m: f"relu_{int(m[1]) - 1}", text)
+    text = text.replace('tl_op="relu"];\n  "relu_1"', 'tl_op="gelu"];\n  "relu_1"', 1)
     return text.replace("relu_0", "gelu_1")
 
 

@@ -28,19 +28,14 @@ same module, so "same place" means the same module, not the same string.
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from pytest_tlgraph.snapshots.compare.graph import GraphModel, GraphNode
+from pytest_tlgraph.snapshots.compare.graph import GraphCluster, GraphModel, GraphNode
 
 __all__ = ["Alignment", "align_modules", "fold_count", "frame_fold_count", "repetitions"]
 
-#: A fold's count in a node or cluster id (``@layers.0*4``, ``cluster_layers.0*4``).
-_FOLD_COUNT: Final = re.compile(r"\*(\d+)(?:#\d+)?$")
-#: A module type at the end of a title (``@0 (BasicBlock)``).
-_TITLE_TYPE: Final = re.compile(r".*\(([^()]+)\)$")
 #: The prefix a removed module's addresses are translated to: no received address has it.
 _GONE: Final = "\x00removed:"
 
@@ -111,18 +106,12 @@ def _parts(address: str) -> list[str]:
 
 def fold_count(node: GraphNode) -> int:
     """How many repetitions a node stands for: a fold's count, else 1."""
-    match = _FOLD_COUNT.search(node.id)
-    return int(match[1]) if node.kind == "fold" and match else 1
+    return node.fold_count or 1 if node.kind == "fold" else 1
 
 
-#: A fold frame's title: ``x4 @model.layers.0-3 (LlamaDecoderLayer)``.
-_FRAME_FOLD: Final = re.compile(r"x(\d+) @")
-
-
-def frame_fold_count(title: str) -> int:
+def frame_fold_count(cluster: GraphCluster) -> int:
     """How many repetitions a frame stands for: a fold frame's count, else 1."""
-    match = _FRAME_FOLD.match(title)
-    return int(match[1]) if match else 1
+    return cluster.fold_count or 1 if cluster.kind == "fold" else 1
 
 
 def repetitions(address: str, count: int) -> list[str]:
@@ -140,7 +129,7 @@ def _node_key(node: GraphNode) -> Hashable:
     row) and content signature."""
     rows = tuple(row for row in node.body if not row.startswith("@"))
     # The digest is left out: a box inside a fold's frame hashes every repetition.
-    funcs = node.signature.split(" ", 1)[1] if node.signature else None
+    funcs = node.members
     if node.kind == "fold":
         return ("rep", node.func, funcs)  # one repetition: its type and functions
     return (node.kind, node.func, rows, funcs)
@@ -155,14 +144,13 @@ class _Side:
         keys: dict[str, list[Hashable]] = {"": []}
         self.types: dict[str, str] = {}
         for cluster in graph.clusters.values():
-            title = _TITLE_TYPE.fullmatch(cluster.title)
-            if title is not None:
-                self.types.setdefault(cluster.address, title[1])
+            if cluster.type:
+                self.types.setdefault(cluster.address, cluster.type)
         # A fold's frame draws its first repetition for all of them.
         frames = {
             cid: (cluster.address, count)
             for cid, cluster in graph.clusters.items()
-            if (count := frame_fold_count(cluster.title)) > 1
+            if (count := frame_fold_count(cluster)) > 1
         }
         for address, count in frames.values():
             for rep in repetitions(address, count):
@@ -291,10 +279,21 @@ def _align_children(
         a=[k for k, _ in old_runs], b=[k for k, _ in new_runs], autojunk=False
     )
     matched: list[tuple[str, str]] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            for (_, old_run), (_, new_run) in zip(old_runs[i1:i2], new_runs[j1:j2], strict=True):
-                matched += zip(old_run, new_run, strict=False)  # a run that grew: its tail left
+    opcodes = matcher.get_opcodes()
+    for k, (tag, i1, i2, j1, j2) in enumerate(opcodes):
+        if tag != "equal":
+            continue
+        # A run that grew or shrank leaves the end next to the other changes: its head
+        # when only changes come before it, else its tail.
+        changes_before = k > 0 and opcodes[k - 1][0] != "equal"
+        changes_after = k + 1 < len(opcodes) and opcodes[k + 1][0] != "equal"
+        for (_, old_run), (_, new_run) in zip(old_runs[i1:i2], new_runs[j1:j2], strict=True):
+            width = min(len(old_run), len(new_run))
+            if changes_before and not changes_after:
+                ends_kept = old_run[len(old_run) - width :], new_run[len(new_run) - width :]
+            else:
+                ends_kept = old_run[:width], new_run[:width]
+            matched += zip(*ends_kept, strict=True)
     # The gaps: the children between two matched pairs, on each side.
     old_at = {c: i for i, c in enumerate(olds)}
     new_at = {c: j for j, c in enumerate(news)}

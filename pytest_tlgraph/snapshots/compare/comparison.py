@@ -46,8 +46,6 @@ __all__ = [
 
 _BAR: Final = " [bar] "
 _OLD_MARK: Final = " (old)"
-#: ``x32 @model.layers.0-31 (LlamaDecoderLayer)``: a fold's count, range and type.
-_FOLD_TITLE: Final = re.compile(r"x(?P<n>\d+) @\S+(?P<rest> \(.*\))?")
 _KIND_NAMES: Final = MappingProxyType(
     {"op": "its op", "box": "a box", "fold": "a fold", "segment": "a segment",
      "input": "an input", "output": "an output"}
@@ -73,7 +71,9 @@ class NodeChange:
     def whats(self) -> list[str]:
         """Every change as its text, the node left out."""
         if self.repeats is not None:
-            return [f"repeats x{self.repeats[0]} -> x{self.repeats[1]}"]
+            return [f"repeats x{self.repeats[0]} -> x{self.repeats[1]}"] + [
+                edit.what for edit in self.edits
+            ]
         if self.redrawn is not None:
             return [f"drawn as {_KIND_NAMES[self.redrawn[1]]} (was {_KIND_NAMES[self.redrawn[0]]})"]
         out = [] if self.title is None else [_title_what(*self.title)]
@@ -85,11 +85,7 @@ class NodeChange:
 
 
 def _title_what(old: str, new: str) -> str:
-    """``repeats x2 -> x3`` for a fold that repeats another number of times (its range
-    follows the count), else ``title <old> -> <new>``."""
-    before, after = _FOLD_TITLE.fullmatch(old), _FOLD_TITLE.fullmatch(new)
-    if before and after and before["rest"] == after["rest"] and before["n"] != after["n"]:
-        return f"repeats x{before['n']} -> x{after['n']}"
+    """``title <old> -> <new>``."""
     return f"title {old} -> {new}"
 
 
@@ -101,17 +97,21 @@ class ClusterChange:
     old_title: str
     new_title: str
     inside: str | None
+    #: ``(stored count, received count)`` of a fold frame that repeats another number
+    #: of times (its title's range follows the count).
+    repeats: tuple[int, int] | None = None
+    #: Whether it frames a module of another type or kind (a frame that only moved to
+    #: another address is not retitled).
+    retitled: bool = False
 
     def whats(self) -> list[str]:
         """Every change as its text, the frame left out: ``repeats x2 -> x3`` (what a
         repeat fold hides grows with its count, so that is not said again), or
         ``title A -> B``, and ``inside: ...``."""
-        out = (
-            []
-            if _address_free(self.old_title) == _address_free(self.new_title)
-            else [_title_what(self.old_title, self.new_title)]
-        )
-        if self.inside is not None and not (out and out[0].startswith("repeats")):
+        if self.repeats is not None:
+            return [f"repeats x{self.repeats[0]} -> x{self.repeats[1]}"]
+        out = [_title_what(self.old_title, self.new_title)] if self.retitled else []
+        if self.inside is not None:
             out.append(f"inside: {self.inside}")
         return out
 
@@ -270,14 +270,6 @@ def union_order(new: Sequence[str], old: Sequence[str]) -> list[str]:
     return out
 
 
-_ADDRESS: Final = re.compile(r"@\S+")
-
-
-def _address_free(title: str) -> str:
-    """A frame's title without its address: a frame that moved is not retitled."""
-    return _ADDRESS.sub("@", title)
-
-
 def pair_clusters(
     old: GraphModel, new: GraphModel, translate: Callable[[str], str]
 ) -> dict[str, str]:
@@ -346,7 +338,7 @@ def _node_edits(
 
 def _fold_frames(graph: GraphModel, node_id: str) -> tuple[int, ...]:
     """The counts of the fold frames holding ``node_id``, outermost first."""
-    counts = (frame_fold_count(graph.clusters[c].title) for c in graph.cluster_path(node_id))
+    counts = (frame_fold_count(graph.clusters[c]) for c in graph.cluster_path(node_id))
     return tuple(n for n in counts if n > 1)
 
 
@@ -411,11 +403,13 @@ def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
         was = old.nodes[old_id]
         if old_id in pairing.replaced:
             replaced.append((old_id, new_id))
-        if {was.kind, node.kind} == {"box", "fold"} and was.func == node.func:
+        if {was.kind, node.kind} <= {"box", "fold"} and was.func == node.func:
             # One call of a module on one side, a fold of its repetitions on the other.
             counts = fold_count(was), fold_count(node)
             if counts[0] != counts[1]:
-                changed[new_id] = NodeChange(old_id, new_id, repeats=counts)
+                # What a fold hides grows with its count: its rows say the rest.
+                edits = _node_edits(was, node, old, new, union)
+                changed[new_id] = NodeChange(old_id, new_id, edits, repeats=counts)
                 continue
         if was.kind != node.kind:  # a module drawn as a box on one side, as ops on the other
             changed[new_id] = NodeChange(old_id, new_id, redrawn=(was.kind, node.kind))
@@ -469,9 +463,14 @@ def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
             continue
         before = old.clusters[old_cid]
         inside = _inside(before.signature, cluster.signature)
-        if _address_free(before.title) != _address_free(cluster.title) or inside is not None:
-            clusters_changed.append(ClusterChange(cid, before.title, cluster.title, inside))
-        folds = frame_fold_count(before.title) > 1, frame_fold_count(cluster.title) > 1
+        counts = frame_fold_count(before), frame_fold_count(cluster)
+        repeats = counts if counts[0] != counts[1] and before.type == cluster.type else None
+        retitled = (before.kind, before.type) != (cluster.kind, cluster.type)
+        if repeats or retitled or inside is not None:
+            clusters_changed.append(
+                ClusterChange(cid, before.title, cluster.title, inside, repeats, retitled)
+            )
+        folds = frame_fold_count(before) > 1, frame_fold_count(cluster) > 1
         if all(folds) and (before.signature is None) != (cluster.signature is None):
             unsigned.append(cid)  # only a fold's frame is signed
     added = tuple(n for n in new.nodes if n not in taken)

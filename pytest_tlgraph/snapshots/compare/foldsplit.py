@@ -18,7 +18,7 @@ import difflib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pytest_tlgraph.draw.collapse.signature import Signature, read_signature
+from pytest_tlgraph.draw.collapse.signature import Signature
 from pytest_tlgraph.snapshots.compare.alignment import (
     Alignment,
     fold_count,
@@ -59,18 +59,16 @@ class FoldSplit:
         return f"fold x{total} -> {shown}"
 
 
-def _signature(node: GraphNode) -> Signature | None:
-    return read_signature(node.signature) if node.signature else None
-
-
 def rep_change(fold: GraphNode, part: GraphNode) -> str | None:
     """What a part that now stands apart shows unlike the fold's repetition: its
     functions (``relu -> gelu (2 ops)``), rows or arguments; ``None`` when it shows
     nothing else (it is one of the repetitions)."""
-    before, after = _signature(fold), _signature(part)
-    if before is not None and after is not None and before.funcs != after.funcs:
-        # The digests differ by construction (the fold's covers every repetition).
-        text = inside_change(Signature("fold", before.count, before.funcs), after)
+    before, after = fold.members, part.members
+    if before is not None and after is not None and before != after:
+        # Told by their functions (the fold's digest covers every repetition).
+        text = inside_change(
+            Signature("fold", len(before), before), Signature("part", len(after), after)
+        )
         if text is not None:
             return text
     whats = [e.what for e in row_edits(fold.body, part.body) if e.kind != "title"]
@@ -145,9 +143,7 @@ def funcs_of(graph: GraphModel, node_ids: Iterable[str]) -> list[str]:
         if node.kind == "op":
             out.append(node.func)
         elif node.kind in ("box", "fold", "segment"):
-            signature = _signature(node)
-            funcs = signature.funcs if signature and signature.funcs else (node.func,)
-            out += list(funcs) * fold_count(node)
+            out += list(node.members or (node.func,)) * fold_count(node)
     return out
 
 
@@ -160,10 +156,10 @@ def _frame_splits(
 ) -> Iterator[FoldSplit]:
     for old_cid, new_cid in cluster_pairs.items():
         frame, partner = old.clusters[old_cid], new.clusters[new_cid]
-        count = frame_fold_count(frame.title)
+        count = frame_fold_count(frame)
         if count < 2:
             continue
-        kept = frame_fold_count(partner.title)
+        kept = frame_fold_count(partner)
         covered = set(repetitions(partner.address, kept))
         reps = [alignment.translate(a) for a in repetitions(frame.address, count)]
         apart = [a for a in reps if a not in covered]
