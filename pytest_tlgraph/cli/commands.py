@@ -95,9 +95,7 @@ def _write(drawing: Drawing, output: str | None, renderer: str, dpi: int, remedy
 
 def run_draw(args: argparse.Namespace) -> None:
     """``tlgraph draw``: load the model and its inputs, capture, draw, write."""
-    import torch
-
-    from pytest_tlgraph import capture
+    from pytest_tlgraph.capture.eval_capture import capture_in_eval_mode
     from pytest_tlgraph.cli.model import load_inputs, load_model, parse_shape, random_inputs
     from pytest_tlgraph.encoding.sources import reads_magnitudes
 
@@ -122,15 +120,10 @@ def run_draw(args: argparse.Namespace) -> None:
         inputs = example
         if isinstance(example, dict):
             inputs, kwargs = (), dict(example)
-    model.eval()
-    with torch.random.fork_rng(devices=[]):
-        trace = capture(
-            model,
-            inputs,
-            kwargs=kwargs,
-            backward=args.backward,
-            magnitudes=reads_magnitudes(options),
-        )
+    # The fixture's capture: eval mode through the flags, model and RNG restored.
+    trace = capture_in_eval_mode(
+        model, inputs, kwargs, backward=args.backward, magnitudes=reads_magnitudes(options)
+    )
     try:
         drawing = trace.draw(**options)
     except (TypeError, ValueError) as error:  # EncodingRefusal is a ValueError too

@@ -303,32 +303,19 @@ def _resolve_inputs(
 def _capture(
     model: Any, args: Any, kwargs: dict[str, Any], backward: bool, magnitudes: bool
 ) -> Trace:
-    """Capture in eval mode, then restore every submodule's mode and the global RNG;
-    ``magnitudes``: whether a channel of the call reads them."""
+    """Capture in eval mode, then restore every submodule's mode and the global RNG
+    (:func:`~pytest_tlgraph.capture.eval_capture.capture_in_eval_mode`, as ``tlgraph
+    draw`` does); ``magnitudes``: whether a channel of the call reads them."""
     import torch
 
-    from pytest_tlgraph.capture import capture
+    from pytest_tlgraph.capture.eval_capture import capture_in_eval_mode
 
     if not isinstance(model, torch.nn.Module):
         raise TypeError(
             f"tlgraph_snapshot() takes a torch.nn.Module, got {type(model).__name__}; "
             "wrap a plain function in an nn.Module whose forward calls it"
         )
-    modes = [(module, module.training) for module in model.modules()]
-    cpu_rng = torch.get_rng_state()
-    cuda_rng = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None
-    try:
-        # The flags themselves, never the model's own eval()/train(): an override may do
-        # more (freeze parameters) and would not be undone by restoring the flags.
-        for module, _ in modes:
-            module.training = False
-        return capture(model, args, kwargs=kwargs, backward=backward, magnitudes=magnitudes)
-    finally:
-        for module, training in modes:
-            module.training = training
-        torch.set_rng_state(cpu_rng)
-        if cuda_rng is not None:
-            torch.cuda.set_rng_state_all(cuda_rng)
+    return capture_in_eval_mode(model, args, kwargs, backward=backward, magnitudes=magnitudes)
 
 
 def _write_measured(
