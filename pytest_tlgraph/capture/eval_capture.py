@@ -15,7 +15,6 @@ from typing import Any
 
 import torch
 
-from pytest_tlgraph.capture import capture
 from pytest_tlgraph.trace import Trace
 
 __all__ = ["capture_in_eval_mode"]
@@ -34,6 +33,9 @@ def capture_in_eval_mode(
     """:func:`~pytest_tlgraph.capture.capture` with every submodule's ``training`` flag
     cleared; afterwards each flag and the global RNG are restored, on success or
     error. ``magnitudes``: whether a channel of the drawing reads them."""
+    # Looked up on the package at each call, so a wrapper set there is the one run.
+    from pytest_tlgraph.capture import capture
+
     modes = [(module, module.training) for module in model.modules()]
     cpu_rng = torch.get_rng_state()
     cuda_rng = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None

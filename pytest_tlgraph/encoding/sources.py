@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any, Final
 
@@ -23,7 +23,6 @@ __all__ = [
     "VALUE_FIELDS",
     "ValueSource",
     "coerce",
-    "reads_magnitudes",
     "require_available",
     "resolve_source",
     "tensor_item",
@@ -49,8 +48,6 @@ ADDITIVE_FIELDS: Final = frozenset(
 )  # fmt: skip
 #: Fields measured from tensor values: ``None`` on a trace without values (meta, fake).
 VALUE_FIELDS: Final = frozenset({"magnitude", "grad_norm"})
-#: The options whose source a draw reads per node (``stack_by`` reads an annotation).
-SOURCE_OPTIONS: Final = ("color_by", "size_by", "stack_by")
 #: Fields that read run-to-run noise: masked in snapshots.
 VOLATILE_FIELDS: Final = frozenset({"func_duration", "device_time"})
 _RECORD_FIELDS: Final = frozenset(f.name for f in fields(Op)) | frozenset(
@@ -106,16 +103,6 @@ class ValueSource:
         """The value rules: ``None``/NaN/inf -> ``None`` (unencoded); numbers and
         one-element tensors -> float; anything else refuses ``encoding_value_invalid``."""
         return coerce(self.raw(record), source=self.name, node_id=node_id)
-
-
-def reads_magnitudes(options: Mapping[str, Any]) -> bool:
-    """Whether drawing with ``options`` reads output magnitudes: some channel's source
-    is the ``magnitude`` token (or field). A capture for that draw must measure them
-    (``capture(magnitudes=True)``); a callable source is opaque and asks for nothing."""
-    return any(
-        isinstance(value, str) and value == "magnitude"
-        for value in (options.get(name) for name in SOURCE_OPTIONS)
-    )
 
 
 def require_available(source: ValueSource, trace: Trace, channel: str) -> None:
