@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from pytest_tlgraph.encoding.units import format_value, key_name
 from pytest_tlgraph.errors import EncodingRefusal
+from pytest_tlgraph.fields import SUMMABLE, VALUE_READ, VOLATILE
 from pytest_tlgraph.suggest import did_you_mean
 from pytest_tlgraph.trace import Layer, Op, Trace
 
@@ -42,14 +43,11 @@ BUILTIN_FIELDS: Final = {
     "params": "param_count",
 }
 #: Fields with an exact sum over ops: collapsed boxes and segments show the sum.
-ADDITIVE_FIELDS: Final = frozenset(
-    {"func_duration", "activation_memory", "flops_forward", "device_time", "flops_backward",
-     "flops_total", "macs_forward", "param_count"}
-)  # fmt: skip
+ADDITIVE_FIELDS: Final = SUMMABLE
 #: Fields measured from tensor values: ``None`` on a trace without values (meta, fake).
-VALUE_FIELDS: Final = frozenset({"magnitude", "grad_norm"})
+VALUE_FIELDS: Final = VALUE_READ
 #: Fields that read run-to-run noise: masked in snapshots.
-VOLATILE_FIELDS: Final = frozenset({"func_duration", "device_time"})
+VOLATILE_FIELDS: Final = VOLATILE
 _RECORD_FIELDS: Final = frozenset(f.name for f in fields(Op)) | frozenset(
     f.name for f in fields(Layer)
 )
