@@ -129,3 +129,22 @@ def test_a_trace_draws_the_same_dot_where_torch_cannot_be_imported(
     )
     assert done.returncode == 0, done.stderr.decode()
     assert done.stdout.decode() == expected
+
+
+def test_recorded_defaults_are_plain_data_that_survive_pickling() -> None:
+    from torch import nn
+
+    from pytest_tlgraph.capture.module_args import module_args
+    from pytest_tlgraph.constructors import REQUIRED, Unreadable
+
+    _, _, conv = module_args(nn.Conv2d(3, 4, 3))
+    _, _, layer = module_args(nn.TransformerEncoderLayer(8, 2))
+    assert conv is not None and layer is not None and conv.defaults is not None
+    assert conv.defaults["in_channels"] is REQUIRED and conv.defaults["stride"] == 1
+    assert layer.defaults is not None and layer.defaults["activation"] == "relu"  # by name
+    copy = pickle.loads(pickle.dumps(conv))
+    assert copy.defaults == conv.defaults and copy.defaults["in_channels"] is REQUIRED
+    # Every call of one class shares one recorded object.
+    _, _, other = module_args(nn.Conv2d(8, 8, 1))
+    assert other is not None and other.defaults is conv.defaults
+    assert not any(isinstance(v, Unreadable) for v in conv.defaults.values())
