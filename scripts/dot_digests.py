@@ -7,11 +7,17 @@ once, draws it under a few option sets (plain, ``depth=1``, ``collapse="auto"``,
 A drawing that refuses writes the refusal's class and message instead of a digest.
 Run it before and after a change that must not change stored bytes, then
 ``diff -r BEFORE AFTER``.
+
+The script runs under ``PYTHONHASHSEED=0`` (it starts itself again with it): some corpus
+models capture differently with the order a set of strings iterates in (``gemma3``
+runs its two rotary embeddings in set order), which a random hash seed changes from one
+process to the next.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -63,6 +69,9 @@ def example_lines() -> list[str]:
 
 
 def main() -> None:
+    if os.environ.get("PYTHONHASHSEED") != "0":
+        env = {**os.environ, "PYTHONHASHSEED": "0"}
+        os.execve(sys.executable, [sys.executable, *sys.argv], env)
     if len(sys.argv) < 2:
         raise SystemExit("usage: python scripts/dot_digests.py OUT_FOLDER [CASE ...]")
     out = Path(sys.argv[1])
