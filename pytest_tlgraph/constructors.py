@@ -1,43 +1,125 @@
-"""Constructor signatures of torch.nn classes: which args a module records, and their
-defaults.
+"""What a module call's constructor args are, as plain data: the ``ModuleArgs`` mapping
+capture records and drawing reads, and the defaults it carries.
 
 Capture reads a module's args by the names of its torch.nn class's constructor
-parameters (:func:`constructor_params`); drawing hides the ones at their default
-(:mod:`pytest_tlgraph.draw.salient`). Both read the same signature, so what an args row
-can show and what it leaves out agree.
+parameters and records that class's defaults beside them
+(:mod:`pytest_tlgraph.capture.signatures`); drawing hides the args at their default
+(:mod:`pytest_tlgraph.draw.salient`) from the recorded defaults alone, so a drawing
+depends on the frozen trace, never on the installed torch. Nothing here imports torch.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
 from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
 from typing import Any, Final
 
-__all__ = ["REQUIRED", "ModuleArgs", "constructor_params", "torch_class"]
+__all__ = ["REQUIRED", "Defaults", "ModuleArgs", "Unreadable"]
+
+
+class _Required:
+    """The default of a constructor parameter that has none (one object, kept by
+    pickling: it unpickles as :data:`REQUIRED` itself)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+    def __reduce__(self) -> str:
+        return "REQUIRED"
+
 
 #: The default of a constructor parameter that has none.
-REQUIRED: Final = object()
+REQUIRED: Final = _Required()
 
-#: Factory keyword arguments: where the tensors live, not what the layer is.
-_FACTORY: Final = frozenset({"device", "dtype"})
+
+class Unreadable:
+    """A default that is not plain data (an object of some class, a list): recorded by
+    its text, and equal to no recorded value, so an arg beside it is always shown."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return f"Unreadable({self.text!r})"
+
+
+class Defaults(Mapping[str, Any]):
+    """``arg -> default`` of one torch.nn class, in signature order, as capture recorded
+    it: plain values (bools, numbers, strings, ``None``, tuples of those), a function by
+    its name (``activation=relu``), :data:`REQUIRED` for an arg without one and
+    :class:`Unreadable` for anything else. Read only and hashable (its hash is worked
+    out once), so a drawing can key what it writes by it."""
+
+    __slots__ = ("_hash", "_values")
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        self._values = dict(values)
+        self._hash: int | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._values
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Defaults):
+            return self is other or self._values == other._values
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash(tuple((k, _hashable(v)) for k, v in self._values.items()))
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"Defaults({self._values!r})"
+
+
+def _hashable(value: Any) -> Any:
+    try:
+        hash(value)
+    except TypeError:
+        return id(value)
+    return value
 
 
 class ModuleArgs(Mapping[str, Any]):
     """A module call's constructor args (read only, in signature order), with the name
     of the torch.nn class whose signature named them (``torch_class``): ``LayerNorm``
-    for a ``LayerNorm2d`` subclass, whose own name torch does not know."""
+    for a ``LayerNorm2d`` subclass, whose own name torch does not know; and that class's
+    constructor ``defaults`` as capture recorded them (``None`` when unknown)."""
 
-    __slots__ = ("_torch_class", "_values")
+    __slots__ = ("_defaults", "_torch_class", "_values")
 
-    def __init__(self, values: Mapping[str, Any], torch_class: str | None = None) -> None:
+    def __init__(
+        self,
+        values: Mapping[str, Any],
+        torch_class: str | None = None,
+        defaults: Defaults | None = None,
+    ) -> None:
         self._values = dict(values)
         self._torch_class = torch_class
+        self._defaults = defaults
 
     @property
     def torch_class(self) -> str | None:
         """The torch.nn class the args were read against, ``None`` when unknown."""
         return self._torch_class
+
+    @property
+    def defaults(self) -> Defaults | None:
+        """The constructor defaults of :attr:`torch_class`, ``None`` when unknown."""
+        return self._defaults
 
     def __getitem__(self, key: str) -> Any:
         return self._values[key]
@@ -74,49 +156,3 @@ class ModuleArgs(Mapping[str, Any]):
 
     def __repr__(self) -> str:
         return f"ModuleArgs({self._values!r}, torch_class={self._torch_class!r})"
-
-
-def torch_class(cls: type) -> type | None:
-    """The first class along ``cls``'s MRO that torch.nn defines and exports under its
-    own name (``Linear`` for torch's ``NonDynamicallyQuantizableLinear`` and for a user's
-    ``Linear`` subclass), never ``nn.Module`` itself; ``None`` for a plain user module."""
-    import torch.nn
-
-    for klass in cls.__mro__:
-        if klass is torch.nn.Module:
-            return None
-        exported: object = getattr(torch.nn, klass.__name__, None)
-        if exported is klass and klass.__module__.startswith("torch.nn."):
-            return klass
-    return None
-
-
-@functools.cache
-def constructor_params(type_name: str) -> Mapping[str, Any] | None:
-    """``arg -> default`` (:data:`REQUIRED` for an arg with none) of the torch.nn class
-    named ``type_name``, in signature order: the first ``__init__`` along its MRO with
-    named parameters (``LSTM(*args, **kwargs)`` reads ``RNNBase``'s), without the
-    factory arguments (``device``, ``dtype``) and private ones (``Embedding``'s
-    ``_weight``). ``None`` when torch.nn has no such class or its signature cannot be
-    read."""
-    import torch.nn
-
-    cls = getattr(torch.nn, type_name, None)
-    if not isinstance(cls, type):
-        return None
-    for klass in cls.__mro__:
-        init = vars(klass).get("__init__")
-        if init is None:
-            continue
-        try:
-            params = list(inspect.signature(init).parameters.values())[1:]
-        except (TypeError, ValueError):
-            return None
-        named = [p for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-        if named:
-            return {
-                p.name: REQUIRED if p.default is inspect.Parameter.empty else p.default
-                for p in named
-                if p.name not in _FACTORY and not p.name.startswith("_")
-            }
-    return None

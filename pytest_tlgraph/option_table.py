@@ -1,10 +1,10 @@
-"""The draw options as one table: read from ``DrawOptions`` itself, plus their help texts.
+"""The draw options as one table, read from their declarations in ``DrawOptions``.
 
-The command line's flags (``tlgraph draw --color-by flops``) and the options reference
-in the user's guide are both generated from :func:`option_specs`, which walks the
-fields of :class:`~pytest_tlgraph.options.DrawOptions`: an option added there gets a
-flag and a reference row without an edit here. Only the help texts are written by hand
-(:data:`HELP`); an option without one is described from its type and default.
+The command line's flags (``tlgraph draw --color-by flops``), ``tlgraph draw --help`` and
+the options reference in the user's guide are all generated from :func:`option_specs`,
+which walks the fields of :class:`~pytest_tlgraph.options.DrawOptions` and their
+declarations (:func:`~pytest_tlgraph.options.option`: help text and choices): an option
+declared there gets a flag, a help line and a reference row without an edit here.
 """
 
 from __future__ import annotations
@@ -16,43 +16,11 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass, fields
-from typing import Any, Final
+from typing import Any
 
-from pytest_tlgraph.options import _CHOICES, LAYOUTS, DrawOptions
+from pytest_tlgraph.options import Declared, DrawOptions
 
-__all__ = ["HELP", "OptionSpec", "markdown_table", "option_specs", "parse_callable"]
-
-#: One sentence per option: what it does (values and default are added from the table).
-HELP: Final = {
-    "view": "unrolled draws one node per op call; rolled draws one node per layer",
-    "direction": "which way the graph flows",
-    "layout": "the layout engine: both values draw with dot (0.1's rank layout is gone)",
-    "depth": "draw every module call nested deeper than N as one box (0 boxes every "
-    "top-level call)",
-    "collapse": "auto picks the deepest depth that fits the node budget and folds "
-    "repeated blocks; max boxes every top-level call",
-    "collapse_budget": "with collapse='auto': the most visible nodes the drawing may have "
-    "after folding (default 60)",
-    "color_by": "fill colour channel: a builtin source (time, bytes, flops, params, "
-    "magnitude, grad_norm, device_time) or an op field name",
-    "size_by": "node area channel: a builtin source (as color_by, plus dims) or a field name",
-    "stack_by": "rank columns: true (or auto) pins multi-pass ops of one pass together; "
-    "or a field name",
-    "size_scale": "how size_by maps values to area: sqrt (when size_by is set) or linear",
-    "page": "page palette",
-    "show_legend": "draw the key of the active channels",
-    "node_label_fields": "the label rows, in order, from: name, op, shape, dtype, "
-    "shape_summary, bytes, args, params, module, pass, flops",
-    "show_saved_for_backward": "add a row with the memory saved for backward",
-    "show_redundant_args": "show every captured constructor arg: those at their default and "
-    "those the checked suppression would hide",
-    "node_spec_fn": "a node style applied last: a name from pytest_tlgraph.node_styles "
-    "(attention_node_mode) or MODULE:FUNCTION",
-}
-
-
-#: Values of options that ``DrawOptions`` leaves to a later stage to check.
-_MORE_CHOICES: Final = {"size_scale": ("sqrt", "linear"), "layout": LAYOUTS}
+__all__ = ["OptionSpec", "markdown_list", "markdown_table", "option_specs", "parse_callable"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,9 +100,8 @@ class OptionSpec:
         return f"{self.help} (default: {default})"
 
 
-def _kind(name: str, hint: Any) -> tuple[str, tuple[str, ...], bool]:
-    if name in _CHOICES or name in _MORE_CHOICES:
-        choices = _CHOICES.get(name) or _MORE_CHOICES[name]
+def _kind(choices: tuple[object, ...] | None, hint: Any) -> tuple[str, tuple[str, ...], bool]:
+    if choices is not None:
         return "choice", tuple(str(c) for c in choices if c is not None), False
     args = typing.get_args(hint) if _is_union(hint) else (hint,)
     present = [a for a in args if a is not type(None)]
@@ -173,9 +140,9 @@ def option_specs() -> tuple[OptionSpec, ...]:
     specs = []
     for field in fields(DrawOptions):
         default = None if field.default is MISSING else field.default
-        kind, choices, takes_bool = _kind(field.name, hints[field.name])
-        text = HELP.get(field.name) or f"the draw option {field.name}"
-        specs.append(OptionSpec(field.name, default, kind, choices, text, takes_bool))
+        declaration: Declared = field.metadata["option"]  # declared with options.option()
+        kind, choices, takes_bool = _kind(declaration.choices, hints[field.name])
+        specs.append(OptionSpec(field.name, default, kind, choices, declaration.help, takes_bool))
     return tuple(specs)
 
 
@@ -207,3 +174,13 @@ def markdown_table() -> str:
         values = spec.values_text().replace("|", "\\|")
         rows.append(f"| {flag} | `{spec.name}` | {values} | {default} | {spec.help} |")
     return "\n".join(rows) + "\n"
+
+
+def markdown_list() -> str:
+    """The one-paragraph list of draw options of docs/usage.md: each keyword, with its
+    values where they are a choice (``view`` (``unrolled``/``rolled``))."""
+    parts = []
+    for spec in option_specs():
+        values = "/".join(f"`{c}`" for c in spec.choices)
+        parts.append(f"`{spec.name}` ({values})" if spec.kind == "choice" else f"`{spec.name}`")
+    return "Draw options: " + ", ".join(parts) + ".\n"

@@ -12,6 +12,8 @@ from itertools import pairwise
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
+from pytest_tlgraph.fields import MEASURED, PASS_SUMMED, PER_PASS, check_record
+
 if TYPE_CHECKING:
     import torch
 
@@ -93,27 +95,16 @@ def param_elements(params: tuple[ParamInfo, ...] | None) -> int | None:
     return total
 
 
-#: Numeric per-op measurements, in the order the spec lists them.
-MEASUREMENT_FIELDS: Final = (
-    "func_duration",
-    "activation_memory",
-    "flops_forward",
-    "flops_backward",
-    "flops_total",
-    "macs_forward",
-    "autograd_memory",
-    "num_autograd_tensors",
-    "magnitude",
-    "grad_norm",
-    "device_time",
-)
+#: Numeric per-op measurements, in the order the spec lists them
+#: (:data:`pytest_tlgraph.fields.FIELDS`, which declares each with its unit and rules).
+MEASUREMENT_FIELDS: Final = MEASURED
 
 #: Fields whose rolled (multi-pass) value is the exact cross-pass total, not one pass.
-SUMMED_FIELDS: Final = frozenset({"autograd_memory", "num_autograd_tensors", "device_time"})
+SUMMED_FIELDS: Final = PASS_SUMMED
 
 #: Fields that are per-pass measurements of run-to-run noise: never single-valued
 #: across passes, even when two passes happen to read the same number.
-PER_PASS_FIELDS: Final = frozenset({"func_duration"})
+PER_PASS_FIELDS: Final = PER_PASS
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,6 +301,10 @@ class Layer:
     def param_count(self) -> int | None:
         """Parameter and buffer elements each pass reads; ``None`` when passes differ."""
         return None if "params" in self.varying else param_elements(self.params)
+
+
+check_record(Op, MEASURED)
+check_record(Layer, MEASURED)
 
 
 @dataclass(frozen=True, slots=True)

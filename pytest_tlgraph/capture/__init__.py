@@ -147,7 +147,8 @@ def capture(
     On a model in train mode that call does what any training-mode call does: BatchNorm
     updates its running statistics (and ``num_batches_tracked``) and dropout draws from
     the global RNG. Put the model in eval mode first to avoid both; the
-    ``tlgraph_snapshot`` fixture clears the flags itself and restores them and the RNG.
+    ``tlgraph_snapshot`` fixture and ``tlgraph draw`` clear the flags themselves and
+    restore them and the RNG (:mod:`pytest_tlgraph.capture.eval_capture`).
     """
     if not isinstance(model, nn.Module):
         raise TypeError(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
@@ -64,6 +65,9 @@ _LAYER_FIELDS: Final = (
     "shape", "dtype", "params", "module_args", *MEASUREMENT_FIELDS, "call", "grad_mode",
 )  # fmt: skip
 _NO_VARYING: Final[Mapping[str, tuple[Any, ...]]] = MappingProxyType({})
+#: An op's measurements, in the order ``Layer`` holds them (one run of its fields,
+#: checked by :func:`pytest_tlgraph.fields.check_record`).
+_measured: Final = operator.attrgetter(*MEASUREMENT_FIELDS)
 
 
 def _layer(
@@ -76,10 +80,7 @@ def _layer(
         return _new_layer(
             label, first.func, (first.label,), 1, parents, children, first.shape,
             first.dtype, first.module, first.module_calls, first.params, first.module_args,
-            first.module_type, first.module_family, None, _NO_VARYING, first.func_duration,
-            first.activation_memory, first.flops_forward, first.flops_backward,
-            first.flops_total, first.macs_forward, first.autograd_memory,
-            first.num_autograd_tensors, first.magnitude, first.grad_norm, first.device_time,
+            first.module_type, first.module_family, None, _NO_VARYING, *_measured(first),
             first.call, first.grad_mode,
         )  # fmt: skip
     varying: dict[str, tuple[Any, ...]] = {}

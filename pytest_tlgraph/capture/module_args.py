@@ -1,7 +1,7 @@
 """Constructor args of a module, read from the instance's attributes at capture time.
 
 The names are the constructor parameters of the module's torch.nn class, read from its
-signature (:func:`pytest_tlgraph.constructors.constructor_params`), so every arg a
+signature (:func:`pytest_tlgraph.capture.signatures.constructor_params`), so every arg a
 layer was built with is on the record (``padding_mode``, ``max_norm``, ``momentum``):
 which ones a drawing shows is decided there. Reading attributes (not the arguments the
 constructor once received) is deliberate: an attribute edited after construction so
@@ -20,7 +20,8 @@ from typing import Any, Final
 import torch
 from torch import nn
 
-from pytest_tlgraph.constructors import ModuleArgs, constructor_params, torch_class
+from pytest_tlgraph.capture.signatures import constructor_params, recorded_defaults, torch_class
+from pytest_tlgraph.constructors import ModuleArgs
 
 __all__ = ["ModuleArgs", "computes", "module_args"]
 
@@ -112,7 +113,9 @@ class _Layout:
     """What a module class contributes, worked out once per class; the values
     themselves are read on every call."""
 
-    __slots__ = ("base", "family", "flags", "names", "plain_bias", "readers", "torch_forward")
+    __slots__ = (
+        "base", "defaults", "family", "flags", "names", "plain_bias", "readers", "torch_forward",
+    )  # fmt: skip
 
     def __init__(self, cls: type[nn.Module]) -> None:
         base = torch_class(cls)
@@ -121,6 +124,8 @@ class _Layout:
         if base is not None:
             self.family = next((f for f, kinds in _FAMILIES if issubclass(cls, kinds)), "torch")
         params = constructor_params(self.base) if self.base is not None else None
+        #: The defaults the trace keeps for drawing (one object per torch.nn class).
+        self.defaults = recorded_defaults(self.base) if self.base is not None else None
         self.names: tuple[str, ...] = tuple(params or ())
         self.readers = {
             name: _READERS[(self.base or "", name)]
@@ -209,7 +214,11 @@ def module_args(module: nn.Module) -> tuple[str | None, str | None, ModuleArgs |
             value = _plain(value)
         values[name] = value
     call_family = layout.family if layout.torch_forward else None
-    return layout.family, call_family, ModuleArgs(values, layout.base) if values else None
+    return (
+        layout.family,
+        call_family,
+        (ModuleArgs(values, layout.base, layout.defaults) if values else None),
+    )
 
 
 #: The functions that are a family's computation (others match by class name).

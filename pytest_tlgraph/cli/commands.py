@@ -95,13 +95,15 @@ def _write(drawing: Drawing, output: str | None, renderer: str, dpi: int, remedy
 
 def run_draw(args: argparse.Namespace) -> None:
     """``tlgraph draw``: load the model and its inputs, capture, draw, write."""
-    import torch
-
-    from pytest_tlgraph import capture
+    from pytest_tlgraph.capture.eval_capture import capture_in_eval_mode
     from pytest_tlgraph.cli.model import load_inputs, load_model, parse_shape, random_inputs
-    from pytest_tlgraph.encoding.sources import reads_magnitudes
+    from pytest_tlgraph.draw import draw_request
+    from pytest_tlgraph.request import DrawRequest
 
-    options = draw_options(args)
+    try:  # checked before the (slow) model import and capture
+        request = DrawRequest.parse(draw_options(args))
+    except (TypeError, ValueError) as error:  # EncodingRefusal is a ValueError too
+        raise CommandError(str(error)) from None
     if args.dtype and not args.input_shape:
         raise CommandError("--dtype applies to --input-shape inputs; add --input-shape")
     for shape in args.input_shape:  # checked before the (slow) model import
@@ -122,17 +124,12 @@ def run_draw(args: argparse.Namespace) -> None:
         inputs = example
         if isinstance(example, dict):
             inputs, kwargs = (), dict(example)
-    model.eval()
-    with torch.random.fork_rng(devices=[]):
-        trace = capture(
-            model,
-            inputs,
-            kwargs=kwargs,
-            backward=args.backward,
-            magnitudes=reads_magnitudes(options),
-        )
+    # The fixture's capture: eval mode through the flags, model and RNG restored.
+    trace = capture_in_eval_mode(
+        model, inputs, kwargs, backward=args.backward, magnitudes=request.reads_magnitudes
+    )
     try:
-        drawing = trace.draw(**options)
+        drawing = draw_request(trace, request)
     except (TypeError, ValueError) as error:  # EncodingRefusal is a ValueError too
         raise CommandError(str(error)) from None
     _write(drawing, args.output, args.renderer, args.dpi, _DRAW_REMEDY)

@@ -35,6 +35,7 @@ from pytest_tlgraph.draw.plan import Plan, PlanNode
 from pytest_tlgraph.encoding.units import format_bytes
 from pytest_tlgraph.lazy import LazyMapping
 from pytest_tlgraph.options import DrawOptions, NodeSpecFn
+from pytest_tlgraph.request import DrawRequest
 from pytest_tlgraph.schema import (
     NODE_ATTRS,
     SCHEMA_ATTR,
@@ -51,7 +52,16 @@ if TYPE_CHECKING:
     from pytest_tlgraph.encoding.state import EncodingState
     from pytest_tlgraph.trace import Trace
 
-__all__ = ["Drawing", "Node", "build_plan", "draw", "node_rows", "node_texts", "schema_records"]
+__all__ = [
+    "Drawing",
+    "Node",
+    "build_plan",
+    "draw",
+    "draw_request",
+    "node_rows",
+    "node_texts",
+    "schema_records",
+]
 
 
 @final
@@ -144,7 +154,7 @@ def node_texts(
 
 
 # A plain draw validates nothing: its options are the (frozen) defaults.
-_DEFAULT_OPTIONS: Final = DrawOptions()
+_DEFAULT_REQUEST: Final = DrawRequest.of(DrawOptions())
 # A drawing builds a node record and a DOT statement per node, and a graph and a
 # drawing: the fast constructors.
 _new_node: Final = frozen_builder(Node)
@@ -154,7 +164,14 @@ _new_drawing: Final = frozen_builder(Drawing)
 
 
 def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawing:
-    """Draw ``trace`` (see ``DrawOptions`` for the options).
+    """Draw ``trace`` (see ``DrawOptions`` for the options): parse them once
+    (:meth:`DrawRequest.parse`), then :func:`draw_request`."""
+    request = DrawRequest.parse(options) if options else _DEFAULT_REQUEST
+    return draw_request(trace, request, mask_volatile=mask_volatile)
+
+
+def draw_request(trace: Trace, request: DrawRequest, *, mask_volatile: bool = False) -> Drawing:
+    """Draw ``trace`` as ``request`` (already parsed) asks.
 
     ``mask_volatile=True`` (used by the snapshot fixture, not part of ``Trace.draw``)
     replaces the measured fills, sizes and key end labels of channels that read
@@ -162,11 +179,11 @@ def draw(trace: Trace, *, mask_volatile: bool = False, **options: Any) -> Drawin
     on the encoding state.
     """
     with collector_paused():
-        return _draw(trace, mask_volatile=mask_volatile, options=options)
+        return _draw(trace, request, mask_volatile=mask_volatile)
 
 
-def _draw(trace: Trace, *, mask_volatile: bool, options: dict[str, Any]) -> Drawing:
-    opts = DrawOptions.from_kwargs(**options) if options else _DEFAULT_OPTIONS
+def _draw(trace: Trace, request: DrawRequest, *, mask_volatile: bool) -> Drawing:
+    opts = request.options
     plan: Plan = build_plan(
         trace,
         view=opts.view,
@@ -193,7 +210,7 @@ def _draw(trace: Trace, *, mask_volatile: bool, options: dict[str, Any]) -> Draw
         if encoding:
             from pytest_tlgraph.encoding.channels import encode
 
-            encoded = encode(plan, specs, trace=trace, options=opts, mask_volatile=mask_volatile)
+            encoded = encode(plan, specs, trace=trace, request=request, mask_volatile=mask_volatile)
             state = encoded.state
             captions.extend(encoded.caption_lines)
         public, edited = _edited_specs(plan, specs, opts.node_spec_fn)
@@ -366,7 +383,7 @@ def schema_records(
 ) -> tuple[tuple[NodeRecord, ...], tuple[ClusterRecord, ...]]:
     """The identity records ``draw(trace, **options)`` writes (:mod:`pytest_tlgraph.
     schema`): every node's, in drawing order, and every cluster's, outermost first."""
-    opts = DrawOptions.from_kwargs(**options) if options else _DEFAULT_OPTIONS
+    opts = DrawRequest.parse(options).options
     plan = build_plan(
         trace,
         view=opts.view,

@@ -168,7 +168,6 @@ def args_row(
     input_shape: tuple[int, ...] | None,
     output_shape: tuple[int, ...] | None,
     show_redundant: bool = False,
-    module_type: str | None = None,
 ) -> str | None:
     """``kernel_size=(3, 3), stride=(2, 2)``: a module's constructor args, in order.
 
@@ -177,8 +176,8 @@ def args_row(
     module family, ``input_shape`` the shape of the module's single input (``None`` for
     several inputs or none), ``output_shape`` its output shape (``None`` when unknown or
     varying). A mismatch or a missing shape keeps the arg. Args at their constructor
-    default that do not define the layer are left out too (:mod:`.salient`; needs
-    ``module_type``, the torch.nn class name). ``show_redundant=True`` shows every arg.
+    default that do not define the layer are left out too (:mod:`.salient`; needs the
+    defaults capture recorded on ``args``). ``show_redundant=True`` shows every arg.
     ``None`` when no arg is left to show.
     """
     if not args:
@@ -186,7 +185,7 @@ def args_row(
     hidden: tuple[str, ...] = ()
     if not show_redundant:
         hidden = hidden_args(args, family, input_shape, output_shape)
-        hidden += hidden_defaults(args, module_type, family)
+        hidden += hidden_defaults(args)
     parts = [
         f"{name}={value if type(value) in _ATOMS else _format_arg(value)}"
         for name, value in args.items()
@@ -207,10 +206,12 @@ def _module_args(record: Record) -> Mapping[str, Any] | None:
     for name in dict.fromkeys(name for args in per_pass for name in args):
         values = tuple(dict.fromkeys(args[name] for args in per_pass if name in args))
         merged[name] = values[0] if len(values) == 1 else _Varying(values)
-    # Every pass is a call of one module: the torch class its args were read against
-    # is the same in each.
+    # Every pass is a call of one module: the torch class its args were read against,
+    # and so its defaults, are the same in each.
     first = per_pass[0]
-    return ModuleArgs(merged, first.torch_class if isinstance(first, ModuleArgs) else None)
+    if isinstance(first, ModuleArgs):
+        return ModuleArgs(merged, first.torch_class, first.defaults)
+    return ModuleArgs(merged)
 
 
 def _record_args_row(record: Record, trace: Trace | None, show_redundant: bool) -> str | None:
@@ -228,9 +229,9 @@ def _record_args_row(record: Record, trace: Trace | None, show_redundant: bool) 
             source = input_shape(record, trace)
         except KeyError:
             show_redundant = True
-    family, module_type = record.module_family, record.module_type
+    family = record.module_family
     target = None if show_redundant else output_shape(record)
-    key = _row_key(args, family, module_type, source, target, show_redundant)
+    key = _row_key(args, family, source, target, show_redundant)
     if key is not None:
         row = _args_rows.get(key, _UNSET)
         if row is not _UNSET:
@@ -241,7 +242,6 @@ def _record_args_row(record: Record, trace: Trace | None, show_redundant: bool) 
         input_shape=source,
         output_shape=target,
         show_redundant=show_redundant,
-        module_type=module_type,
     )
     if key is not None:
         remember(_args_rows, key, row, _ARGS_MEMO_LIMIT)
@@ -260,7 +260,6 @@ _ATOMS_AND_TUPLES: Final = _ATOMS | {tuple}
 def _row_key(
     args: Mapping[str, Any],
     family: str | None,
-    module_type: str | None,
     source: Shape | None,
     target: Shape | None,
     show_redundant: bool,
@@ -269,8 +268,8 @@ def _row_key(
     writes, are keyed by their :mod:`marshal` bytes (one call in C): marshal writes each
     value with its exact type, so ``1``, ``1.0`` and ``True`` (equal, yet read
     differently) get different keys, and so do ``0.0`` and ``-0.0``. The rest (names,
-    family, module type, the torch class the args were read against, shapes, the flag)
-    is only compared, so it is keyed as it is. ``None`` when a value is not a plain atom
+    family, the recorded defaults the args were read against, shapes, the flag) is only
+    compared, so it is keyed as it is. ``None`` when a value is not a plain atom
     or a flat tuple of atoms, or cannot be marshalled (a subclass of an atom): such rows
     are written every time."""
     values = tuple(args.values())
@@ -285,8 +284,8 @@ def _row_key(
         written = marshal.dumps(values, 2)
     except ValueError:
         return None
-    torch_class = args.torch_class if isinstance(args, ModuleArgs) else None
-    return (family, module_type, torch_class, source, target, show_redundant, tuple(args), written)
+    defaults = args.defaults if isinstance(args, ModuleArgs) else None
+    return (family, defaults, source, target, show_redundant, tuple(args), written)
 
 
 def _params_row(record: Record) -> str | None:

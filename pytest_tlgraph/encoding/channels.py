@@ -21,19 +21,12 @@ from pytest_tlgraph.draw.plan import Plan
 from pytest_tlgraph.draw.style import FONTSIZE, PAGES
 from pytest_tlgraph.encoding.key import KEY_ID, BarLine, KeyLine, TextLine, key_label
 from pytest_tlgraph.encoding.ramps import ramp_for_page
-from pytest_tlgraph.encoding.scales import check_scale, normalise, transform
-from pytest_tlgraph.encoding.sources import (
-    VALUE_FIELDS,
-    ValueSource,
-    coerce,
-    require_available,
-    resolve_source,
-)
-from pytest_tlgraph.encoding.stack import is_auto, require_unrolled, stack
+from pytest_tlgraph.encoding.scales import normalise, transform
+from pytest_tlgraph.encoding.sources import VALUE_FIELDS, ValueSource, coerce, require_available
+from pytest_tlgraph.encoding.stack import require_unrolled, stack
 from pytest_tlgraph.encoding.state import ChannelState, EncodingState
 from pytest_tlgraph.encoding.values import Collected, collect
-from pytest_tlgraph.errors import EncodingRefusal
-from pytest_tlgraph.options import DrawOptions
+from pytest_tlgraph.request import DrawRequest
 from pytest_tlgraph.trace import Trace
 
 __all__ = ["Encoding", "encode"]
@@ -67,9 +60,11 @@ class _Reader:
         self._trace = trace
         self._memo: dict[tuple[int, str], Any] = {}
 
-    def source(self, spec: Any, channel: str) -> ValueSource:
-        source = resolve_source(spec, channel=channel)
-        require_available(source, self._trace, channel)
+    def source(self, source: ValueSource | None, channel: str) -> ValueSource | None:
+        """The request's resolved ``source``, once the trace is known to hold its
+        values."""
+        if source is not None:
+            require_available(source, self._trace, channel)
         return source
 
     def raw(self, source: ValueSource, record: Any, node_id: str) -> Any:
@@ -185,32 +180,23 @@ def encode(
     specs: dict[str, dict[str, Any]],
     *,
     trace: Trace,
-    options: DrawOptions,
+    request: DrawRequest,
     mask_volatile: bool = False,
 ) -> Encoding:
-    """Apply the active channels of ``options`` to ``specs`` (in place) and return the
-    key, rank groups, caption lines and the encoding state."""
-    if options.size_scale is not None and options.size_by is None:
-        raise EncodingRefusal(
-            "size_scale_requires_size_by",
-            cause=f"size_scale={options.size_scale!r} was given without size_by.",
-            remedy="add size_by=<source>, or drop size_scale.",
-        )
-    scale = options.size_scale or "sqrt"
-    check_scale(scale)
+    """Apply the active channels of ``request`` (parsed and its sources resolved by
+    :meth:`DrawRequest.parse`) to ``specs`` (in place) and return the key, rank groups,
+    caption lines and the encoding state."""
+    options = request.options
+    scale = request.scale
     if options.stack_by is not None:
         require_unrolled(plan)
     reader = _Reader(trace)
-    color_source = (
-        reader.source(options.color_by, "color_by") if options.color_by is not None else None
-    )
-    size_source = reader.source(options.size_by, "size_by") if options.size_by is not None else None
+    color_source = reader.source(request.color, "color_by")
+    size_source = reader.source(request.size, "size_by")
     stacking = None
     stack_source = None
     if options.stack_by is not None:
-        stack_source = (
-            None if is_auto(options.stack_by) else reader.source(options.stack_by, "stack_by")
-        )
+        stack_source = reader.source(request.stack, "stack_by")
         stacking = stack(plan, trace, stack_source, raw=reader.raw)
     channels: dict[str, ChannelState] = {}
     notes: list[str] = []

@@ -4,23 +4,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Final
 
 from pytest_tlgraph.errors import EncodingRefusal
 
-__all__ = ["SIZE_SCALES", "check_scale", "normalise", "transform"]
-
-SIZE_SCALES: Final = ("sqrt", "linear")
-
-
-def check_scale(scale: str) -> None:
-    """Refuse ``encoding_scale_invalid`` unless ``scale`` is a known size scale."""
-    if scale not in SIZE_SCALES:
-        raise EncodingRefusal(
-            "encoding_scale_invalid",
-            cause=f"size_scale={scale!r} is not a known scale.",
-            remedy=f"use one of {', '.join(map(repr, SIZE_SCALES))}.",
-        )
+__all__ = ["normalise", "transform"]
 
 
 def transform(values: Mapping[str, float], scale: str, *, source: str) -> dict[str, float]:
@@ -37,8 +24,8 @@ def transform(values: Mapping[str, float], scale: str, *, source: str) -> dict[s
                     remedy="use size_scale='linear', or a source with non-negative values.",
                 )
         return {node_id: math.sqrt(value) for node_id, value in values.items()}
-    check_scale(scale)
-    raise AssertionError("unreachable: check_scale refuses every other scale")
+    # The request refuses every other scale (DrawRequest.parse).
+    raise AssertionError(f"unknown size scale {scale!r}")
 
 
 def normalise(values: Mapping[str, float]) -> tuple[tuple[float, float] | None, dict[str, float]]:

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any, Final
 
 from pytest_tlgraph.encoding.units import format_value, key_name
 from pytest_tlgraph.errors import EncodingRefusal
+from pytest_tlgraph.fields import SUMMABLE, VALUE_READ, VOLATILE
 from pytest_tlgraph.suggest import did_you_mean
 from pytest_tlgraph.trace import Layer, Op, Trace
 
@@ -23,7 +24,6 @@ __all__ = [
     "VALUE_FIELDS",
     "ValueSource",
     "coerce",
-    "reads_magnitudes",
     "require_available",
     "resolve_source",
     "tensor_item",
@@ -43,16 +43,11 @@ BUILTIN_FIELDS: Final = {
     "params": "param_count",
 }
 #: Fields with an exact sum over ops: collapsed boxes and segments show the sum.
-ADDITIVE_FIELDS: Final = frozenset(
-    {"func_duration", "activation_memory", "flops_forward", "device_time", "flops_backward",
-     "flops_total", "macs_forward", "param_count"}
-)  # fmt: skip
+ADDITIVE_FIELDS: Final = SUMMABLE
 #: Fields measured from tensor values: ``None`` on a trace without values (meta, fake).
-VALUE_FIELDS: Final = frozenset({"magnitude", "grad_norm"})
-#: The options whose source a draw reads per node (``stack_by`` reads an annotation).
-SOURCE_OPTIONS: Final = ("color_by", "size_by", "stack_by")
+VALUE_FIELDS: Final = VALUE_READ
 #: Fields that read run-to-run noise: masked in snapshots.
-VOLATILE_FIELDS: Final = frozenset({"func_duration", "device_time"})
+VOLATILE_FIELDS: Final = VOLATILE
 _RECORD_FIELDS: Final = frozenset(f.name for f in fields(Op)) | frozenset(
     f.name for f in fields(Layer)
 )
@@ -106,16 +101,6 @@ class ValueSource:
         """The value rules: ``None``/NaN/inf -> ``None`` (unencoded); numbers and
         one-element tensors -> float; anything else refuses ``encoding_value_invalid``."""
         return coerce(self.raw(record), source=self.name, node_id=node_id)
-
-
-def reads_magnitudes(options: Mapping[str, Any]) -> bool:
-    """Whether drawing with ``options`` reads output magnitudes: some channel's source
-    is the ``magnitude`` token (or field). A capture for that draw must measure them
-    (``capture(magnitudes=True)``); a callable source is opaque and asks for nothing."""
-    return any(
-        isinstance(value, str) and value == "magnitude"
-        for value in (options.get(name) for name in SOURCE_OPTIONS)
-    )
 
 
 def require_available(source: ValueSource, trace: Trace, channel: str) -> None:

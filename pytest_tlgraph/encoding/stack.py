@@ -17,7 +17,7 @@ from pytest_tlgraph.encoding.sources import ValueSource, tensor_item
 from pytest_tlgraph.errors import EncodingRefusal
 from pytest_tlgraph.trace import Op, Trace
 
-__all__ = ["Stacking", "check_lockstep", "is_auto", "require_unrolled", "stack"]
+__all__ = ["Stacking", "check_lockstep", "require_unrolled", "stack"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,11 +52,6 @@ def check_lockstep(ops: Sequence[Op]) -> None:
                 "if you assert your own semantics.",
             )
         previous = op.pass_number
-
-
-def is_auto(stack_by: Any) -> bool:
-    """Whether ``stack_by`` asks for the derived ``pass_number`` annotation."""
-    return stack_by is True or (isinstance(stack_by, str) and stack_by == "auto")
 
 
 def require_unrolled(plan: Plan) -> None:

@@ -1,5 +1,6 @@
-"""Checks a ``tlgraph_snapshot`` call makes before it captures anything: the draw
-options (names, types and values) and the results folder."""
+"""Checks a ``tlgraph_snapshot`` call makes before it captures anything: the names it
+was given (draw options or snapshot settings) and the results folder. The draw options'
+values are checked by :meth:`pytest_tlgraph.request.DrawRequest.parse`."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 from pytest_tlgraph.snapshots.settings import SETTING_NAMES
 
-__all__ = ["check_draw_names", "check_draw_options", "check_results_folder"]
+__all__ = ["check_draw_names", "check_results_folder"]
 
 
 def check_draw_names(options: Mapping[str, Any], where: str) -> None:
@@ -27,31 +28,6 @@ def check_draw_names(options: Mapping[str, Any], where: str) -> None:
             f"draw options are: {', '.join(sorted(known))}; snapshot settings are: "
             f"{', '.join(SETTING_NAMES)}"
         )
-
-
-def check_draw_options(options: Mapping[str, Any]) -> None:
-    """Validate every draw option that can be judged without a trace: names, types,
-    enumerated values, size scales and builtin source tokens. Raises ``TypeError``,
-    ``ValueError`` or ``EncodingRefusal`` naming the option, the value and the remedy."""
-    from pytest_tlgraph.encoding.scales import check_scale
-    from pytest_tlgraph.encoding.sources import resolve_source
-    from pytest_tlgraph.encoding.stack import is_auto
-    from pytest_tlgraph.errors import EncodingRefusal
-    from pytest_tlgraph.options import DrawOptions
-
-    opts = DrawOptions.from_kwargs(**options)
-    if opts.size_scale is not None:
-        if opts.size_by is None:
-            raise EncodingRefusal(
-                "size_scale_requires_size_by",
-                cause=f"size_scale={opts.size_scale!r} was given without size_by.",
-                remedy="add size_by=<source>, or drop size_scale.",
-            )
-        check_scale(opts.size_scale)
-    for channel in ("color_by", "size_by", "stack_by"):
-        value = getattr(opts, channel)
-        if value is not None and not (channel == "stack_by" and is_auto(value)):
-            resolve_source(value, channel=channel)
 
 
 def check_results_folder(results: Path, snapshots: Path) -> None:

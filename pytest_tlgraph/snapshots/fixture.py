@@ -10,16 +10,12 @@ import dataclasses
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from pytest_tlgraph.draw.canvas import canvas_problem, png_problem
-from pytest_tlgraph.encoding.sources import reads_magnitudes
+from pytest_tlgraph.request import DrawRequest
 from pytest_tlgraph.snapshots.call import SnapshotCall
-from pytest_tlgraph.snapshots.checks import (
-    check_draw_names,
-    check_draw_options,
-    check_results_folder,
-)
+from pytest_tlgraph.snapshots.checks import check_draw_names, check_results_folder
 from pytest_tlgraph.snapshots.collisions import Claims, claim, folded
 from pytest_tlgraph.snapshots.extensions import (
     DPI,
@@ -40,8 +36,6 @@ __all__ = ["TlgraphSnapshot"]
 #: pytest leaves this module's frames out of a failing test's traceback: a capture error
 #: shows the user's frames and the cause, not the plugin's own (``--full-trace`` shows all).
 __tracebackhide__ = True
-
-_VOLATILE: Final = frozenset({"time", "device_time"})
 
 
 class TlgraphSnapshot:
@@ -106,7 +100,7 @@ class TlgraphSnapshot:
             **{k: v for k, v in self._marker.items() if k not in SETTING_NAMES},
             **draw_options,
         }
-        check_draw_options(options)  # before the capture: a bad option costs no forward
+        request = DrawRequest.parse(options)  # before the capture: a bad option costs no forward
         check_results_folder(settings.results.root, self._snapshot_folder())
         call = SnapshotCall(
             self._snapshot,
@@ -116,10 +110,10 @@ class TlgraphSnapshot:
         )
         try:
             args, call_kwargs = _resolve_inputs(model, inputs, kwargs)
-            trace = _capture(model, args, call_kwargs, backward, reads_magnitudes(options))
-            from pytest_tlgraph.draw import draw
+            trace = _capture(model, args, call_kwargs, backward, request.reads_magnitudes)
+            from pytest_tlgraph.draw import draw_request
 
-            drawing = draw(trace, mask_volatile=True, **options)
+            drawing = draw_request(trace, request, mask_volatile=True)
             too_large = canvas_problem(drawing, DPI) if settings.png else None
             received_png = (
                 call.received_png(drawing.dot, settings.renderer, force=settings.force_render)
@@ -149,12 +143,8 @@ class TlgraphSnapshot:
         png_off = not settings.png and not self._settings.png
         if png_off and not (call.update and call.drop_stale_png()):
             call.keep(call.png)
-        if (
-            settings.png
-            and too_large is None
-            and _VOLATILE.intersection(str(options.get(k)) for k in ("color_by", "size_by"))
-        ):
-            measured_too_large = _write_measured(trace, options, stem, settings)
+        if settings.png and too_large is None and request.volatile:
+            measured_too_large = _write_measured(trace, request, stem, settings)
             if measured_too_large is not None:
                 warnings.warn(f"{call.name}: {measured_too_large}", stacklevel=2)
         if message is not None:
@@ -303,42 +293,30 @@ def _resolve_inputs(
 def _capture(
     model: Any, args: Any, kwargs: dict[str, Any], backward: bool, magnitudes: bool
 ) -> Trace:
-    """Capture in eval mode, then restore every submodule's mode and the global RNG;
-    ``magnitudes``: whether a channel of the call reads them."""
+    """Capture in eval mode, then restore every submodule's mode and the global RNG
+    (:func:`~pytest_tlgraph.capture.eval_capture.capture_in_eval_mode`, as ``tlgraph
+    draw`` does); ``magnitudes``: whether a channel of the call reads them."""
     import torch
 
-    from pytest_tlgraph.capture import capture
+    from pytest_tlgraph.capture.eval_capture import capture_in_eval_mode
 
     if not isinstance(model, torch.nn.Module):
         raise TypeError(
             f"tlgraph_snapshot() takes a torch.nn.Module, got {type(model).__name__}; "
             "wrap a plain function in an nn.Module whose forward calls it"
         )
-    modes = [(module, module.training) for module in model.modules()]
-    cpu_rng = torch.get_rng_state()
-    cuda_rng = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None
-    try:
-        # The flags themselves, never the model's own eval()/train(): an override may do
-        # more (freeze parameters) and would not be undone by restoring the flags.
-        for module, _ in modes:
-            module.training = False
-        return capture(model, args, kwargs=kwargs, backward=backward, magnitudes=magnitudes)
-    finally:
-        for module, training in modes:
-            module.training = training
-        torch.set_rng_state(cpu_rng)
-        if cuda_rng is not None:
-            torch.cuda.set_rng_state_all(cuda_rng)
+    return capture_in_eval_mode(model, args, kwargs, backward=backward, magnitudes=magnitudes)
 
 
 def _write_measured(
-    trace: Trace, options: Mapping[str, Any], stem: Path, settings: Settings
+    trace: Trace, request: DrawRequest, stem: Path, settings: Settings
 ) -> str | None:
-    """Time channels are snapshotted masked; the measured picture goes to the results,
-    through the size guard (the one-line reason it was not written, or ``None``)."""
-    from pytest_tlgraph.draw import draw
+    """Volatile channels are snapshotted masked; the measured picture goes to the
+    results, through the size guard (the one-line reason it was not written, or
+    ``None``)."""
+    from pytest_tlgraph.draw import draw_request
 
-    measured = draw(trace, **options)
+    measured = draw_request(trace, request)
     problem = canvas_problem(measured, DPI)
     if problem is not None:
         return f"measured picture not written: {problem}"

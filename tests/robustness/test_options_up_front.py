@@ -37,10 +37,10 @@ def trace() -> Any:
 def test_bad_options_are_refused_before_any_capture(
     options: dict[str, Any], error: type[Exception], names: list[str]
 ) -> None:
-    from pytest_tlgraph.snapshots.checks import check_draw_options
+    from pytest_tlgraph.request import DrawRequest
 
     with pytest.raises(error) as info:
-        check_draw_options(options)
+        DrawRequest.parse(options)
     for name in names:
         assert name in str(info.value)
 

@@ -4,6 +4,7 @@ reading them on a trace without them refuses, and nothing reads values on meta."
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import pytest
 import torch
@@ -11,7 +12,7 @@ import torch
 from pytest_tlgraph import EncodingRefusal
 from pytest_tlgraph.capture import capture
 from pytest_tlgraph.capture.regrad import is_fake
-from pytest_tlgraph.encoding.sources import reads_magnitudes
+from pytest_tlgraph.request import DrawRequest
 from tests.corpus.registry import build
 from tests.models import CNN, MLP, RecurrentCell, seeded
 
@@ -61,6 +62,10 @@ def test_a_channel_reading_magnitudes_refuses_without_them(channel: str) -> None
     assert "magnitudes=True" in info.value.remedy
     measured = capture(seeded(MLP()), torch.randn(2, 8), magnitudes=True)
     assert measured.draw(**{channel: "magnitude"}).state is not None
+
+
+def reads_magnitudes(options: dict[str, Any]) -> bool:
+    return DrawRequest.parse(options).reads_magnitudes
 
 
 def test_reads_magnitudes_names_exactly_the_channels_that_read_them() -> None:

@@ -13,6 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_tlgraph import capture
+from pytest_tlgraph.capture.signatures import recorded_defaults
+from pytest_tlgraph.constructors import ModuleArgs
 from pytest_tlgraph.draw import build_plan, node_rows, node_texts
 from pytest_tlgraph.draw.dot import html_escape, html_label
 from pytest_tlgraph.draw.labels import args_row
@@ -139,10 +141,13 @@ def test_args_rows_of_the_same_values_keep_their_names_and_module_apart() -> Non
     for _ in range(2):  # the second round reads every row from the memo
         for names in (("kernel_size", "stride"), ("stride", "kernel_size"), ("a", "b")):
             for module_type in ("MaxPool2d", "AvgPool2d"):
-                args = MappingProxyType(dict(zip(names, (3, 2), strict=True)))
+                # Each class's defaults as capture records them: the memo keeps rows read
+                # against different defaults apart.
+                defaults = recorded_defaults(module_type)
+                args = ModuleArgs(dict(zip(names, (3, 2), strict=True)), module_type, defaults)
                 record, texts = _pool_texts(module_args=args, module_type=module_type)
                 expected = args_row(args, family=record.module_family, input_shape=None,
-                                    output_shape=None, module_type=module_type)  # fmt: skip
+                                    output_shape=None)  # fmt: skip
                 assert expected is not None and expected in texts, (names, module_type)
 
 

@@ -6,6 +6,7 @@ import collections.abc
 import dataclasses
 import types
 import typing
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,8 +17,8 @@ from pytest_tlgraph import capture
 from pytest_tlgraph.cli import build_parser
 from pytest_tlgraph.cli import commands as cli_commands
 from pytest_tlgraph.node_styles import attention_node_mode
-from pytest_tlgraph.option_table import HELP, OptionSpec, markdown_table, option_specs
-from pytest_tlgraph.options import DrawOptions
+from pytest_tlgraph.option_table import OptionSpec, markdown_table, option_specs
+from pytest_tlgraph.options import DrawOptions, declared, option
 
 #: One flag value per kind, and the Python value it must become.
 SAMPLES: dict[str, tuple[str, Any]] = {
@@ -63,8 +64,15 @@ def test_defaults_come_from_the_dataclass() -> None:
         assert spec.default == getattr(defaults, spec.name)
 
 
-def test_help_texts_name_only_real_options() -> None:
-    assert set(HELP) <= {f.name for f in dataclasses.fields(DrawOptions)}
+def test_each_option_is_declared_once_with_its_help_choices_and_check() -> None:
+    for field in dataclasses.fields(DrawOptions):
+        declaration = declared(field.name)
+        assert field.metadata["option"] is declaration
+        assert declaration.help and declaration.check is not None, field.name
+    specs = {spec.name: spec for spec in option_specs()}
+    assert specs["size_scale"].choices == ("sqrt", "linear")
+    assert specs["layout"].choices == ("auto", "dot")
+    assert specs["collapse"].choices == ("auto", "max")  # None is the unset default
 
 
 def test_an_option_added_to_drawoptions_gets_a_flag_without_edits(
@@ -73,10 +81,10 @@ def test_an_option_added_to_drawoptions_gets_a_flag_without_edits(
     # A stand-in for a field another change adds: typed like the existing ones.
     @dataclasses.dataclass(frozen=True, kw_only=True)
     class Wider:
-        view: str = "unrolled"
-        budget: int | None = None
-        ratio: float = 0.5
-        tags: tuple[str, ...] | None = None
+        view: str = option("unrolled", help="the view", choices=("unrolled", "rolled"))
+        budget: int | None = option(None, help="a budget")
+        ratio: float = option(0.5, help="a ratio")
+        tags: tuple[str, ...] | None = option(None, help="some tags")
 
     from pytest_tlgraph import option_table
 
@@ -166,3 +174,20 @@ def test_reference_table_has_a_row_per_option() -> None:
     for spec, row in zip(option_specs(), table[2:], strict=True):
         assert row.startswith(f"| `{spec.flag}`")
         assert f"`{spec.name}`" in row
+
+
+def test_the_usage_option_list_is_generated_from_the_declarations() -> None:
+    import sys
+
+    scripts = str(Path(__file__).resolve().parents[2] / "scripts")
+    sys.path.insert(0, scripts)
+    try:
+        from render_options_reference import USAGE, with_list
+    finally:
+        sys.path.remove(scripts)
+    text = USAGE.read_text(encoding="utf-8")
+    assert with_list(text) == text, "stale: run python scripts/render_options_reference.py"
+    listed = text.split("<!-- draw-options:start -->")[1].split("<!-- draw-options:end -->")[0]
+    assert [f"`{f.name}`" in listed for f in dataclasses.fields(DrawOptions)] == [True] * len(
+        dataclasses.fields(DrawOptions)
+    )

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from pytest_tlgraph.fields import BOX_SUMMED, check_record, field
 from pytest_tlgraph.trace import ModuleCall, Op, Shape, Trace, shape_summary
 
 if TYPE_CHECKING:
@@ -29,30 +30,26 @@ __all__ = [
     "segment_record",
 ]
 
-#: Op fields whose value over a group of ops is the exact sum of the ops' values.
-ADDITIVE_FIELDS: Final = (
-    "func_duration",
-    "activation_memory",
-    "flops_forward",
-    "flops_backward",
-    "flops_total",
-    "macs_forward",
-    "device_time",
-)
+#: Op fields whose value over a group of ops is the exact sum of the ops' values (the
+#: stored fields :data:`pytest_tlgraph.fields.FIELDS` sums over boxes).
+ADDITIVE_FIELDS: Final = BOX_SUMMED
+#: Summed with ``math.fsum``: correctly rounded, whatever the op order.
+_FLOAT_FIELDS: Final = frozenset(name for name in BOX_SUMMED if field(name).kind is float)
 
 
 def member_sums(ops: Sequence[Op]) -> dict[str, Any]:
     """Each additive field summed exactly over ``ops`` (``None`` if any op lacks it).
 
-    Ops with no function (input and output records) count zero. Durations are summed
-    with ``math.fsum``: correctly rounded, so the total does not depend on op order.
+    Ops with no function (input and output records) count zero. Float fields
+    (durations) are summed with ``math.fsum``: correctly rounded, so the total does not
+    depend on op order.
     """
     sums: dict[str, Any] = {}
     for name in ADDITIVE_FIELDS:
         values = [getattr(op, name) for op in ops if op.has_function]
         if any(v is None for v in values):
             sums[name] = None
-        elif name == "func_duration":
+        elif name in _FLOAT_FIELDS:
             sums[name] = math.fsum(values)
         else:
             sums[name] = sum(values)
@@ -77,6 +74,9 @@ class CollapsedRecord:
     def has_function(self) -> bool:
         """Always True: collapsed nodes stand for real ops."""
         return True
+
+
+check_record(CollapsedRecord, BOX_SUMMED)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -81,7 +81,6 @@ def _args(record: CollapsedRecord, trace: Trace | None, options: DrawOptions) ->
         output_shape=box.shape,
         # Detached records cannot be checked against captured shapes: show every arg.
         show_redundant=options.show_redundant_args or trace is None,
-        module_type=box.module_type,
     )
 
 

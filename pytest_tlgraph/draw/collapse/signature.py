@@ -136,7 +136,6 @@ def _args(op: Op) -> str:
         input_shape=None,
         output_shape=None,
         show_redundant=True,
-        module_type=op.module_type,
     )
     return row or ""
 
