@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Final
 
+from pytest_tlgraph.errors import UsageError
 from pytest_tlgraph.suggest import did_you_mean
 
 __all__ = ["DrawOptions", "NodeSpecFn", "Source"]
@@ -57,12 +58,12 @@ def _check_layout(layout: object) -> None:
     if layout in LAYOUTS:
         return
     if layout == "rank":
-        raise ValueError(
+        raise UsageError(
             "draw(layout='rank') was removed: it was slower than dot on every graph "
             "measured. Drop layout= (dot draws every graph) and make a large graph small "
             "with collapse='auto' or depth=N"
         )
-    raise ValueError(f"draw(layout={layout!r}) is not one of {LAYOUTS}; pick one of those")
+    raise UsageError(f"draw(layout={layout!r}) is not one of {LAYOUTS}; pick one of those")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -102,7 +103,7 @@ class DrawOptions:
             _check_layout(kwargs["layout"])
         for name, choices in _CHOICES.items():
             if name in kwargs and kwargs[name] not in choices:
-                raise ValueError(
+                raise UsageError(
                     f"draw({name}={kwargs[name]!r}) is not one of {choices}"
                     f"{did_you_mean(kwargs[name], choices)}; pick one of those"
                 )
@@ -110,16 +111,16 @@ class DrawOptions:
         if depth is not None and (
             isinstance(depth, bool) or not isinstance(depth, int) or depth < 0
         ):
-            raise ValueError(f"draw(depth={depth!r}) must be a non-negative int or None")
+            raise UsageError(f"draw(depth={depth!r}) must be a non-negative int or None")
         budget = kwargs.get("collapse_budget")
         if budget is not None:
             if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
-                raise ValueError(
+                raise UsageError(
                     f"draw(collapse_budget={budget!r}) must be a positive int (the most "
                     "visible nodes collapse='auto' aims for), e.g. collapse_budget=120"
                 )
             if kwargs.get("collapse") != "auto":
-                raise ValueError(
+                raise UsageError(
                     f"draw(collapse_budget={budget}) only applies to collapse='auto'; "
                     "add collapse='auto', or drop collapse_budget"
                 )
