@@ -79,7 +79,7 @@ def test_a_collection_error_deletes_no_baseline(suite: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["*Interrupted: 1 error during collection*"])
     _all_stored(suite)
     assert _kept_lines(result) == [
-        "tlgraph: kept 6 unused snapshots (1 error during collection): --snapshot-update "
+        "tlgraph: kept 3 unused snapshots (1 error during collection): --snapshot-update "
         "deletes unused snapshots only after a run that ran every collected test to its end"
     ]
 
