@@ -8,8 +8,7 @@ starts with ``digraph tlgraph``, PNGs carrying our ``tEXt`` provenance), so
 ``--snapshot-update`` never deletes a foreign file that happens to share a suffix; a
 ``.png`` without its ``.gv`` is still discovered, as the pair it is half of.
 
-The provenance helpers are re-exported from ``snapshots.provenance`` under their old
-names here.
+The PNG's provenance and the snapshot render live in ``snapshots.provenance``.
 """
 
 from __future__ import annotations
@@ -22,20 +21,7 @@ from syrupy.data import Snapshot, SnapshotCollection, SnapshotCollections
 
 from pytest_tlgraph.controls import visible
 from pytest_tlgraph.snapshots.pair import Keep, ReceivedPair, StoredPair
-from pytest_tlgraph.snapshots.provenance import (
-    DOT_HEADER,
-    DPI,
-    IMAGE_KEY,
-    RENDERER_KEY,
-    SHA_KEY,
-    PngMatch,
-    Provenance,
-    dot_sha256,
-    intact,
-    render_snapshot_png,
-    renderer_mismatch,
-    reusable,
-)
+from pytest_tlgraph.snapshots.provenance import Provenance, render_snapshot_png
 from pytest_tlgraph.snapshots.review.dotdiff import unified_dot_diff
 from pytest_tlgraph.snapshots.storage import (
     SafeFileExtension,
@@ -52,22 +38,8 @@ if TYPE_CHECKING:
     from syrupy.location import PyTestLocation
     from syrupy.types import PropertyFilter, PropertyMatcher, SerializableData, SerializedData
 
-__all__ = [
-    "DOT_HEADER",
-    "DPI",
-    "IMAGE_KEY",
-    "RENDERER_KEY",
-    "SHA_KEY",
-    "PngMatch",
-    "Provenance",
-    "TlgraphPairExtension",
-    "announce_pairs",
-    "dot_sha256",
-    "intact",
-    "render_snapshot_png",
-    "renderer_mismatch",
-    "reusable",
-]
+#: ``Provenance`` and ``render_snapshot_png`` are re-exported under their 0.3 home.
+__all__ = ["Provenance", "TlgraphPairExtension", "announce_pairs", "render_snapshot_png"]
 
 
 class TlgraphPairExtension(SafeFileExtension):

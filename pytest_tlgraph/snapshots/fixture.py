@@ -22,8 +22,9 @@ from pytest_tlgraph.snapshots.checks import (
     check_results_folder,
 )
 from pytest_tlgraph.snapshots.collisions import Claims, claim, folded
-from pytest_tlgraph.snapshots.extensions import DPI, TlgraphPairExtension, render_snapshot_png
+from pytest_tlgraph.snapshots.extensions import TlgraphPairExtension
 from pytest_tlgraph.snapshots.pair import PngPart, ReceivedPair
+from pytest_tlgraph.snapshots.provenance import DPI, render_snapshot_png
 from pytest_tlgraph.snapshots.settings import SETTING_NAMES, Settings, check_setting
 from pytest_tlgraph.snapshots.syrupy_private import forget_assertions
 

@@ -9,16 +9,16 @@ import torch
 
 from pytest_tlgraph import capture
 from pytest_tlgraph.render import render_png
-from pytest_tlgraph.snapshots.extensions import (
+from pytest_tlgraph.snapshots.extensions import TlgraphPairExtension
+from pytest_tlgraph.snapshots.pair import KEEP, PngPart, ReceivedPair, StoredPair
+from pytest_tlgraph.snapshots.pixels.pngmeta import add_text_chunks
+from pytest_tlgraph.snapshots.provenance import (
     Provenance,
-    TlgraphPairExtension,
     dot_sha256,
     render_snapshot_png,
     renderer_mismatch,
     reusable,
 )
-from pytest_tlgraph.snapshots.pair import KEEP, PngPart, ReceivedPair, StoredPair
-from pytest_tlgraph.snapshots.pixels.pngmeta import add_text_chunks
 from tests.models import MLP
 from tests.pngs import repaint
 
