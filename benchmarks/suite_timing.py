@@ -71,7 +71,7 @@ def _install() -> None:
     _wrap(call, None, "render_snapshot_png", "render")
     _wrap(call, "SnapshotCall", "check", "assertions")
     _wrap(call, "SnapshotCall", "compare", "compare and report")
-    _wrap("pytest_tlgraph.snapshots.extensions", "TlgraphPngExtension", "matches", "compare")
+    _wrap("pytest_tlgraph.snapshots.extensions", "TlgraphPairExtension", "matches", "compare")
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -6,7 +6,13 @@
     ├── TraceError        capture failed: the model raised (original chained), the
     │                     capture refused the model, or the capture itself broke
     ├── RenderError       a renderer is missing or failed
-    └── EncodingRefusal   (also a ValueError) a draw option cannot be honoured
+    ├── EncodingRefusal   (also a ValueError) a draw option cannot be honoured
+    ├── UsageError        (also a ValueError) a value a user passed is refused: an
+    │                     option, a name, a file that is not what it should be
+    │   └── DotParseError a DOT text is not a canonical tlgraph drawing
+    ├── CommandError      the ``tlgraph`` command cannot run as asked (exit status 2)
+    └── SnapshotWriteError (also an OSError) a snapshot or results file could not be
+                          written
 
 Every error names the thing, the cause and the remedy.
 """
@@ -15,7 +21,15 @@ from __future__ import annotations
 
 from typing import Final, final
 
-__all__ = ["REFUSAL_CODES", "EncodingRefusal", "RenderError", "TlgraphError", "TraceError"]
+__all__ = [
+    "REFUSAL_CODES",
+    "CommandError",
+    "EncodingRefusal",
+    "RenderError",
+    "TlgraphError",
+    "TraceError",
+    "UsageError",
+]
 
 #: The closed set of refusal codes (ENCODING.md §7).
 REFUSAL_CODES: Final = frozenset(
@@ -77,3 +91,15 @@ class EncodingRefusal(TlgraphError, ValueError):
         self.code = code
         self.cause = cause
         self.remedy = remedy
+
+
+class UsageError(TlgraphError, ValueError):
+    """A value a user passed (an argument, an option, a name, a file) is refused; the
+    message names it, the cause and the remedy. Also a ``ValueError``, so code that
+    catches ``ValueError`` keeps working."""
+
+
+@final
+class CommandError(TlgraphError):
+    """The ``tlgraph`` command cannot run as asked: one line naming the cause and the
+    remedy, exit status 2."""

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
+from pytest_tlgraph.errors import UsageError
 from pytest_tlgraph.options import Declared, DrawOptions
 
 __all__ = ["OptionSpec", "markdown_list", "markdown_table", "option_specs", "parse_callable"]
@@ -59,7 +60,7 @@ class OptionSpec:
             return None
         if self.kind == "choice":
             if text not in self.choices:
-                raise ValueError(f"{text!r} is not one of {', '.join(self.choices)}")
+                raise UsageError(f"{text!r} is not one of {', '.join(self.choices)}")
             return text
         if self.kind == "int":
             return int(text)
@@ -153,9 +154,9 @@ def parse_callable(text: str) -> Callable[..., Any]:
     try:
         value = getattr(module, attr)
     except AttributeError:
-        raise ValueError(f"{module.__name__} has no attribute {attr!r}") from None
+        raise UsageError(f"{module.__name__} has no attribute {attr!r}") from None
     if not callable(value):
-        raise ValueError(f"{text} is not callable")
+        raise UsageError(f"{text} is not callable")
     return typing.cast("Callable[..., Any]", value)
 
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Final
 
+from pytest_tlgraph.errors import UsageError
 from pytest_tlgraph.suggest import did_you_mean
 
 __all__ = [
@@ -91,7 +92,7 @@ def _flag(name: str, value: Any) -> Any:
 def _one_of(name: str, value: Any) -> Any:
     choices = _DECLARED[name].choices or ()
     if value not in choices:
-        raise ValueError(
+        raise UsageError(
             f"draw({name}={value!r}) is not one of {choices}"
             f"{did_you_mean(value, choices)}; pick one of those"
         )
@@ -104,17 +105,17 @@ def _layout(name: str, layout: Any) -> Any:
     if layout in LAYOUTS:
         return layout
     if layout == "rank":
-        raise ValueError(
+        raise UsageError(
             "draw(layout='rank') was removed: it was slower than dot on every graph "
             "measured. Drop layout= (dot draws every graph) and make a large graph small "
             "with collapse='auto' or depth=N"
         )
-    raise ValueError(f"draw(layout={layout!r}) is not one of {LAYOUTS}; pick one of those")
+    raise UsageError(f"draw(layout={layout!r}) is not one of {LAYOUTS}; pick one of those")
 
 
 def _depth(name: str, depth: Any) -> Any:
     if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 0):
-        raise ValueError(f"draw(depth={depth!r}) must be a non-negative int or None")
+        raise UsageError(f"draw(depth={depth!r}) must be a non-negative int or None")
     return depth
 
 
@@ -122,7 +123,7 @@ def _budget(name: str, budget: Any) -> Any:
     if budget is not None and (
         isinstance(budget, bool) or not isinstance(budget, int) or budget < 1
     ):
-        raise ValueError(
+        raise UsageError(
             f"draw(collapse_budget={budget!r}) must be a positive int (the most "
             "visible nodes collapse='auto' aims for), e.g. collapse_budget=120"
         )
@@ -268,7 +269,7 @@ class DrawOptions:
             checked[name] = value if check is None else check(name, value)
         budget = checked.get("collapse_budget")
         if budget is not None and checked.get("collapse") != "auto":
-            raise ValueError(
+            raise UsageError(
                 f"draw(collapse_budget={budget}) only applies to collapse='auto'; "
                 "add collapse='auto', or drop collapse_budget"
             )

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
+from pytest_tlgraph.errors import UsageError
+
 if TYPE_CHECKING:
     from pytest_tlgraph.snapshots.fixture import TlgraphSnapshot
     from pytest_tlgraph.snapshots.results.runs import Run
@@ -358,7 +360,7 @@ def tlgraph_snapshot(request: pytest.FixtureRequest) -> Iterator[TlgraphSnapshot
     collision = config.stash.get(_COLLISIONS, {}).get(request.node.nodeid)
     if collision is not None:  # another test stores the same files: neither writes
         fixture.keep_stored()
-        raise ValueError(collision)
+        raise UsageError(collision)
     yield fixture
     if request.node.stash.get(_FAILED, True):
         # A failed test (even one that failed before its first call) proves none of its

@@ -15,6 +15,7 @@ import sys
 from typing import Final
 
 from pytest_tlgraph.errors import RenderError
+from pytest_tlgraph.limits import MAX_DPI, check_dpi
 
 __all__ = [
     "MAX_DPI",
@@ -27,9 +28,6 @@ __all__ = [
 ]
 
 RENDERERS: Final = ("pure", "system")
-#: Highest dpi a PNG is rendered at (REVIEW.md §1.7: 1 to 600, 6.25x the 96 dpi of
-#: snapshots): the renderer allocates the whole canvas, and a higher dpi asks for gigabytes.
-MAX_DPI: Final = 600
 _TIMEOUT_S: Final = 300
 _default = "pure"
 
@@ -131,10 +129,7 @@ def render_png(dot: str, *, renderer: str | None = None, dpi: int = 96) -> bytes
     """Render DOT text to PNG bytes with ``renderer`` (default: the configured one)."""
     name = renderer or _default
     _check(name)
-    if isinstance(dpi, bool) or not isinstance(dpi, int) or not 1 <= dpi <= MAX_DPI:
-        raise ValueError(
-            f"dpi must be a whole number from 1 to {MAX_DPI}, got {dpi!r}; e.g. dpi=96 or 192"
-        )
+    check_dpi(dpi)
     return _run_pure(dot, dpi) if name == "pure" else _run_system(dot, dpi)
 
 

@@ -370,11 +370,6 @@ class Trace:
             hint = "op labels read like 'linear_1' or 'linear_1:2'; trace.ops lists them all"
         raise KeyError(f"no op labelled {label!r} in this trace: {hint}") from None
 
-    @property
-    def total_bytes(self) -> int:
-        """Bytes of every op's tensor outputs (inputs and outputs records excluded)."""
-        return sum(op.activation_memory or 0 for op in self.ops if op.has_function)
-
     def draw(self, **options: Any) -> Drawing:
         """Draw the trace; see ``DrawOptions`` for the keyword-only options."""
         from pytest_tlgraph.draw import draw

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pytest_tlgraph.cli.model import CommandError
 from pytest_tlgraph.cli.output import say
+from pytest_tlgraph.paths import display_path
 from pytest_tlgraph.snapshots.review.pending import ACCEPT_KEY, Pending
 
 __all__ = ["project_root", "run_accept", "selects"]
@@ -225,11 +225,7 @@ def _plan(entry: Pending, root: Path) -> list[tuple[Path, bytes]]:
 def _shown(path: Path) -> str:
     """``path`` relative to the current folder; its last part is not resolved (a link
     is named as the link)."""
-    try:
-        where = path.parent.resolve() / path.name
-        return Path(os.path.relpath(where, Path.cwd().resolve())).as_posix()
-    except ValueError:  # another drive
-        return str(path)
+    return display_path(path.parent.resolve() / path.name, Path.cwd().resolve())
 
 
 def _accept(entry: Pending, root: Path) -> list[Path]:

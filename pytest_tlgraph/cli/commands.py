@@ -4,7 +4,6 @@ through the public API, and raises :class:`CommandError` (one line) when it cann
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_tlgraph.cli.model import CommandError
 from pytest_tlgraph.cli.output import say
 from pytest_tlgraph.option_table import option_specs
+from pytest_tlgraph.paths import display_path
 from pytest_tlgraph.snapshots.compare.context import CONTEXT_HOPS
 
 if TYPE_CHECKING:
@@ -218,11 +218,9 @@ def results_folder(given: str | None, command: str = "report") -> Path:
 
 
 def shown(path: Path) -> str:
-    """``path`` as printed: relative to the current folder, absolute when it cannot be."""
-    try:
-        return Path(os.path.relpath(path.resolve(), Path.cwd().resolve())).as_posix()
-    except ValueError:  # another drive
-        return str(path.resolve())
+    """``path`` as printed: resolved, relative to the current folder, absolute when it
+    cannot be."""
+    return display_path(path.resolve(), Path.cwd().resolve())
 
 
 def _rebased(line: str, base: Path | None) -> str:

@@ -13,14 +13,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_tlgraph.errors import CommandError
+
 if TYPE_CHECKING:
     import torch
 
 __all__ = ["CommandError", "load_inputs", "load_model", "parse_shape", "random_inputs"]
-
-
-class CommandError(Exception):
-    """A command cannot run: the message is one line with the cause and the remedy."""
 
 
 def _import(module: str) -> Any:

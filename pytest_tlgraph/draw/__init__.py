@@ -108,7 +108,7 @@ class Drawing:
 
 def caption(trace: Trace) -> str:
     """``MLP · 3 ops · 1.25 KB · 1,354 params``."""
-    # One pass for the op count and ``trace.total_bytes``.
+    # One pass for the op count and the bytes of every op's tensor outputs.
     count = total = 0
     for op in trace.ops:
         if op.func != "input" and op.func != "output":

@@ -19,6 +19,7 @@ from typing import Final, Protocol
 from pytest_tlgraph.draw.dot import html_escape
 from pytest_tlgraph.draw.fontmetrics import estimate_label_box
 from pytest_tlgraph.draw.style import FONTSIZE
+from pytest_tlgraph.limits import MAX_DPI, MAX_MEGAPIXELS, MAX_SIDE, check_dpi
 
 
 class _Rows(Protocol):
@@ -42,10 +43,6 @@ class Drawing(Protocol):
 __all__ = ["MAX_DPI", "MAX_MEGAPIXELS", "MAX_SIDE", "canvas_problem", "check_dpi",
            "estimate_canvas", "png_problem"]  # fmt: skip
 
-#: Above either limit a PNG is not rendered.
-MAX_MEGAPIXELS: Final = 200
-MAX_SIDE: Final = 32_767
-MAX_DPI: Final = 600
 # Graphviz's minimum node size and the drawing's separations (inches; style.py).
 _MIN_W: Final = 0.75
 _MIN_H: Final = 0.5
@@ -53,15 +50,6 @@ _NODESEP: Final = 0.25
 _RANKSEP: Final = 0.35
 _PAD: Final = 0.5  # caption, cluster frames and the page margin
 _SIDEWAYS: Final = re.compile(r'rankdir="(LR|RL)"')
-
-
-def check_dpi(dpi: object) -> int:
-    """``dpi`` as given when it is a whole number from 1 to :data:`MAX_DPI`."""
-    if isinstance(dpi, bool) or not isinstance(dpi, int) or not 1 <= dpi <= MAX_DPI:
-        raise ValueError(
-            f"dpi must be a whole number from 1 to {MAX_DPI}, got {dpi!r}; e.g. dpi=96 or 192"
-        )
-    return dpi
 
 
 def estimate_canvas(drawing: Drawing) -> tuple[float, float]:

@@ -11,6 +11,8 @@ import functools
 import re
 from typing import Final
 
+from pytest_tlgraph.errors import UsageError
+
 __all__ = ["MIN_CONTRAST", "contrast_ratio", "relative_luminance", "text_colour"]
 
 #: WCAG 2 level AA for normal text.
@@ -29,7 +31,7 @@ def _channel(value: int) -> float:
 def relative_luminance(colour: str) -> float:
     """WCAG 2 relative luminance of ``"#RRGGBB"`` (0 black .. 1 white)."""
     if not _HEX.fullmatch(colour):
-        raise ValueError(f"not an sRGB hex colour: {colour!r}; pass '#RRGGBB'")
+        raise UsageError(f"not an sRGB hex colour: {colour!r}; pass '#RRGGBB'")
     r, g, b = (_channel(int(colour[i : i + 2], 16)) for i in (1, 3, 5))
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 

@@ -14,15 +14,15 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from pytest_tlgraph.errors import UsageError
+
 __all__ = [
-    "TEXT_LIGHTNESS_THRESHOLD",
     "VIRIDIS",
     "YLORBR",
     "Ramp",
     "hex_to_oklab",
     "oklab_to_hex",
     "ramp_for_page",
-    "text_color_for",
 ]
 
 Lab = tuple[float, float, float]
@@ -32,13 +32,6 @@ _HEX = re.compile(r"#[0-9A-Fa-f]{6}")
 # Which built-in ramp color_by uses. Kept internal on purpose: the choice is a
 # design decision of the drawing, not a user option.
 _SEQUENTIAL = "viridis"
-
-# Black text on fills at least this light, white below. 0.564 is the OKLab
-# lightness of the grey (relative luminance Y = 0.1791) whose WCAG contrast
-# against black equals its contrast against white, so the pick always takes the
-# higher-contrast side for greys and is close to it for chromatic fills.
-TEXT_LIGHTNESS_THRESHOLD = 0.564
-"""OKLab lightness at or above which :func:`text_color_for` picks black text."""
 
 
 def _srgb_to_linear(c: float) -> float:
@@ -57,7 +50,7 @@ def _cbrt(x: float) -> float:
 def hex_to_oklab(hex_color: str) -> Lab:
     """Convert ``"#RRGGBB"`` (case-insensitive) to an OKLab ``(L, a, b)`` triple."""
     if not _HEX.fullmatch(hex_color):
-        raise ValueError(f"not an sRGB hex colour: {hex_color!r}")
+        raise UsageError(f"not an sRGB hex colour: {hex_color!r}")
     r, g, b = (_srgb_to_linear(int(hex_color[i : i + 2], 16) / 255) for i in (1, 3, 5))
     l_ = _cbrt(0.4122214708 * r + 0.5363325363 * g + 0.0514459929 * b)
     m_ = _cbrt(0.2119034982 * r + 0.6806995451 * g + 0.1073969566 * b)
@@ -103,11 +96,11 @@ class Ramp:
     def __post_init__(self) -> None:
         stops = tuple(s.upper() for s in self.stops)
         if len(stops) < 2:
-            raise ValueError(f"a ramp needs at least two stops, got {len(stops)}")
+            raise UsageError(f"a ramp needs at least two stops, got {len(stops)}")
         labs = tuple(hex_to_oklab(s) for s in stops)
         steps = [math.dist(p, q) for p, q in itertools.pairwise(labs)]
         if min(steps) == 0.0:
-            raise ValueError(f"ramp {self.name!r} has equal consecutive stops")
+            raise UsageError(f"ramp {self.name!r} has equal consecutive stops")
         total = math.fsum(steps)
         cumulative = [0.0]
         for step in steps:
@@ -174,16 +167,7 @@ def ramp_for_page(page: str) -> Ramp:
     so any built-in selected by ``_SEQUENTIAL`` is oriented correctly.
     """
     if page not in ("light", "dark"):
-        raise ValueError(f"page must be 'light' or 'dark', got {page!r}")
+        raise UsageError(f"page must be 'light' or 'dark', got {page!r}")
     ramp = _BUILTIN[_SEQUENTIAL]
     want_rising = page == "dark"
     return ramp if ramp.lightness_rises == want_rising else ramp.reversed()
-
-
-def text_color_for(fill_hex: str) -> str:
-    """Readable label text on ``fill_hex``: ``"#000000"`` or ``"#FFFFFF"``.
-
-    Black when the fill's OKLab lightness is at least
-    :data:`TEXT_LIGHTNESS_THRESHOLD` (0.564), white otherwise.
-    """
-    return "#000000" if hex_to_oklab(fill_hex)[0] >= TEXT_LIGHTNESS_THRESHOLD else "#FFFFFF"

@@ -5,23 +5,19 @@ compare (rendered, or reused when provably unchanged), and the failure it report
 from __future__ import annotations
 
 import contextlib
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_tlgraph.draw.canvas import png_problem
+from pytest_tlgraph.paths import display_path
 from pytest_tlgraph.snapshots.compare.comparison import Comparison
 from pytest_tlgraph.snapshots.compare.drawing import graph_diff_png
 from pytest_tlgraph.snapshots.compare.story import headline
-from pytest_tlgraph.snapshots.extensions import (
-    Provenance,
-    TlgraphDotExtension,
-    TlgraphPngExtension,
-    dot_sha256,
-    render_snapshot_png,
-    reusable,
-)
+from pytest_tlgraph.snapshots.extensions import TlgraphPairExtension
 from pytest_tlgraph.snapshots.files import SnapshotWriteError
+from pytest_tlgraph.snapshots.nofollow import file_in_the_way, in_the_way
+from pytest_tlgraph.snapshots.pair import KEEP, Keep, ReceivedPair, StoredPair
+from pytest_tlgraph.snapshots.provenance import render_snapshot_png, reusable
 from pytest_tlgraph.snapshots.results.artifacts import Artifacts
 from pytest_tlgraph.snapshots.review.dotdiff import unified_dot_diff
 from pytest_tlgraph.snapshots.review.nodeids import as_printed
@@ -34,7 +30,8 @@ from pytest_tlgraph.snapshots.review.report import (
 )
 from pytest_tlgraph.snapshots.review.summary import structure_data, write_call
 from pytest_tlgraph.snapshots.review.terminal import terminal_report
-from pytest_tlgraph.snapshots.storage import written_together
+from pytest_tlgraph.snapshots.storage import png_location
+from pytest_tlgraph.snapshots.syrupy_private import syrupy_session
 
 if TYPE_CHECKING:
     import pytest
@@ -59,7 +56,7 @@ def base_assertion(request: pytest.FixtureRequest) -> SnapshotAssertion:
     from syrupy.location import PyTestLocation
 
     config = request.config
-    session = getattr(config, "_syrupy", None)  # set by syrupy's own sessionstart hook
+    session = syrupy_session(config)  # made by syrupy's own sessionstart hook
     if session is None:
         raise RuntimeError(
             "tlgraph_snapshot stores its snapshots with syrupy, whose pytest plugin is not "
@@ -71,7 +68,7 @@ def base_assertion(request: pytest.FixtureRequest) -> SnapshotAssertion:
         options["update_new_snapshots_only"] = bool(update_new)
     return SnapshotAssertion(
         update_snapshots=bool(config.option.update_snapshots),
-        extension_class=TlgraphDotExtension,
+        extension_class=TlgraphPairExtension,
         test_location=PyTestLocation(request.node),
         session=session,
         **options,
@@ -79,57 +76,46 @@ def base_assertion(request: pytest.FixtureRequest) -> SnapshotAssertion:
 
 
 class SnapshotCall:
-    """The syrupy assertions of one fixture call: the DOT and, when compared, the PNG.
+    """The one syrupy assertion of a fixture call: its pair (``.gv`` and ``.png``).
 
-    Both derive from the test's :func:`base_assertion`, so syrupy does the storage,
-    ``--snapshot-update`` writes and unused-snapshot accounting (xdist included).
+    It derives from the test's :func:`base_assertion`, so syrupy does the
+    ``--snapshot-update`` writes and the unused-snapshot accounting (xdist included).
     """
 
-    def __init__(
-        self,
-        snapshot: SnapshotAssertion,
-        index: SnapshotIndex,
-        *,
-        threshold: float,
-        max_diff_pixels: int,
-    ) -> None:
+    def __init__(self, snapshot: SnapshotAssertion, index: SnapshotIndex) -> None:
         self.index = index
         self.update = bool(snapshot.update_snapshots)
-        self.dot = snapshot.use_extension(TlgraphDotExtension)
-        self.png = snapshot.use_extension(TlgraphPngExtension)
-        extension = self.png.extension
-        assert isinstance(extension, TlgraphPngExtension)
-        extension.threshold = threshold
-        extension.max_diff_pixels = max_diff_pixels
-        extension.update = self.update
-        self.png_extension = extension
+        self.pair = snapshot.use_extension(TlgraphPairExtension)
 
     @property
     def name(self) -> str:
         """The snapshot's name: ``test_x``, ``test_x.1`` or ``test_x[name]``."""
-        location = self.dot.test_location
-        return TlgraphDotExtension.get_snapshot_name(test_location=location, index=self.index)
+        location = self.pair.test_location
+        return TlgraphPairExtension.get_snapshot_name(test_location=location, index=self.index)
 
-    def location(self, assertion: SnapshotAssertion) -> str:
-        """Where ``assertion`` stores this call's snapshot."""
-        return assertion.extension.get_location(
-            test_location=assertion.test_location, index=self.index
+    @property
+    def dot_location(self) -> str:
+        """Where the pair's ``.gv`` is stored (the snapshot's location)."""
+        return self.pair.extension.get_location(
+            test_location=self.pair.test_location, index=self.index
         )
 
-    def stored(self, assertion: SnapshotAssertion) -> Any:
-        """The stored snapshot, or ``None`` when missing or unreadable."""
+    def stored(self) -> StoredPair | None:
+        """The stored pair (read once for the call), or ``None`` when missing or
+        unreadable."""
         try:
-            return assertion.extension.read_snapshot_data_from_location(
-                snapshot_location=self.location(assertion), snapshot_name=self.name, session_id=""
+            found = self.pair.extension.read_snapshot_data_from_location(
+                snapshot_location=self.dot_location, snapshot_name=self.name, session_id=""
             )
         except OSError:
             return None
+        return found if isinstance(found, StoredPair) else None
 
-    def check(self, assertion: SnapshotAssertion, data: Any) -> AssertionResult:
+    def check(self, data: ReceivedPair | Keep) -> AssertionResult:
         """Run the assertion (syrupy records it, and writes under --snapshot-update)."""
         # syrupy numbers an unnamed assertion by its own executions: a fresh assertion
         # per call gives 0, and a truthy index is passed as the name.
-        bound = assertion(name=self.index) if self.index else assertion
+        bound = self.pair(name=self.index) if self.index else self.pair
         _ = bound == data
         return bound.executions[bound.num_executions - 1]
 
@@ -137,23 +123,26 @@ class SnapshotCall:
         """The PNG to compare: the stored one when :func:`reusable` (unless ``force``),
         else a fresh render."""
         if not force:
-            stored = self.stored(self.png)
-            if isinstance(stored, bytes) and reusable(stored, dot, renderer):
-                return stored
+            stored = self.stored()
+            png = None if stored is None else stored.png
+            known = None if stored is None else stored.provenance
+            if png is not None and reusable(png, dot, renderer, known):
+                return png
         return render_snapshot_png(dot, renderer)
 
-    def drop_stale_png(self) -> bool:
-        """Remove the stored PNG when it was drawn from another DOT than the stored one
-        (an update that draws no PNG, ``--tlgraph-no-png``, changed the DOT): a stale
-        picture is not kept as a baseline. Returns whether it was removed."""
-        png, dot = self.stored(self.png), self.stored(self.dot)
-        if not _drawn_from_another(png, dot if isinstance(dot, str) else None):
-            return False
-        Path(self.location(self.png)).unlink(missing_ok=True)
-        return True
+    def keep(self) -> None:
+        """Count the stored pair as used, unchanged (:data:`pair.KEEP` matches it)."""
+        if self.stored() is not None:
+            self.check(KEEP)
 
     def _acceptance(
-        self, dot: str, png: bytes | None, settings: Settings, stem: Path, nodeid: str
+        self,
+        dot: str,
+        png: bytes | None,
+        settings: Settings,
+        stem: Path,
+        nodeid: str,
+        stored: StoredPair | None,
     ) -> dict[str, Any]:
         """What ``tlgraph accept`` needs of this failing call (``pending.acceptance``)."""
         return acceptance(
@@ -163,86 +152,55 @@ class SnapshotCall:
             name=self.name,
             dot=dot,
             png=png,
-            dot_location=self.location(self.dot),
-            png_location=self.location(self.png),
+            dot_location=self.dot_location,
+            png_location=str(png_location(self.dot_location)),
+            stored_sha256=None if stored is None else stored.sha256,
         )
-
-    def keep(self, assertion: SnapshotAssertion) -> None:
-        """Count an existing snapshot as used, unchanged (it is compared with itself)."""
-        stored = self.stored(assertion)
-        if stored is not None:
-            self.check(assertion, stored)
-
-    def _check_pair(
-        self, dot: str, png: bytes | None
-    ) -> tuple[AssertionResult, AssertionResult | None]:
-        """Both assertions, their writes (under --snapshot-update) made all or nothing:
-        the ``.gv`` and ``.png`` are both replaced or neither is. A write that fails
-        turns both results into failures carrying the one-line error."""
-        dot_result: AssertionResult | None = None
-        png_result: AssertionResult | None = None
-        try:
-            with written_together() as staged:
-                dot_result = self.check(self.dot, dot)
-                png_result = self.check(self.png, png) if png is not None else None
-                if not all(r.success for r in (dot_result, png_result) if r is not None):
-                    staged.clear()  # one side failed: the other is not written alone
-        except SnapshotWriteError as error:
-            for result in (dot_result, png_result):
-                if result is not None and (result.created or result.updated):
-                    result.success = result.created = result.updated = False
-                    result.exception = error
-        assert dot_result is not None
-        return dot_result, png_result
 
     def compare(
         self,
         drawing: Drawing,
-        received_png: bytes | None,
+        received: ReceivedPair,
         settings: Settings,
         stem: Path,
         nodeid: str,
         png_skipped: str | None = None,
     ) -> str | None:
-        """Compare the DOT and the PNG (both, always: a DOT failure never leaves the PNG
-        unused); on failure write the artifacts and the HTML record, return the message.
-        ``png_skipped``: why no PNG was drawn although PNGs are on (the size guard)."""
-        dot_result, png_result = self._check_pair(drawing.dot, received_png)
-        if dot_result.success and (png_result is None or png_result.success):
+        """Compare the pair (DOT and PNG, both, always); on failure write the artifacts
+        and the HTML record, return the message. ``png_skipped``: why no PNG was drawn
+        although PNGs are on (the size guard)."""
+        result = self.check(received)
+        if result.success:
             if settings.summary:
-                fresh = any(
-                    r is not None and (r.created or r.updated) for r in (dot_result, png_result)
-                )
-                verdict = "written" if fresh else "passed"
+                verdict = "written" if result.created or result.updated else "passed"
                 record: dict[str, Any] = {"nodeid": nodeid, "name": self.name, "verdict": verdict}
                 with contextlib.suppress(SnapshotWriteError):  # the summary leaves it out
                     write_call(settings.results, stem, {**record, "artifacts": {}})
             return None
         root = settings.rootdir
-        stored = dot_result.recalled_data
-        results = [dot_result] if png_result is None else [dot_result, png_result]
-        write_errors = list(
-            dict.fromkeys(
-                _shown(r.exception, root)
-                for r in results
-                if isinstance(r.exception, SnapshotWriteError)
-            )
+        stored = result.recalled_data if isinstance(result.recalled_data, StoredPair) else None
+        found_match = None if stored is None else received.against(stored)
+        written_error = (
+            result.exception if isinstance(result.exception, SnapshotWriteError) else None
         )
-        read_error = dot_result.exception if not write_errors else None
-        in_the_way = _file_in_the_way(Path(dot_result.snapshot_location), root)
+        write_errors = [] if written_error is None else [_shown(written_error, root)]
+        read_error = result.exception if written_error is None else None
+        blocker = file_in_the_way(Path(result.snapshot_location))
         error = None if read_error is None else repr(read_error)
-        if in_the_way is not None and (read_error is not None or stored is None):
-            error = in_the_way
+        if blocker is not None and (read_error is not None or stored is None):
+            error = in_the_way(display_path(blocker, root), "run pytest --snapshot-update")
         dot = DotOutcome(
-            path=display_path(dot_result.snapshot_location, root),
-            expected=None if stored is None else str(stored),
+            path=display_path(result.snapshot_location, root),
+            expected=None if stored is None else stored.dot,
             received=drawing.dot,
-            passed=dot_result.success,
+            passed=found_match is not None and found_match.dot_passed,
             error=error,
         )
         diff = [] if dot.expected is None else list(unified_dot_diff(dot.expected, drawing.dot))
-        match = self.png_extension.last if png_result is not None else None
-        expected_png = png_result.recalled_data if png_result is not None else None
+        compared = received.compares_png
+        received_png = received.png if compared else None
+        match = None if found_match is None else found_match.png
+        expected_png = None if stored is None or not compared else stored.png
         # The stored and received drawings are compared once; every view reads it.
         found = comparison_of(dot) if dot.expected is not None else None
         comparison = found if isinstance(found, Comparison) else None
@@ -264,7 +222,7 @@ class SnapshotCall:
                 stem,
                 actual=received_png,
                 expected=_guarded(
-                    expected_png if isinstance(expected_png, bytes) else None,
+                    expected_png,
                     "the stored PNG's copy",
                     "it is not copied to the results; run pytest --snapshot-update to redraw it",
                     refused,
@@ -283,14 +241,17 @@ class SnapshotCall:
         except SnapshotWriteError as error:
             written, unsaved = Artifacts(), _unsaved(error, settings.results.root, root)
         png = None
-        if png_result is not None:
+        if compared:
+            stale = stored is not None and stored.png_stale_against(dot.expected)
             png = PngOutcome(
-                path=display_path(png_result.snapshot_location, root),
-                exists=png_result.recalled_data is not None,
-                passed=png_result.success,
+                path=display_path(png_location(result.snapshot_location), root),
+                exists=expected_png is not None,
+                passed=found_match is not None
+                and found_match.png_passed
+                and not found_match.rewrite,
                 match=match,
                 images={k: display_path(p, root) for k, p in written.images().items()},
-                stale_against=dot.path if _drawn_from_another(expected_png, dot.expected) else None,
+                stale_against=dot.path if stale else None,
             )
         report = build_report(
             name=self.name,
@@ -309,7 +270,7 @@ class SnapshotCall:
         )
         try:
             if unsaved is None:
-                accept = self._acceptance(drawing.dot, received_png, settings, stem, nodeid)
+                accept = self._acceptance(drawing.dot, received_png, settings, stem, nodeid, stored)
                 settings.results.write_record(
                     stem, nodeid=nodeid, report=report, artifacts=written, base=root,
                     rootdir=settings.project,
@@ -343,20 +304,6 @@ class SnapshotCall:
         return "\n".join([text, *notes]) + hint
 
 
-def _file_in_the_way(location: Path, root: Path) -> str | None:
-    """The line naming a file that stands where a folder of ``location`` belongs
-    (``__snapshots__/test_m`` a regular file), or ``None``."""
-    for folder in reversed(location.parents):
-        if folder.is_symlink() or not folder.exists():
-            continue
-        if not folder.is_dir():
-            return (
-                f"{display_path(str(folder), root)} is a file where a folder belongs: "
-                "move it away (or delete it), then run pytest --snapshot-update"
-            )
-    return None
-
-
 def _guarded(png: bytes | None, what: str, remedy: str, refused: list[str]) -> bytes | None:
     """``png``, or ``None`` with the one-line reason added to ``refused`` when it is over
     the size guard's limits (a stored baseline can be any size: it is not copied then)."""
@@ -385,15 +332,6 @@ def _story(comparison: Comparison | None) -> str | None:
     return None if comparison is None else headline(comparison)
 
 
-def _drawn_from_another(png: Any, dot: str | None) -> bool:
-    """True when the stored ``png`` records the hash of a DOT other than the stored
-    ``dot``: it is stale (an update that drew no PNG, or half a pair left by a kill)."""
-    if not isinstance(png, bytes) or dot is None:
-        return False
-    recorded = Provenance.of(png).dot_sha256
-    return recorded is not None and recorded != dot_sha256(dot)
-
-
 def _shown(error: SnapshotWriteError, base: Path) -> str:
     """The error's one line, its file shown relative to ``base``."""
     if error.path is None:
@@ -410,13 +348,3 @@ def _unsaved(error: SnapshotWriteError, results: Path, base: Path) -> str:
         f"the failure's report files were not saved in {display_path(results, base)}: "
         f"{error.reason or _shown(error, base)}"
     )
-
-
-def display_path(path: str | os.PathLike[str], base: Path) -> str:
-    """``path`` relative to ``base``, the folder pytest was started in (``../`` when it
-    lies outside), as a user can paste it; absolute when no relative path exists. Its
-    no part is resolved: a link is named as the link."""
-    try:
-        return Path(os.path.relpath(os.path.abspath(path), os.path.abspath(base))).as_posix()
-    except ValueError:  # another drive
-        return str(path)

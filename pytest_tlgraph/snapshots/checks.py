@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_tlgraph.errors import UsageError
 from pytest_tlgraph.snapshots.settings import SETTING_NAMES
 
 __all__ = ["check_draw_names", "check_results_folder"]
@@ -38,7 +39,7 @@ def check_results_folder(results: Path, snapshots: Path) -> None:
         relation = (
             "is" if found == stored else "is inside" if found.is_relative_to(stored) else "contains"
         )
-        raise ValueError(
+        raise UsageError(
             f"the tlgraph results folder {results} {relation} the snapshot folder "
             f"{snapshots}; its files would overwrite or delete baselines. Choose a folder "
             "of its own: --tlgraph-results=tlgraph-results (or ini tlgraph_results)"

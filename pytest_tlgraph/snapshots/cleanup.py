@@ -28,7 +28,11 @@ from typing import Any, Final
 import pytest
 from syrupy.location import PyTestLocation
 
-from pytest_tlgraph.snapshots.storage import HELD
+from pytest_tlgraph.snapshots.syrupy_private import (
+    collected_items,
+    collected_modules,
+    syrupy_session,
+)
 
 __all__ = ["RunLedger"]
 
@@ -78,19 +82,22 @@ class RunLedger:
         treats them as collected and not selected (their snapshots are not unused)."""
         before = list(items)
         yield
-        syrupy = getattr(self._config, "_syrupy", None)
-        recorded = getattr(syrupy, "_collected_items", None)
-        if not isinstance(recorded, dict):
+        syrupy = syrupy_session(self._config)
+        if syrupy is None:
             return
+        recorded = collected_items(syrupy)
         selected = {item.nodeid for item in items}
         missed = [i for i in before if i.nodeid not in selected and i.nodeid not in recorded]
         if missed:
-            syrupy.collect_items(missed)  # type: ignore[union-attr]
+            syrupy.collect_items(missed)
             self.dropped.update((item.nodeid, item) for item in missed)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        """The tests this run selected."""
+        """The tests this run selected; syrupy learns of the pair extension."""
+        from pytest_tlgraph.snapshots.extensions import announce_pairs
+
         self.expected.update(item.nodeid for item in session.items)
+        announce_pairs(self._config, session.items)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
@@ -109,10 +116,7 @@ class RunLedger:
         """Around syrupy's end of session, where it deletes unused snapshots."""
         update = bool(getattr(self._config.option, "update_snapshots", False))
         self._hold(session, exitstatus, update=update)
-        try:
-            yield
-        finally:
-            HELD.clear()
+        yield
         if update and not hasattr(self._config, "workerinput"):
             self.line = self._kept_line()
 
@@ -141,33 +145,30 @@ class RunLedger:
 
         A skipped module is taken out of syrupy's collected modules, as a module left
         out with ``--ignore`` is: its snapshots are neither unused nor deleted, in any
-        run. In an update that stopped early, syrupy's cleanup is off for the run."""
-        HELD.clear()
-        syrupy = getattr(self._config, "_syrupy", None)
-        modules = getattr(syrupy, "_collected_modules", None)
-        for module in self.skipped_modules:
-            key = getattr(PyTestLocation, "module_path_key", None)  # syrupy >= 5
-            if isinstance(modules, set) and key is not None:
-                modules.discard(key(module))
-            HELD.add(str(self._snapshot_folder(module).resolve()))
+        run. In an update that stopped early, syrupy's cleanup is off for the run
+        (``--snapshot-no-cleanup``). Both are syrupy's to honour: the versions checked
+        are pinned by ``tests/unit/test_syrupy_private.py``."""
+        syrupy = syrupy_session(self._config)
+        if syrupy is not None:
+            for module in self.skipped_modules:
+                collected_modules(syrupy).discard(PyTestLocation.module_path_key(module))
         self._reason = self.stop_reason(session, exitstatus) if update else None
         if self._reason is None:
             return
         if not getattr(self._config.option, "no_cleanup", False):
             self._config.option.no_cleanup = True
             self._held_stop = True
-        HELD.add("*")
 
     def _kept_line(self) -> str | None:
         """After syrupy's end of session: what was kept and why, or ``None``."""
         kept, reasons = 0, []
         if self._held_stop:
-            report = getattr(getattr(self._config, "_syrupy", None), "report", None)
+            report = getattr(syrupy_session(self._config), "report", None)
             kept = int(getattr(report, "num_unused", 0) or 0)
             if kept and self._reason:
                 reasons.append(self._reason)
         if self.dropped and not self._held_stop:
-            report = getattr(getattr(self._config, "_syrupy", None), "report", None)
+            report = getattr(syrupy_session(self._config), "report", None)
             count = _count_kept(report, list(self.dropped.values()))
             if count:
                 kept += count
@@ -202,20 +203,13 @@ class RunLedger:
 
 
 def _count_snapshots(folder: Path) -> int:
-    """The tlgraph snapshots (``.gv`` drawings and ``.png`` pictures) in ``folder``."""
-    from pytest_tlgraph.snapshots.extensions import TlgraphDotExtension, TlgraphPngExtension
+    """The tlgraph snapshots in ``folder``: each pair (``.gv`` with its ``.png``, or
+    either alone) counts once, as syrupy counts it."""
+    from pytest_tlgraph.snapshots.storage import owned_dot, owned_png
 
     if not folder.is_dir():
         return 0
-    dot, png = TlgraphDotExtension(), TlgraphPngExtension()
-    found = 0
-    for path in folder.iterdir():
-        location = str(path)
-        if dot.is_snapshot_location(location=location) or png.is_snapshot_location(
-            location=location
-        ):
-            found += 1
-    return found
+    return len({p.stem for p in folder.iterdir() if owned_dot(p) or owned_png(p)})
 
 
 def _count_kept(report: Any, dropped: list[pytest.Item]) -> int:

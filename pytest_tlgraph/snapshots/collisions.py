@@ -21,6 +21,8 @@ from collections import defaultdict
 from collections.abc import Iterable, MutableMapping
 from typing import TYPE_CHECKING
 
+from pytest_tlgraph.errors import UsageError
+
 if TYPE_CHECKING:
     import pytest
 
@@ -42,7 +44,7 @@ def _where(item: pytest.Item) -> tuple[str, str] | None:
     """The folder and the name of ``item``'s first snapshot (``None``: no fixture)."""
     from syrupy.location import PyTestLocation
 
-    from pytest_tlgraph.snapshots.extensions import TlgraphDotExtension
+    from pytest_tlgraph.snapshots.extensions import TlgraphPairExtension
 
     if "tlgraph_snapshot" not in getattr(item, "fixturenames", ()):
         return None
@@ -50,8 +52,8 @@ def _where(item: pytest.Item) -> tuple[str, str] | None:
         location = PyTestLocation(item)
     except (AttributeError, ValueError):  # not a test function: no snapshots of ours
         return None
-    folder = TlgraphDotExtension.dirname(test_location=location)
-    name = TlgraphDotExtension.get_snapshot_name(test_location=location, index=0)
+    folder = TlgraphPairExtension.dirname(test_location=location)
+    name = TlgraphPairExtension.get_snapshot_name(test_location=location, index=0)
     return folder, name
 
 
@@ -87,4 +89,4 @@ def claim(claims: Claims, folder: str, file: str, nodeid: str) -> None:
     tests when another test of this session claimed it."""
     other = claims.setdefault((folded(folder), folded(file)), nodeid)
     if other != nodeid:
-        raise ValueError(message(file, other, nodeid))
+        raise UsageError(message(file, other, nodeid))

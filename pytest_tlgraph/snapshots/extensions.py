@@ -1,246 +1,164 @@
-"""The syrupy extensions: the canonical DOT as text, the rendered PNG as pixels.
+"""The one syrupy extension: a call's snapshot is the pair ``<name>.gv`` + ``<name>.png``.
 
-Storage, update and unused-snapshot logic are syrupy's own (``SingleFileSnapshotExtension``):
-these classes only say which files are theirs, how to read them without crashing on a
-damaged file, and how two PNGs match. Each claims only files it provably wrote (DOT
-text that starts with ``digraph tlgraph``, PNGs carrying our ``tEXt`` provenance), so
-``--snapshot-update`` never deletes a foreign file that happens to share a suffix.
+Unused-snapshot accounting and ``--snapshot-update`` are syrupy's own; this class says
+which files are the plugin's, reads each stored pair once (``storage.read_pair``),
+compares it with the received pair (``pair.ReceivedPair.against``), writes it all or
+nothing and deletes it as one. It claims only files it provably wrote (DOT text that
+starts with ``digraph tlgraph``, PNGs carrying our ``tEXt`` provenance), so
+``--snapshot-update`` never deletes a foreign file that happens to share a suffix; a
+``.png`` without its ``.gv`` is still discovered, as the pair it is half of.
+
+The PNG's provenance and the snapshot render live in ``snapshots.provenance``.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from syrupy.extensions.single_file import WriteMode
+from syrupy.data import Snapshot, SnapshotCollection, SnapshotCollections
 
 from pytest_tlgraph.controls import visible
-from pytest_tlgraph.snapshots.pixels.pngmeta import (
-    PNG_SIGNATURE,
-    add_text_chunks,
-    image_sha256,
-    read_text_chunks,
-)
+from pytest_tlgraph.snapshots.pair import Keep, ReceivedPair, StoredPair
+from pytest_tlgraph.snapshots.provenance import Provenance, render_snapshot_png
 from pytest_tlgraph.snapshots.review.dotdiff import unified_dot_diff
-from pytest_tlgraph.snapshots.storage import SafeFileExtension
+from pytest_tlgraph.snapshots.storage import (
+    SafeFileExtension,
+    owned_dot,
+    owned_png,
+    read_pair,
+    remove_pair,
+    write_pair,
+)
+from pytest_tlgraph.snapshots.syrupy_private import syrupy_session
 
 if TYPE_CHECKING:
-    from syrupy.types import SerializableData, SerializedData
+    import pytest
+    from syrupy.location import PyTestLocation
+    from syrupy.types import PropertyFilter, PropertyMatcher, SerializableData, SerializedData
 
-    from pytest_tlgraph.snapshots.pixels.pixeldiff import PngComparison
-
-__all__ = [
-    "DOT_HEADER",
-    "DPI",
-    "IMAGE_KEY",
-    "RENDERER_KEY",
-    "SHA_KEY",
-    "PngMatch",
-    "Provenance",
-    "TlgraphDotExtension",
-    "TlgraphPngExtension",
-    "dot_sha256",
-    "render_snapshot_png",
-    "renderer_mismatch",
-    "reusable",
-]
-
-#: Every canonical drawing starts so (``dot.emit``).
-DOT_HEADER: Final = "digraph tlgraph {"
-#: ``tEXt`` keys recorded in every stored PNG.
-RENDERER_KEY: Final = "tlgraph-renderer"
-SHA_KEY: Final = "tlgraph-dot-sha256"
-#: A hash of the PNG's own image chunks (``pngmeta.image_sha256``): a replaced or edited
-#: image no longer matches it, so the skip-render shortcut cannot trust it.
-IMAGE_KEY: Final = "tlgraph-image-sha256"
-#: Snapshots are always rendered at this explicit dpi (graphviz-pure's implicit default
-#: anti-aliases differently).
-DPI: Final = 96
+#: ``Provenance`` and ``render_snapshot_png`` are re-exported under their 0.3 home.
+__all__ = ["Provenance", "TlgraphPairExtension", "announce_pairs", "render_snapshot_png"]
 
 
-def dot_sha256(dot: str) -> str:
-    """The content hash a PNG records of the DOT it was drawn from."""
-    return hashlib.sha256(dot.encode("utf-8")).hexdigest()
+class TlgraphPairExtension(SafeFileExtension):
+    """A call's ``.gv`` and ``.png``, stored under the ``.gv``'s location as one snapshot.
 
-
-@dataclass(frozen=True, slots=True)
-class Provenance:
-    """Where a stored PNG came from: renderer with version, the DOT's hash, and the
-    hash of its own image data recorded when it was rendered."""
-
-    renderer: str | None
-    dot_sha256: str | None
-    image_sha256: str | None = None
-
-    @classmethod
-    def of(cls, png: bytes) -> Provenance:
-        """Read it from the PNG's ``tEXt`` chunks (``None`` fields when absent)."""
-        chunks = read_text_chunks(png)
-        return cls(chunks.get(RENDERER_KEY), chunks.get(SHA_KEY), chunks.get(IMAGE_KEY))
-
-    def source(self) -> tuple[str | None, str | None]:
-        """What the PNG was drawn from: renderer with version, and the DOT's hash."""
-        return self.renderer, self.dot_sha256
-
-    @property
-    def family(self) -> str | None:
-        """The renderer without its version: ``graphviz-pure`` or ``dot``."""
-        return self.renderer.rsplit(" ", 1)[0] if self.renderer else None
-
-
-def render_snapshot_png(dot: str, renderer: str) -> bytes:
-    """Render ``dot`` at the fixed snapshot dpi and record its provenance in the PNG."""
-    from pytest_tlgraph.render import render_png, renderer_version
-
-    png = render_png(dot, renderer=renderer, dpi=DPI)
-    items = {RENDERER_KEY: renderer_version(renderer), SHA_KEY: dot_sha256(dot)}
-    items[IMAGE_KEY] = image_sha256(png)
-    return add_text_chunks(png, items)
-
-
-def intact(png: bytes) -> bool:
-    """True when ``png`` is undamaged and its image data is the data it was rendered
-    with (its recorded image hash matches): not replaced, edited or truncated."""
-    recorded = Provenance.of(png).image_sha256
-    if recorded is None:
-        return False
-    try:
-        return image_sha256(png) == recorded  # walks and CRC-checks every chunk
-    except ValueError:
-        return False
-
-
-def reusable(stored: bytes, dot: str, renderer: str) -> bool:
-    """True when ``stored`` provably came from ``dot`` and this renderer and version, and
-    is intact: rendering again would give the same bytes (the skip-render shortcut)."""
-    from pytest_tlgraph.render import renderer_version
-
-    wanted = (renderer_version(renderer), dot_sha256(dot))
-    return Provenance.of(stored).source() == wanted and intact(stored)
-
-
-def renderer_mismatch(expected: Provenance, actual: Provenance) -> str | None:
-    """The one line that explains a baseline drawn by another renderer, or ``None``.
-
-    Only a different renderer counts: another version of the same renderer is still
-    compared pixel by pixel (the verdict mentions the versions).
+    One instance serves one call's assertion: the pair it reads is kept for that
+    assertion, so the skip-render shortcut and syrupy's own recall read each file once.
     """
-    if expected.family is None or expected.family == actual.family:
-        return None
-    hint = "--tlgraph-renderer=system" if expected.family == "dot" else "--tlgraph-renderer=pure"
-    return (
-        f"renderer mismatch: the baseline PNG was drawn by {expected.renderer}, this run "
-        f"draws with {actual.renderer}; pixels are not compared across renderers. "
-        f"Run with {hint} to compare, or --snapshot-update to redraw the baseline."
-    )
-
-
-class TlgraphDotExtension(SafeFileExtension):
-    """The canonical DOT, stored as ``<test>[<name>].gv`` and compared byte for byte."""
 
     file_extension = "gv"
-    _write_mode = WriteMode.TEXT
+
+    def __init__(self) -> None:
+        self._read: dict[str, StoredPair | None] = {}
 
     def is_snapshot_location(self, *, location: str) -> bool:
-        """Claim only ``.gv`` files that are tlgraph drawings."""
-        if not location.endswith(".gv"):
-            return False
-        try:
-            with open(location, "rb") as f:
-                return f.read(len(DOT_HEADER)) == DOT_HEADER.encode()
-        except OSError:
-            return False
+        """Claim a ``.gv`` that is a tlgraph drawing, or a ``.png`` with our provenance."""
+        path = Path(location)
+        return owned_dot(path) or owned_png(path)
+
+    def discover_snapshots(
+        self, *, test_location: PyTestLocation, ignore_extensions: list[str] | None = None
+    ) -> SnapshotCollections:
+        """syrupy's discovery, each file found named by its pair: a ``.png`` counts as
+        the snapshot at its ``.gv``'s location, so a pair is used, unused or deleted as
+        one, and a ``.png`` left without its ``.gv`` is still found."""
+        pairs = SnapshotCollections()
+        for found in super().discover_snapshots(
+            test_location=test_location, ignore_extensions=ignore_extensions
+        ):
+            location = Path(found.location)
+            if not self.is_snapshot_location(location=str(location)):
+                continue
+            collection = SnapshotCollection(location=str(location.with_suffix(".gv")))
+            collection.add(Snapshot(name=location.stem))
+            pairs.update(collection)
+        return pairs
 
     def read_snapshot_data_from_location(
         self, *, snapshot_location: str, snapshot_name: str, session_id: str
     ) -> SerializableData | None:
-        """The stored text; undecodable bytes are replaced, so a damaged file fails
+        """The stored :class:`StoredPair`, read once per assertion (``None``: neither
+        file exists). A damaged ``.gv`` reads with its bad bytes replaced, so it fails
         the comparison (and can be rewritten) instead of crashing the read."""
-        try:
-            with open(snapshot_location, "rb") as f:
-                raw = f.read()
-        except FileNotFoundError:
-            return None
-        # A checkout with CRLF line ends is still the same drawing.
-        return raw.decode("utf-8", errors="replace").replace("\r\n", "\n")
+        if snapshot_location not in self._read:
+            self._read[snapshot_location] = read_pair(snapshot_location)
+        return self._read[snapshot_location]
+
+    def serialize(
+        self,
+        data: SerializableData,
+        *,
+        exclude: PropertyFilter | None = None,
+        include: PropertyFilter | None = None,
+        matcher: PropertyMatcher | None = None,
+    ) -> SerializedData:
+        """A :class:`ReceivedPair` (or :data:`pair.KEEP`) is its own serialized form."""
+        if not isinstance(data, (ReceivedPair, Keep)):
+            raise TypeError(f"a tlgraph snapshot is a ReceivedPair, got {type(data).__name__}")
+        return data  # type: ignore[return-value]  # syrupy types its values str | bytes
+
+    def matches(
+        self, *, serialized_data: SerializableData, snapshot_data: SerializableData
+    ) -> bool:
+        """The received pair against the stored one (``ReceivedPair.against``)."""
+        if isinstance(serialized_data, Keep):
+            return True
+        assert isinstance(serialized_data, ReceivedPair)
+        assert isinstance(snapshot_data, StoredPair)
+        return serialized_data.against(snapshot_data).passed
+
+    @classmethod
+    def write_snapshot_collection(
+        cls, *, snapshot_collection: SnapshotCollection, name_order: dict[str, int] | None = None
+    ) -> None:
+        """Write the pair all or nothing (``storage.write_pair``); :data:`pair.KEEP` is
+        never written."""
+        data = next(iter(snapshot_collection)).data
+        if isinstance(data, Keep):
+            return
+        if not isinstance(data, ReceivedPair):
+            raise TypeError(f"a tlgraph snapshot is a ReceivedPair, got {type(data).__name__}")
+        write_pair(
+            Path(snapshot_collection.location),
+            data.dot.encode("utf-8"),
+            data.png if data.png is not None and data.compares_png else None,
+            drop_png=data.drop_png,
+        )
+
+    def delete_snapshots(self, *, snapshot_location: str, snapshot_names: set[str]) -> None:
+        """Delete an unused pair: its ``.gv`` and ``.png``, each only when ours."""
+        remove_pair(Path(snapshot_location))
 
     def diff_lines(
         self, serialized_data: SerializedData, snapshot_data: SerializedData
     ) -> Iterator[str]:
-        """A unified diff, ``- snapshot`` / ``+ received`` (control characters escaped)."""
-        for line in unified_dot_diff(str(snapshot_data), str(serialized_data)):
+        """A unified DOT diff, ``- snapshot`` / ``+ received`` (control characters
+        escaped)."""
+        received = serialized_data.dot if isinstance(serialized_data, ReceivedPair) else ""
+        stored = snapshot_data.dot if isinstance(snapshot_data, StoredPair) else None
+        for line in unified_dot_diff(stored or "", received):
             yield visible(line)
 
 
-@dataclass(frozen=True, slots=True)
-class PngMatch:
-    """The outcome of one PNG comparison, kept for the failure report."""
+def announce_pairs(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tell syrupy's session about the pair extension when any collected test uses the
+    fixture, before any runs: a process that runs none of them (an xdist worker given
+    other tests) then finds stored pairs with it, never with syrupy's default extension,
+    which would take a pair's ``.png`` for an unknown file and, under
+    ``--snapshot-update``, delete it while the other worker used its ``.gv``."""
+    from syrupy.assertion import SnapshotAssertion
+    from syrupy.location import PyTestLocation
 
-    comparison: PngComparison | None
-    mismatch_line: str | None
-    error: str | None
-    stale_provenance: bool = False
-
-
-class TlgraphPngExtension(SafeFileExtension):
-    """The rendered PNG, stored as ``<test>[<name>].png`` and compared by pixels.
-
-    ``threshold``, ``max_diff_pixels`` and ``update`` are set on the instance by the
-    fixture before each comparison; ``last`` holds the outcome of the latest one.
-    """
-
-    file_extension = "png"
-    threshold: float = 0.1
-    max_diff_pixels: int = 0
-    update: bool = False
-    last: PngMatch | None = None
-
-    def is_snapshot_location(self, *, location: str) -> bool:
-        """Claim only ``.png`` files that carry our provenance metadata."""
-        if not location.endswith(".png"):
-            return False
-        try:
-            with open(location, "rb") as f:
-                data = f.read()
-        except OSError:
-            return False
-        return data.startswith(PNG_SIGNATURE) and Provenance.of(data).renderer is not None
-
-    def matches(self, *, serialized_data: Any, snapshot_data: Any) -> bool:
-        """Pixels within budget and the same renderer. Under ``--snapshot-update`` a
-        baseline whose recorded DOT hash or renderer is stale counts as changed too, so
-        it is rewritten and the skip-render shortcut keeps working."""
-        from pytest_tlgraph.snapshots.pixels.pixeldiff import compare_png
-
-        expected, actual = bytes(snapshot_data), bytes(serialized_data)
-        if expected == actual:
-            self.last = PngMatch(None, None, None)
-            return True
-        old, new = Provenance.of(expected), Provenance.of(actual)
-        line = renderer_mismatch(old, new)
-        if line is not None:
-            self.last = PngMatch(None, line, None)
-            return False
-        try:
-            comparison = compare_png(
-                expected, actual, threshold=self.threshold, max_diff_pixels=self.max_diff_pixels
-            )
-        except ValueError as error:
-            self.last = PngMatch(None, None, str(error))
-            return False
-        stale = old.source() != new.source() or not intact(expected)
-        self.last = PngMatch(comparison, None, None, stale_provenance=stale)
-        return comparison.passed and not (self.update and stale)
-
-    def diff_lines(
-        self, serialized_data: SerializedData, snapshot_data: SerializedData
-    ) -> Iterator[str]:
-        """One verdict line instead of a byte dump."""
-        if self.last is None or self.last.comparison is None:
-            line = self.last and (self.last.mismatch_line or self.last.error)
-            yield visible(line or "PNG differs")
-            return
-        found = self.last.comparison
-        yield f"PNG: {found.mismatched} mismatched pixels (budget {found.max_diff_pixels})"
+    users = [i for i in items if "tlgraph_snapshot" in getattr(i, "fixturenames", ())]
+    session = syrupy_session(config)
+    if not users or session is None:
+        return
+    SnapshotAssertion(
+        update_snapshots=bool(config.option.update_snapshots),
+        extension_class=TlgraphPairExtension,
+        test_location=PyTestLocation(users[0]),
+        session=session,
+    )

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
+from pytest_tlgraph.errors import TlgraphError
 from pytest_tlgraph.snapshots.nofollow import (
     FileInTheWay,
     Folder,
@@ -35,7 +36,7 @@ NAME_BUDGET: Final = 200
 _HASH_CHARS: Final = 16
 
 
-class SnapshotWriteError(OSError):
+class SnapshotWriteError(TlgraphError, OSError):
     """A snapshot or results file could not be written; the message names the file,
     the cause and the remedy (``path`` and ``reason`` hold the first two, when known:
     ``reason`` is the OS error's text, ``None`` for a write refused before the OS was

@@ -13,17 +13,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_tlgraph.draw.canvas import canvas_problem, png_problem
+from pytest_tlgraph.errors import UsageError
 from pytest_tlgraph.request import DrawRequest
 from pytest_tlgraph.snapshots.call import SnapshotCall
 from pytest_tlgraph.snapshots.checks import check_draw_names, check_results_folder
 from pytest_tlgraph.snapshots.collisions import Claims, claim, folded
-from pytest_tlgraph.snapshots.extensions import (
-    DPI,
-    TlgraphDotExtension,
-    TlgraphPngExtension,
-    render_snapshot_png,
-)
+from pytest_tlgraph.snapshots.extensions import TlgraphPairExtension
+from pytest_tlgraph.snapshots.pair import PngPart, ReceivedPair
+from pytest_tlgraph.snapshots.provenance import DPI, render_snapshot_png
 from pytest_tlgraph.snapshots.settings import SETTING_NAMES, Settings, check_setting
+from pytest_tlgraph.snapshots.syrupy_private import forget_assertions
 
 if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
@@ -63,9 +62,8 @@ class TlgraphSnapshot:
         #: The mismatch messages of this test's calls, raised together by :meth:`finish`.
         self.failures: list[str] = []
         self._files: dict[str, int | str] = {}  # case-folded file name -> snapshot index
-        # Registered now, so syrupy sees this test's PNGs even when no call runs: the
-        # .gv and .png of a snapshot are always kept or deleted together.
-        self._png = snapshot.use_extension(TlgraphPngExtension)
+        #: The snapshot indexes whose pair an assertion of this test has compared or kept.
+        self._asserted: set[int | str] = set()
         for key in SETTING_NAMES:
             if key in self._marker:
                 check_setting(key, self._marker[key], "@pytest.mark.tlgraph")
@@ -102,12 +100,7 @@ class TlgraphSnapshot:
         }
         request = DrawRequest.parse(options)  # before the capture: a bad option costs no forward
         check_results_folder(settings.results.root, self._snapshot_folder())
-        call = SnapshotCall(
-            self._snapshot,
-            index,
-            threshold=settings.threshold,
-            max_diff_pixels=settings.max_diff_pixels,
-        )
+        call = SnapshotCall(self._snapshot, index)
         try:
             args, call_kwargs = _resolve_inputs(model, inputs, kwargs)
             trace = _capture(model, args, call_kwargs, backward, request.reads_magnitudes)
@@ -124,25 +117,25 @@ class TlgraphSnapshot:
                 too_large = png_problem(received_png, "the received PNG")
                 received_png = None if too_large is not None else received_png
         except BaseException:
-            # A draw that failed writes nothing; its stored snapshots count as used, so
-            # --snapshot-update does not delete them as obsolete either.
-            call.keep(call.dot)
-            call.keep(call.png)
-            self._keep_rest()
+            # A draw that failed writes nothing; its stored pair, and those of the calls
+            # after it, count as used, so --snapshot-update does not delete them either.
+            self.keep_stored()
             raise
         stem = settings.results.stem(self._module, call.name)
-        message = call.compare(
-            drawing, received_png, settings, stem, self._nodeid, png_skipped=too_large
+        received = ReceivedPair(
+            drawing.dot,
+            received_png,
+            _png_part(received_png, run_png=self._settings.png, call_png=settings.png),
+            threshold=settings.threshold,
+            max_diff_pixels=settings.max_diff_pixels,
+            update=call.update,
         )
-        if too_large is not None:  # the DOT was compared; the PNG baseline stays as is
-            call.keep(call.png)
-            if message is None:
-                warnings.warn(f"{call.name}: {too_large}", stacklevel=2)
-        # A run that compares no PNG (--tlgraph-no-png) keeps its baseline unchanged,
-        # unless an update left it drawn from another DOT than the stored one.
-        png_off = not settings.png and not self._settings.png
-        if png_off and not (call.update and call.drop_stale_png()):
-            call.keep(call.png)
+        self._asserted.add(index)
+        message = call.compare(
+            drawing, received, settings, stem, self._nodeid, png_skipped=too_large
+        )
+        if too_large is not None and message is None:
+            warnings.warn(f"{call.name}: {too_large}", stacklevel=2)
         if settings.png and too_large is None and request.volatile:
             measured_too_large = _write_measured(trace, request, stem, settings)
             if measured_too_large is not None:
@@ -171,7 +164,7 @@ class TlgraphSnapshot:
         """The test raised before its end: the calls it never reached keep their stored
         snapshots (syrupy would report them unused, and --snapshot-update delete them),
         and the mismatches found before are added to ``error`` as notes."""
-        self._keep_rest()
+        self.keep_stored()
         if self.failures and isinstance(error, Exception):
             error.add_note(f"and {len(self.failures)} tlgraph snapshot mismatch(es) before:")
             for message in self.failures:
@@ -184,68 +177,49 @@ class TlgraphSnapshot:
         failure records and artifacts are removed, and its assertions are taken out of
         syrupy's session (else syrupy counts the failed attempt's snapshots as failed)."""
         self._settings.results.forget(self._nodeid)
-        session = self._snapshot.session
-        assertions = getattr(session, "_assertions", None)
-        if isinstance(assertions, list):
-            assertions[:] = [
-                a for a in assertions if getattr(a.test_location, "nodeid", None) != self._nodeid
-            ]
+        forget_assertions(self._snapshot.session, self._nodeid)
 
     def keep_stored(self) -> None:
-        """Count every stored snapshot of the test that no call compared as used: the
-        test failed, so none of them is known to be obsolete."""
-        self._keep_rest()
+        """Count every stored pair of the test that no call compared as used: the test
+        failed (or a call's draw raised), so none of them is known to be obsolete."""
+        location = self._snapshot.test_location
+        base = TlgraphPairExtension.get_snapshot_name(test_location=location, index=0)
+        folder = Path(TlgraphPairExtension.dirname(test_location=location))
+        for index in _stored_indexes(folder, base):
+            if index not in self._asserted:
+                self._asserted.add(index)
+                SnapshotCall(self._snapshot, index).keep()
 
     def _snapshot_folder(self) -> Path:
         """The ``__snapshots__`` folder of the test module."""
         location = self._snapshot.test_location
-        return Path(TlgraphDotExtension.dirname(test_location=location)).parent
-
-    def _keep_rest(self) -> None:
-        """The calls after a draw that raised do not run: their stored snapshots are not
-        obsolete, so they count as used (syrupy would report them unused, and
-        --snapshot-update would delete them)."""
-        location = self._snapshot.test_location
-        base = TlgraphDotExtension.get_snapshot_name(test_location=location, index=0)
-        folder = Path(TlgraphDotExtension.dirname(test_location=location))
-        stems = {p.stem for p in folder.glob("*.gv")} | {p.stem for p in folder.glob("*.png")}
-        for stem in sorted(stems):
-            index: int | str | None = None
-            if stem == base:
-                index = 0
-            elif stem.startswith(base + ".") and stem[len(base) + 1 :].isdigit():
-                index = int(stem[len(base) + 1 :])
-            elif stem.startswith(base + "[") and stem.endswith("]"):
-                index = stem[len(base) + 1 : -1]
-            if index is not None and index not in self._names:
-                self._names.add(index)
-                call = SnapshotCall(self._snapshot, index, threshold=0.1, max_diff_pixels=0)
-                call.keep(call.dot)
-                call.keep(call.png)
+        return Path(TlgraphPairExtension.dirname(test_location=location)).parent
 
     def _claim_index(self, name: str | None) -> int | str:
         """syrupy's numbering: a name, else the number of earlier calls in the test."""
         if name is not None and (not isinstance(name, str) or not name):
-            raise ValueError(f"tlgraph_snapshot(name=...) must be a non-empty str, got {name!r}")
+            raise UsageError(f"tlgraph_snapshot(name=...) must be a non-empty str, got {name!r}")
         index: int | str = name if name is not None else self._calls
         self._calls += 1
         if index in self._names:
-            raise ValueError(
+            raise UsageError(
                 f"tlgraph_snapshot: the snapshot name {index!r} is used twice in this test; "
                 "give each call its own name=..."
             )
         self._names.add(index)
         location = self._snapshot.test_location
-        file = TlgraphDotExtension.get_snapshot_name(test_location=location, index=index)
+        file = TlgraphPairExtension.get_snapshot_name(test_location=location, index=index)
         other = self._files.setdefault(folded(file), index)
         if other != index:
-            raise ValueError(
+            raise UsageError(
                 f"tlgraph_snapshot: the snapshot names {other!r} and {index!r} are stored as "
                 f"the same file {file!r} (file names drop characters such as / \\ : * ? "
                 'and " and ignore case and Unicode normalisation on some systems); give '
                 "the calls names that differ in letters or digits"
             )
-        claim(self._claims, TlgraphDotExtension.dirname(test_location=location), file, self._nodeid)
+        claim(
+            self._claims, TlgraphPairExtension.dirname(test_location=location), file, self._nodeid
+        )
         return index
 
     def _resolve(self, per_call: Mapping[str, Any]) -> Settings:
@@ -256,6 +230,32 @@ class TlgraphSnapshot:
             elif key in self._marker:
                 changes[key] = self._marker[key]
         return dataclasses.replace(self._settings, **changes)
+
+
+def _png_part(received_png: bytes | None, *, run_png: bool, call_png: bool) -> PngPart:
+    """What the call does with its pair's PNG: compare the one drawn; keep the stored
+    one when the run draws none (unless an update leaves it stale) or the size guard
+    refused it; none at all when the call itself says ``png=False``."""
+    if received_png is not None:
+        return PngPart.COMPARED
+    if call_png:
+        return PngPart.KEPT  # over the size guard: the DOT is compared, the PNG stays
+    return PngPart.KEPT_UNLESS_STALE if not run_png else PngPart.NONE
+
+
+def _stored_indexes(folder: Path, base: str) -> list[int | str]:
+    """The snapshot indexes of the pairs stored in ``folder`` for the test whose first
+    snapshot is named ``base`` (``base``, ``base.2``, ``base[name]``)."""
+    stems = {p.stem for p in folder.glob("*.gv")} | {p.stem for p in folder.glob("*.png")}
+    found: list[int | str] = []
+    for stem in sorted(stems):
+        if stem == base:
+            found.append(0)
+        elif stem.startswith(base + ".") and stem[len(base) + 1 :].isdigit():
+            found.append(int(stem[len(base) + 1 :]))
+        elif stem.startswith(base + "[") and stem.endswith("]"):
+            found.append(stem[len(base) + 1 : -1])
+    return found
 
 
 def _call_site() -> str | None:

@@ -23,7 +23,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-__all__ = ["FileInTheWay", "Folder", "LinkRefused", "NotRegular", "kind_of", "open_folder"]
+__all__ = [
+    "FileInTheWay",
+    "Folder",
+    "LinkRefused",
+    "NotRegular",
+    "file_in_the_way",
+    "in_the_way",
+    "kind_of",
+    "open_folder",
+]
 
 _NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY: Final = getattr(os, "O_DIRECTORY", 0)
@@ -64,14 +73,28 @@ class NotRegular(OSError):
         self.kind = kind
 
 
+def in_the_way(shown: str, then: str = "run again") -> str:
+    """The one line refusing a file that stands where a folder belongs (``shown``: the
+    file as the reader sees it; ``then``: what to do once it is moved)."""
+    return f"{shown} is a file where a folder belongs: move it away (or delete it), then {then}"
+
+
+def file_in_the_way(location: Path) -> Path | None:
+    """The first existing non-folder on the way to ``location`` (a regular file where
+    ``__snapshots__/test_m`` belongs), or ``None``; links are left to the link check."""
+    for folder in reversed(location.parents):
+        if folder.is_symlink() or not folder.exists():
+            continue
+        if not folder.is_dir():
+            return folder
+    return None
+
+
 class FileInTheWay(NotADirectoryError):
     """A file where a folder on the path of a write belongs."""
 
     def __init__(self, path: Path) -> None:
-        super().__init__(
-            errno.ENOTDIR,
-            f"{path} is a file where a folder belongs; move it away (or delete it) and run again",
-        )
+        super().__init__(errno.ENOTDIR, in_the_way(str(path)))
         self.path = path
 
     def __str__(self) -> str:

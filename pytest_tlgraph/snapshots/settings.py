@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from pytest_tlgraph.errors import UsageError
+
 if TYPE_CHECKING:
     from pytest_tlgraph.snapshots.results.artifacts import ResultsDir
 
@@ -41,13 +43,13 @@ def check_setting(name: str, value: Any, where: str) -> Any:
             raise TypeError(f"{where}: png must be True or False, got {value!r}")
     elif name == "renderer":
         if value not in ("pure", "system"):
-            raise ValueError(f"{where}: renderer must be 'pure' or 'system', got {value!r}")
+            raise UsageError(f"{where}: renderer must be 'pure' or 'system', got {value!r}")
     elif name == "threshold":
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-            raise ValueError(f"{where}: threshold must be a number from 0 to 1, got {value!r}")
+            raise UsageError(f"{where}: threshold must be a number from 0 to 1, got {value!r}")
         value = float(value)
     elif name == "max_diff_pixels" and (
         isinstance(value, bool) or not isinstance(value, int) or value < 0
     ):
-        raise ValueError(f"{where}: max_diff_pixels must be an int >= 0, got {value!r}")
+        raise UsageError(f"{where}: max_diff_pixels must be an int >= 0, got {value!r}")
     return value

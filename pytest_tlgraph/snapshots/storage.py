@@ -1,60 +1,37 @@
-"""The storage side of the plugin's syrupy extensions: file names that fit the file
-system, writes that are atomic, made in pairs and never follow a symbolic link, and
-deletions a run that stopped early holds back."""
+"""The storage of a snapshot pair: file names that fit the file system, the one read of
+each stored file, writes that are atomic, made as a pair and never follow a symbolic
+link, and deletions that touch only files the plugin provably wrote."""
 
 from __future__ import annotations
 
-import contextvars
-from collections.abc import Iterator
-from contextlib import contextmanager
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from syrupy.extensions.base import AbstractSyrupyExtension
 from syrupy.extensions.single_file import SingleFileSnapshotExtension
 
-from pytest_tlgraph.snapshots.files import (
-    SnapshotWriteError,
-    atomic_write,
-    atomic_write_all,
-    fitted_name,
-)
+from pytest_tlgraph.snapshots.files import SnapshotWriteError, atomic_write_all, fitted_name
 from pytest_tlgraph.snapshots.nofollow import FileInTheWay, LinkRefused, open_folder
+from pytest_tlgraph.snapshots.pair import StoredPair
+from pytest_tlgraph.snapshots.pixels.pngmeta import PNG_SIGNATURE
+from pytest_tlgraph.snapshots.provenance import DOT_HEADER, Provenance
 
 if TYPE_CHECKING:
-    from syrupy.data import SnapshotCollection
     from syrupy.location import PyTestLocation
     from syrupy.types import SerializedData, SnapshotIndex
 
-__all__ = ["HELD", "SafeFileExtension", "deletion_held", "snapshot_anchor", "written_together"]
-
-#: Folders (resolved, as text; ``"*"``: every folder) whose snapshots no deletion may
-#: touch this session, set by ``cleanup.RunLedger`` for a run that did not run every
-#: collected test to its end: the last line of defence, for a syrupy that ignores the
-#: cleanup settings the ledger changes.
-HELD: set[str] = set()
-
-
-#: The writes held back inside :func:`written_together`, in order.
-_STAGED: contextvars.ContextVar[list[tuple[Path, bytes]] | None] = contextvars.ContextVar(
-    "tlgraph_staged_writes", default=None
-)
-
-
-@contextmanager
-def written_together() -> Iterator[list[tuple[Path, bytes]]]:
-    """Hold back the snapshot writes made inside (a call's ``.gv`` and ``.png``) and,
-    on leaving, write them all or none (``files.atomic_write_all``): a failure raises
-    :class:`SnapshotWriteError` and leaves every stored file as it was. The list the
-    block gets names the files held back."""
-    staged: list[tuple[Path, bytes]] = []
-    token = _STAGED.set(staged)
-    try:
-        yield staged
-    finally:
-        _STAGED.reset(token)
-    if staged:
-        atomic_write_all(staged, anchor=snapshot_anchor(staged[0][0]))
+__all__ = [
+    "SafeFileExtension",
+    "owned_dot",
+    "owned_png",
+    "png_location",
+    "read_pair",
+    "read_snapshot_file",
+    "remove_pair",
+    "snapshot_anchor",
+    "write_pair",
+]
 
 
 def snapshot_anchor(path: Path) -> Path:
@@ -64,17 +41,94 @@ def snapshot_anchor(path: Path) -> Path:
     return path.parent.parent.parent
 
 
-def deletion_held(location: str) -> bool:
-    """True when the snapshot file at ``location`` must not be deleted this session."""
-    if "*" in HELD:
-        return True
-    path = Path(location).resolve()
-    return any(path.is_relative_to(folder) for folder in HELD)
+def png_location(dot_location: str | Path) -> Path:
+    """The ``.png`` of the pair whose ``.gv`` is ``dot_location``."""
+    return Path(dot_location).with_suffix(".png")
+
+
+def read_snapshot_file(path: Path) -> bytes | None:
+    """The bytes of one stored snapshot file, ``None`` when it is missing: the one read
+    of a stored ``.gv`` or ``.png`` (any other ``OSError`` is raised)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def read_pair(dot_location: str | Path) -> StoredPair | None:
+    """The stored pair whose ``.gv`` is ``dot_location``, each file read once;
+    ``None`` when neither file exists."""
+    dot = read_snapshot_file(Path(dot_location))
+    png = read_snapshot_file(png_location(dot_location))
+    if dot is None and png is None:
+        return None
+    return StoredPair.of(dot, png)
+
+
+def owned_dot(path: Path) -> bool:
+    """True when ``path`` is a ``.gv`` that is a tlgraph drawing (the plugin's own)."""
+    if path.suffix != ".gv":
+        return False
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(DOT_HEADER)) == DOT_HEADER.encode()
+    except OSError:
+        return False
+
+
+def owned_png(path: Path) -> bool:
+    """True when ``path`` is a ``.png`` carrying the plugin's provenance metadata."""
+    if path.suffix != ".png":
+        return False
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return False
+    return data.startswith(PNG_SIGNATURE) and Provenance.of(data).renderer is not None
+
+
+def write_pair(dot_location: Path, dot: bytes, png: bytes | None, *, drop_png: bool) -> None:
+    """Write a pair all or nothing (``files.atomic_write_all``): the ``.gv``, with the
+    ``.png`` when given; ``drop_png`` removes a stored ``.png`` once the ``.gv`` is
+    written (the pair has no PNG, or it was drawn from another DOT). No folder from the
+    one above ``__snapshots__`` down is followed if a link; a failure raises
+    :class:`SnapshotWriteError` and leaves every stored file as it was."""
+    files = [(dot_location, dot)]
+    if png is not None:
+        files.append((png_location(dot_location), png))
+    folder, snapshots = dot_location.parent, dot_location.parent.parent
+    if not folder.resolve().is_relative_to(snapshots.resolve()):
+        raise SnapshotWriteError(
+            f"refusing to write {dot_location}: its folder is a link to {folder.resolve()}, "
+            f"outside {snapshots}; replace the link with a real folder"
+        )
+    atomic_write_all(files, anchor=snapshot_anchor(dot_location))
+    if drop_png and png is None:
+        _remove(png_location(dot_location))
+
+
+def remove_pair(dot_location: Path) -> None:
+    """Delete a stored pair, each file only when it is the plugin's own."""
+    for path in (dot_location, png_location(dot_location)):
+        if owned_dot(path) or owned_png(path):
+            _remove(path)
+
+
+def _remove(path: Path) -> None:
+    """Remove ``path`` inside its folder opened without following a link."""
+    with contextlib.suppress(FileNotFoundError):
+        folder = open_folder(path.parent, snapshot_anchor(path), create=False)
+        try:
+            folder.unlink(path.name)
+        finally:
+            folder.close()
 
 
 class SafeFileExtension(SingleFileSnapshotExtension):
-    """File names that fit the file system, and writes that are atomic and never
-    follow a symbolic link out of the snapshot folder."""
+    """File names that fit the file system, and a folder made for a write without
+    following a symbolic link out of the snapshot folder."""
 
     @classmethod
     def get_snapshot_name(cls, *, test_location: PyTestLocation, index: SnapshotIndex = 0) -> str:
@@ -99,13 +153,6 @@ class SafeFileExtension(SingleFileSnapshotExtension):
         prefix = stem[: stem.rindex("~")]
         test = cls._sanitize_filename(test_location.snapshot_name_parametrized)
         return test.startswith(prefix) or prefix.startswith(test)
-
-    def delete_snapshots(self, *, snapshot_location: str, snapshot_names: set[str]) -> None:
-        """syrupy's delete of an unused snapshot file, unless this session holds it."""
-        if not deletion_held(snapshot_location):
-            super().delete_snapshots(
-                snapshot_location=snapshot_location, snapshot_names=snapshot_names
-            )
 
     @classmethod
     def write_snapshot(
@@ -139,30 +186,3 @@ class SafeFileExtension(SingleFileSnapshotExtension):
                 f"could not write {snapshot_location}: {error.strerror or error}; make "
                 "the snapshot folder writable and run again"
             ) from error
-
-    @classmethod
-    def write_snapshot_collection(
-        cls,
-        *,
-        snapshot_collection: SnapshotCollection,
-        name_order: dict[str, int] | None = None,
-    ) -> None:
-        """Write the one snapshot of the file atomically (temporary file, then
-        ``os.replace``), refusing a link or a folder that leads out of ``__snapshots__``;
-        inside :func:`written_together`, held back to be written with its pair."""
-        path = Path(snapshot_collection.location)
-        data = next(iter(snapshot_collection)).data
-        if not isinstance(data, (str, bytes)):
-            raise TypeError(f"a snapshot is text or bytes, got {type(data).__name__}")
-        raw = data.encode("utf-8") if isinstance(data, str) else data
-        folder, snapshots = path.parent, path.parent.parent
-        if not folder.resolve().is_relative_to(snapshots.resolve()):
-            raise SnapshotWriteError(
-                f"refusing to write {path}: its folder is a link to {folder.resolve()}, "
-                f"outside {snapshots}; replace the link with a real folder"
-            )
-        staged = _STAGED.get()
-        if staged is not None:
-            staged.append((path, raw))
-        else:
-            atomic_write(path, raw, anchor=snapshot_anchor(path))

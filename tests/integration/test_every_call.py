@@ -53,8 +53,8 @@ def test_three_mismatching_calls_fail_once_with_three_reports(
     assert "test_many[steady] does not match" not in out
     # Each report names the line of its call.
     assert re.findall(r"test_graph\.py:(\d+): tlgraph snapshot", out) == ["5", "8", "9"]
-    # True counts: 3 calls x (DOT, PNG) failed, the steady call's 2 snapshots passed.
-    assert _syrupy_counts(out) == {"failed": 6, "passed": 2}
+    # True counts: 3 calls' pairs failed, the steady call's pair passed.
+    assert _syrupy_counts(out) == {"failed": 3, "passed": 1}
     records = list((project.path / "tlgraph-results" / ".records").glob("*.json"))
     assert len(records) == 3
 
@@ -81,7 +81,7 @@ def test_two_mismatching_calls_and_update_writes_both(
     assert "2 of 2 tlgraph_snapshot calls in this test do not match:" in out
     assert "tlgraph snapshot test_two does not match" in out
     assert "tlgraph snapshot test_two.1 does not match" in out
-    assert _syrupy_counts(out) == {"failed": 4, "passed": 0}
+    assert _syrupy_counts(out) == {"failed": 2, "passed": 0}
     # --snapshot-update writes every call, not only the first.
     project.runpytest("--snapshot-update").assert_outcomes(passed=1)
     changed = [p for p, data in first.items()

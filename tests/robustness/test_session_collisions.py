@@ -32,7 +32,8 @@ def test_two_tests_that_store_the_same_file_both_fail_and_write_nothing(
     result.assert_outcomes(errors=2)
     for this, other in (("a/b", "ab"), ("ab", "a/b")):
         line = (
-            f"E   ValueError: tlgraph_snapshot: the tests test_graph.py::test_variant[{this}]"
+            "E   pytest_tlgraph.errors.UsageError: tlgraph_snapshot: the tests "
+            f"test_graph.py::test_variant[{this}]"
             f" and test_graph.py::test_variant[{other}] both store their snapshots as "
             "'test_variant[ab]'*would overwrite each other's baseline*"
         )
@@ -75,7 +76,8 @@ def test_a_named_call_that_takes_another_tests_file_fails(project: pytest.Pytest
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
         [
-            "E       ValueError: tlgraph_snapshot: the tests test_graph.py::test_v?p?"
+            "E       pytest_tlgraph.errors.UsageError: tlgraph_snapshot: the tests "
+            "test_graph.py::test_v?p?"
             " and test_graph.py::test_v?p??q? both store their snapshots as 'test_v?p??q?'*"
         ]
     )

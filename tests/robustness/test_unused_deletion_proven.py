@@ -79,7 +79,7 @@ def test_stepwise_resuming_keeps_the_baselines_of_the_tests_it_skips(
     assert snapshot_names(suite, "test_m") == ALL
     assert "deleted" not in resumed.stdout.str()
     (line,) = _kept(resumed)
-    assert line.startswith("tlgraph: kept 2 unused snapshots (1 test deselected by --stepwise")
+    assert line.startswith("tlgraph: kept 1 unused snapshot (1 test deselected by --stepwise")
 
 
 def test_a_conftest_that_deselects_keeps_the_baselines_it_deselects(
@@ -92,7 +92,7 @@ def test_a_conftest_that_deselects_keeps_the_baselines_it_deselects(
     assert "deleted" not in result.stdout.str()
     (line,) = _kept(result)
     assert line.startswith(
-        "tlgraph: kept 2 unused snapshots "
+        "tlgraph: kept 1 unused snapshot "
         "(1 test deselected by a pytest_collection_modifyitems hook, not run)"
     )
     # With every test selected an obsolete snapshot is still deleted, and nothing kept.

@@ -79,7 +79,7 @@ def test_a_collection_error_deletes_no_baseline(suite: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["*Interrupted: 1 error during collection*"])
     _all_stored(suite)
     assert _kept_lines(result) == [
-        "tlgraph: kept 6 unused snapshots (1 error during collection): --snapshot-update "
+        "tlgraph: kept 3 unused snapshots (1 error during collection): --snapshot-update "
         "deletes unused snapshots only after a run that ran every collected test to its end"
     ]
 
@@ -90,7 +90,7 @@ def test_a_collection_error_with_continue_deletes_no_baseline(suite: pytest.Pyte
     result.assert_outcomes(passed=1, errors=1)
     _all_stored(suite)
     (line,) = _kept_lines(result)
-    assert line.startswith("tlgraph: kept 4 unused snapshots (1 error during collection)")
+    assert line.startswith("tlgraph: kept 2 unused snapshots (1 error during collection)")
 
 
 @pytest.mark.parametrize("stop", ["-x", "--maxfail=1"])
@@ -103,7 +103,7 @@ def test_a_stop_after_a_failure_deletes_no_baseline(
     _all_stored(suite)
     (line,) = _kept_lines(result)
     assert line.startswith(
-        "tlgraph: kept 4 unused snapshots (the run stopped early: stopping after 1 failures)"
+        "tlgraph: kept 2 unused snapshots (the run stopped early: stopping after 1 failures)"
     )
 
 
@@ -116,7 +116,7 @@ def test_an_interrupt_deletes_no_baseline(
     assert result.ret == pytest.ExitCode.INTERRUPTED
     _all_stored(suite)
     (line,) = _kept_lines(result)
-    assert line.startswith("tlgraph: kept 4 unused snapshots (the run was interrupted)")
+    assert line.startswith("tlgraph: kept 2 unused snapshots (the run was interrupted)")
 
 
 @pytest.mark.parametrize("skip", ["importorskip", "skip"])
@@ -131,7 +131,7 @@ def test_a_module_skipped_at_import_keeps_its_baselines(
     assert snapshot_names(suite, "test_second") == SECOND_FILES
     assert snapshot_names(suite, "test_first") == ["test_mlp[renamed].gv", "test_mlp[renamed].png"]
     assert _kept_lines(result) == [
-        "tlgraph: kept 4 unused snapshots (test_second.py was skipped at import): "
+        "tlgraph: kept 2 unused snapshots (test_second.py was skipped at import): "
         "--snapshot-update deletes unused snapshots only after a run that ran every "
         "collected test to its end"
     ]
@@ -166,7 +166,7 @@ def test_under_xdist_a_stop_or_a_skipped_module_deletes_no_baseline(
     skipped.assert_outcomes(passed=1, skipped=1)
     _all_stored(suite)
     (line,) = _kept_lines(skipped)
-    assert line.startswith("tlgraph: kept 4 unused snapshots (test_second.py was skipped")
+    assert line.startswith("tlgraph: kept 2 unused snapshots (test_second.py was skipped")
     monkeypatch.delenv("TL_SKIP")
     monkeypatch.setenv("TL_FAIL", "1")
     stopped = suite.runpytest_subprocess("-n", "2", "--snapshot-update", "-x")

@@ -14,7 +14,6 @@ from pytest_tlgraph.encoding.ramps import (
     hex_to_oklab,
     oklab_to_hex,
     ramp_for_page,
-    text_color_for,
 )
 
 FRACTIONS = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -151,36 +150,3 @@ def test_reversed_is_the_mirror(f: float) -> None:
     assert VIRIDIS.reversed().positions == pytest.approx(
         [1.0 - p for p in reversed(VIRIDIS.positions)]
     )
-
-
-@pytest.mark.parametrize(
-    ("fill", "text"),
-    [
-        ("#FFFFFF", "#000000"),
-        ("#000000", "#FFFFFF"),
-        ("#FDE725", "#000000"),
-        ("#21918C", "#000000"),
-        ("#2C728E", "#FFFFFF"),
-        ("#440154", "#FFFFFF"),
-        ("#CC4C02", "#000000"),
-        ("#993404", "#FFFFFF"),
-    ],
-)
-def test_text_color_for(fill: str, text: str) -> None:
-    assert text_color_for(fill) == text
-
-
-@given(st.integers(min_value=0, max_value=255))
-def test_text_color_takes_higher_contrast_side_on_greys(v: int) -> None:
-    grey = f"#{v:02X}{v:02X}{v:02X}"
-
-    def luminance(c: float) -> float:
-        c /= 255
-        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
-
-    y = luminance(v)
-    black_contrast = (y + 0.05) / 0.05
-    white_contrast = 1.05 / (y + 0.05)
-    if abs(black_contrast - white_contrast) > 0.1:
-        expected = "#000000" if black_contrast > white_contrast else "#FFFFFF"
-        assert text_color_for(grey) == expected

@@ -1,4 +1,4 @@
-"""The syrupy extensions: which snapshot files are ours, how they read and match."""
+"""The pair extension: which snapshot files are ours, how a pair reads and matches."""
 
 from __future__ import annotations
 
@@ -9,16 +9,16 @@ import torch
 
 from pytest_tlgraph import capture
 from pytest_tlgraph.render import render_png
-from pytest_tlgraph.snapshots.extensions import (
+from pytest_tlgraph.snapshots.extensions import TlgraphPairExtension
+from pytest_tlgraph.snapshots.pair import KEEP, PngPart, ReceivedPair, StoredPair
+from pytest_tlgraph.snapshots.pixels.pngmeta import add_text_chunks
+from pytest_tlgraph.snapshots.provenance import (
     Provenance,
-    TlgraphDotExtension,
-    TlgraphPngExtension,
     dot_sha256,
     render_snapshot_png,
     renderer_mismatch,
     reusable,
 )
-from pytest_tlgraph.snapshots.pixels.pngmeta import add_text_chunks
 from tests.models import MLP
 from tests.pngs import repaint
 
@@ -47,8 +47,8 @@ def test_dot_extension_claims_only_tlgraph_drawings(
 ) -> None:
     path = tmp_path / name
     path.write_bytes(content)
-    assert TlgraphDotExtension().is_snapshot_location(location=str(path)) is ours
-    assert not TlgraphDotExtension().is_snapshot_location(location=str(tmp_path / "none.gv"))
+    assert TlgraphPairExtension().is_snapshot_location(location=str(path)) is ours
+    assert not TlgraphPairExtension().is_snapshot_location(location=str(tmp_path / "none.gv"))
 
 
 @pytest.mark.parametrize(
@@ -60,46 +60,142 @@ def test_png_extension_claims_only_pngs_with_our_metadata(
 ) -> None:
     path = tmp_path / "x.png"
     path.write_bytes(content)
-    assert TlgraphPngExtension().is_snapshot_location(location=str(path)) is ours
+    assert TlgraphPairExtension().is_snapshot_location(location=str(path)) is ours
 
 
-def test_dot_reads_damaged_bytes_without_crashing_and_ignores_crlf(tmp_path: Path) -> None:
-    read = TlgraphDotExtension().read_snapshot_data_from_location
+def test_a_pair_reads_damaged_bytes_without_crashing_and_ignores_crlf(tmp_path: Path) -> None:
+    def read(path: Path) -> StoredPair | None:
+        found = TlgraphPairExtension().read_snapshot_data_from_location(
+            snapshot_location=str(path), snapshot_name="x", session_id=""
+        )
+        assert found is None or isinstance(found, StoredPair)
+        return found
+
     path = tmp_path / "x.gv"
     path.write_bytes(DOT.replace("\n", "\r\n").encode())
-    assert read(snapshot_location=str(path), snapshot_name="x", session_id="") == DOT
+    crlf = read(path)
+    assert crlf is not None and crlf.dot == DOT and crlf.png is None
     path.write_bytes(b"digraph tlgraph {\n\xff\n}\n")
-    damaged = read(snapshot_location=str(path), snapshot_name="x", session_id="")
-    assert damaged == "digraph tlgraph {\n\ufffd\n}\n"
-    assert read(snapshot_location=str(tmp_path / "no.gv"), snapshot_name="x", session_id="") is None
+    damaged = read(path)
+    assert damaged is not None and damaged.dot == "digraph tlgraph {\n\ufffd\n}\n"
+    assert read(tmp_path / "no.gv") is None
+    (tmp_path / "half.png").write_bytes(OURS)  # a .png without its .gv is half a pair
+    half = read(tmp_path / "half.gv")
+    assert half is not None and half.dot is None and half.png == OURS
+    assert half.provenance == Provenance.of(OURS)
+
+
+def _received(png: bytes, **settings: object) -> ReceivedPair:
+    return ReceivedPair(DOT, png, PngPart.COMPARED, **settings)  # type: ignore[arg-type]
+
+
+def _matches(received: ReceivedPair, stored_png: bytes | None, dot: str = DOT) -> bool:
+    stored = StoredPair.of(dot.encode(), stored_png)
+    return TlgraphPairExtension().matches(serialized_data=received, snapshot_data=stored)
 
 
 def test_png_matching_budget_renderer_and_damage() -> None:
-    extension = TlgraphPngExtension()
-    assert extension.matches(serialized_data=OURS, snapshot_data=OURS)
+    assert _matches(_received(OURS), OURS)
     repainted = repaint(OURS, 3)
-    assert not extension.matches(serialized_data=OURS, snapshot_data=repainted)
-    assert extension.last is not None and extension.last.comparison is not None
-    assert extension.last.comparison.mismatched == 3
-    extension.max_diff_pixels = 3
-    assert extension.matches(serialized_data=OURS, snapshot_data=repainted)
+    received = _received(OURS)
+    assert not _matches(received, repainted)
+    found = received.against(StoredPair.of(DOT.encode(), repainted))
+    assert found.dot_passed and not found.png_passed
+    assert found.png is not None and found.png.comparison is not None
+    assert found.png.comparison.mismatched == 3
+    assert _matches(_received(OURS, max_diff_pixels=3), repainted)
     system = add_text_chunks(OURS, {"tlgraph-renderer": "dot 2.43.0"})
-    assert not extension.matches(serialized_data=OURS, snapshot_data=system)
-    assert extension.last is not None and extension.last.comparison is None
-    assert extension.last.mismatch_line is not None
-    assert extension.last.mismatch_line.startswith(
+    received = _received(OURS)
+    stored = StoredPair.of(DOT.encode(), system)
+    assert not received.against(stored).passed
+    mismatch = received.against(stored).png
+    assert mismatch is not None and mismatch.comparison is None
+    assert mismatch.mismatch_line is not None
+    assert mismatch.mismatch_line.startswith(
         "renderer mismatch: the baseline PNG was drawn by dot 2.43.0"
     )
-    assert not extension.matches(serialized_data=OURS, snapshot_data=OURS[:200])
-    assert extension.last is not None and extension.last.error is not None
+    received = _received(OURS)
+    damaged = StoredPair.of(DOT.encode(), OURS[:200])
+    assert not received.against(damaged).passed
+    found_damage = received.against(damaged).png
+    assert found_damage is not None and found_damage.error is not None
+    assert not _matches(_received(OURS), OURS, dot=DOT + " ")
+    assert not _matches(_received(OURS), None)
+
+
+def test_the_comparison_is_made_once_per_stored_pair(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pytest_tlgraph.snapshots.pixels.pixeldiff as pixeldiff
+
+    calls = []
+    real = pixeldiff.compare_png
+    monkeypatch.setattr(pixeldiff, "compare_png", lambda *a, **k: calls.append(1) or real(*a, **k))
+    received, stored = _received(OURS), StoredPair.of(DOT.encode(), repaint(OURS, 1))
+    assert received.against(stored) is received.against(stored)
+    assert len(calls) == 1
 
 
 def test_update_rewrites_a_baseline_whose_provenance_is_stale() -> None:
     stale = add_text_chunks(OURS, {"tlgraph-dot-sha256": "0" * 64})
-    extension = TlgraphPngExtension()
-    assert extension.matches(serialized_data=OURS, snapshot_data=stale)
-    extension.update = True
-    assert not extension.matches(serialized_data=OURS, snapshot_data=stale)
+    assert _matches(_received(OURS), stale)
+    assert not _matches(_received(OURS, update=True), stale)
+
+
+@pytest.mark.parametrize(
+    ("part", "update", "stored_png", "passes", "drops"),
+    [
+        (PngPart.KEPT, True, b"stale", True, False),
+        (PngPart.NONE, False, OURS, True, True),
+        (PngPart.NONE, True, OURS, False, True),
+        (PngPart.NONE, True, None, True, False),
+        (PngPart.KEPT_UNLESS_STALE, True, OURS, True, False),
+        (PngPart.KEPT_UNLESS_STALE, False, "stale", True, True),
+        (PngPart.KEPT_UNLESS_STALE, True, "stale", False, True),
+    ],
+)
+def test_a_pair_without_a_received_png(
+    part: PngPart, update: bool, stored_png: bytes | str | None, passes: bool, drops: bool
+) -> None:
+    """No PNG drawn: kept as it is (size guard), kept unless an update leaves it drawn
+    from another DOT (the run draws none), or no PNG in the pair at all (png=False)."""
+    if stored_png == "stale":
+        stored_png = add_text_chunks(OURS, {"tlgraph-dot-sha256": "0" * 64})
+    assert not isinstance(stored_png, str)
+    received = ReceivedPair(DOT, None, part, update=update)
+    found = received.against(StoredPair.of(DOT.encode(), stored_png))
+    assert found.passed is passes
+    assert received.drop_png is drops
+
+
+def test_keep_matches_any_stored_pair_and_writes_nothing(tmp_path: Path) -> None:
+    from syrupy.data import Snapshot, SnapshotCollection
+
+    extension = TlgraphPairExtension()
+    stored = StoredPair.of(b"digraph tlgraph {\n}\n", None)
+    assert extension.matches(serialized_data=KEEP, snapshot_data=stored)
+    location = tmp_path / "__snapshots__" / "test_m" / "test_x.gv"
+    collection = SnapshotCollection(location=str(location))
+    collection.add(Snapshot(name="test_x", data=KEEP))
+    TlgraphPairExtension.write_snapshot_collection(snapshot_collection=collection)
+    assert not location.parent.exists()
+
+
+def test_a_pair_is_read_once_per_assertion(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The skip-render shortcut and syrupy's recall share the one read of each file."""
+    import pytest_tlgraph.snapshots.storage as storage
+
+    reads: list[Path] = []
+    real = storage.read_snapshot_file
+    monkeypatch.setattr(
+        storage, "read_snapshot_file", lambda path: reads.append(path) or real(path)
+    )
+    (tmp_path / "x.gv").write_text(DOT)
+    (tmp_path / "x.png").write_bytes(OURS)
+    extension = TlgraphPairExtension()
+    for _ in range(3):
+        extension.read_snapshot_data_from_location(
+            snapshot_location=str(tmp_path / "x.gv"), snapshot_name="x", session_id=""
+        )
+    assert sorted(p.name for p in reads) == ["x.gv", "x.png"]
 
 
 def test_renderer_mismatch_ignores_versions_of_one_renderer() -> None:

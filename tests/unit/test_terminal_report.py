@@ -10,8 +10,8 @@ from pytest_tlgraph.snapshots.compare.story import recolour_line
 from pytest_tlgraph.snapshots.review.dotdiff import CONTEXT_CHARS, cut_diff_lines
 from pytest_tlgraph.snapshots.review.report import EVERY_CHANGE, DotOutcome, Report, comparison_of
 from pytest_tlgraph.snapshots.review.terminal import (
-    MAX_DIFF_LINES,
     MAX_LINE_CHARS,
+    TERMINAL_DIFF_LINES,
     cut_line,
     terminal_report,
 )
@@ -57,7 +57,7 @@ def test_terminal_caps_diff_lines_and_widths() -> None:
     diff.append("... 80 more diff lines left out (full diff: r/t.dot.diff)")
     shown = terminal_report(_report(diff, ["no channel active"]))
     lines = dict(shown.sections)["DOT diff (- snapshot / + received):"]
-    assert len(lines) == MAX_DIFF_LINES + 1
+    assert len(lines) == TERMINAL_DIFF_LINES + 1
     assert lines[-1] == "... 160 more diff lines left out (full diff: r/t.dot.diff)"
     text = shown.text()
     assert max(len(line) for line in text.splitlines()) <= MAX_LINE_CHARS

@@ -45,6 +45,7 @@ from pytest_tlgraph.draw.plan import (
     relative_address,
     scopes,
 )
+from pytest_tlgraph.errors import UsageError
 from pytest_tlgraph.trace import ModuleCall, Trace
 
 __all__ = [
@@ -85,13 +86,13 @@ class _Unit:
 
 def _validate(view: str, depth: int | None, collapse: str | None) -> None:
     if view not in ("unrolled", "rolled"):
-        raise ValueError(f"view={view!r} is not a view; pass 'unrolled' or 'rolled'")
+        raise UsageError(f"view={view!r} is not a view; pass 'unrolled' or 'rolled'")
     if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 0):
-        raise ValueError(f"depth={depth!r} must be a non-negative int; pass e.g. depth=1")
+        raise UsageError(f"depth={depth!r} must be a non-negative int; pass e.g. depth=1")
     if collapse not in (None, "auto", "max"):
-        raise ValueError(f"collapse={collapse!r} is not a collapse mode; pass 'auto' or 'max'")
+        raise UsageError(f"collapse={collapse!r} is not a collapse mode; pass 'auto' or 'max'")
     if collapse == "max" and depth is not None:
-        raise ValueError(
+        raise UsageError(
             f"collapse='max' with depth={depth} conflict: 'max' always boxes every top-level "
             "module call, so depth has no meaning there. Drop depth=, or pass "
             "collapse='auto' with depth= as the deepest level auto may pick."

@@ -137,11 +137,6 @@ class FoldRecord(CollapsedRecord):
         """The first folded box, whose values the fold shows."""
         return self.boxes[0]
 
-    @property
-    def all_members(self) -> tuple[str, ...]:
-        """The op labels of every folded box, in execution order."""
-        return tuple(label for box in self.boxes for label in box.members)
-
     @classmethod
     def of(cls, boxes: Sequence[BoxRecord], title: str) -> FoldRecord:
         """Fold ``boxes`` (at least two, the representative first) under ``title``."""

@@ -20,6 +20,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
+from pytest_tlgraph.errors import UsageError
+
 __all__ = ["CONTEXT_HOPS", "ContextView", "UnchangedRun", "context_view", "run_label"]
 
 #: How many edges around a changed node the diff drawing shows (``diff -U3``'s 3).
@@ -97,7 +99,7 @@ def context_view(
     negative ``hops`` raises ``ValueError``.
     """
     if hops < 0:
-        raise ValueError(f"hops={hops}: the context must be 0 or more edges")
+        raise UsageError(f"hops={hops}: the context must be 0 or more edges")
     position = _positions(order)
     parents = _checked_parents(cluster_parent)
     own = [_own_cluster(node_id, cluster_of, parents) for node_id in order]

@@ -19,12 +19,12 @@ from typing import Final
 
 from pytest_tlgraph.draw.dot import DotGraph, NodeStatement
 from pytest_tlgraph.draw.plan import Cluster
+from pytest_tlgraph.errors import UsageError
 
 __all__ = [
     "MAX_NESTING",
     "DotParseError",
     "ParsedGraph",
-    "html_label_body",
     "label_rows",
     "parse_attrs",
     "parse_gv",
@@ -32,8 +32,9 @@ __all__ = [
 ]
 
 
-class DotParseError(ValueError):
-    """The text is not canonical tlgraph DOT; the message names the line."""
+class DotParseError(UsageError):
+    """The text is not canonical tlgraph DOT; the message names the line (a
+    ``TlgraphError``, and a ``ValueError`` as before)."""
 
 
 #: Deepest cluster nesting a stored drawing may have. The plugin draws one cluster per
@@ -52,23 +53,6 @@ def check_nesting(depth: int) -> None:
 
 
 _ESCAPE: Final = re.compile(r"\\.")
-
-
-def html_label_body(attrs: str) -> str | None:
-    """The body of the ``label=<...>`` attribute in a DOT attribute list, or ``None``."""
-    start = attrs.find("label=<")
-    if start < 0:
-        return None
-    depth = 0
-    # Label text is HTML-escaped, so every < and > in it belongs to a tag.
-    for i in range(start + len("label="), len(attrs)):
-        if attrs[i] == "<":
-            depth += 1
-        elif attrs[i] == ">":
-            depth -= 1
-            if depth == 0:
-                return attrs[start + len("label=<") : i]
-    raise DotParseError(f"unterminated HTML label in [{attrs[:80]}...]")
 
 
 def label_rows(body: str) -> tuple[str, ...]:

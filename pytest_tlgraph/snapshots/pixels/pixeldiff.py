@@ -24,17 +24,14 @@ import numpy as np
 import numpy.typing as npt
 from PIL import Image, PngImagePlugin
 
+from pytest_tlgraph.errors import UsageError
+from pytest_tlgraph.limits import MAX_IMAGE_PIXELS
 from pytest_tlgraph.snapshots.pixels.antialias import antialiased
 from pytest_tlgraph.snapshots.pixels.pngmeta import read_png_size
 from pytest_tlgraph.snapshots.pixels.unioncanvas import mark_missing, padded_pair
 
 __all__ = ["MAX_IMAGE_PIXELS", "PngComparison", "compare_png"]
 
-#: Largest image, in pixels, that :func:`compare_png` decodes. Pillow's own
-#: decompression-bomb guard warns from about 89 megapixels, which a big graph drawn
-#: at 96 dpi can reach; snapshots are our own renders, so they are held to this cap
-#: instead (about 1.6 GB for the decoded pair) and Pillow's global limit is left alone.
-MAX_IMAGE_PIXELS: Final = 200_000_000
 #: The largest union canvas (pixels) a size change is drawn on; above it the change is
 #: reported from the PNG headers alone, without decoding either image.
 UNION_DIFF_MAX_PIXELS: Final = 25_000_000
@@ -94,14 +91,14 @@ def compare_png(
     is not a decodable PNG or is larger than :data:`MAX_IMAGE_PIXELS`.
     """
     if not 0.0 <= threshold <= 1.0:
-        raise ValueError(f"threshold must be between 0 and 1, got {threshold!r}")
+        raise UsageError(f"threshold must be between 0 and 1, got {threshold!r}")
     if max_diff_pixels < 0:
-        raise ValueError(f"max_diff_pixels must be >= 0, got {max_diff_pixels!r}")
+        raise UsageError(f"max_diff_pixels must be >= 0, got {max_diff_pixels!r}")
     verdict = partial(PngComparison, threshold=threshold, max_diff_pixels=max_diff_pixels)
     if expected == actual:  # nothing is decoded, so the size cap does not apply
         size = read_png_size(expected)
         if size is None:
-            raise ValueError(_NOT_PNG.format(side="expected"))
+            raise UsageError(_NOT_PNG.format(side="expected"))
         return verdict(True, 0, False, None, size, size)
     size1, size2 = _header_size(expected, "expected"), _header_size(actual, "actual")
     if size1 != size2:  # read from the headers
@@ -134,18 +131,18 @@ def _union_diff(expected: bytes, actual: bytes, threshold: float) -> bytes | Non
 def _header_size(png: bytes, side: str) -> tuple[int, int]:
     size = read_png_size(png)
     if size is None:
-        raise ValueError(_NOT_PNG.format(side=side))
+        raise UsageError(_NOT_PNG.format(side=side))
     return size
 
 
 def _checked_size(png: bytes, side: str) -> tuple[int, int]:
     size = read_png_size(png)
     if size is None:
-        raise ValueError(_NOT_PNG.format(side=side))
+        raise UsageError(_NOT_PNG.format(side=side))
     if size[0] * size[1] > MAX_IMAGE_PIXELS:
-        raise ValueError(
+        raise UsageError(
             f"{side} image is {size[0]}x{size[1]} pixels, above the cap of "
-            f"{MAX_IMAGE_PIXELS:,} pixels (pytest_tlgraph.snapshots.pixels.pixeldiff."
+            f"{MAX_IMAGE_PIXELS:,} pixels (pytest_tlgraph.limits."
             "MAX_IMAGE_PIXELS); draw the graph smaller (lower dpi, depth or collapse)"
         )
     return size
@@ -164,7 +161,7 @@ def _decode(png: bytes, side: str) -> Image.Image:
         # Palette, grey and tRNS images as the reference sees them (it converts too).
         return image.convert("RGBA")
     except Exception as exc:  # Pillow reports damage with many exception types
-        raise ValueError(f"{side} image could not be decoded as PNG: {exc}") from exc
+        raise UsageError(f"{side} image could not be decoded as PNG: {exc}") from exc
 
 
 def _rgba(image: Image.Image) -> _U8:

@@ -13,6 +13,8 @@ import struct
 import zlib
 from collections.abc import Iterator, Mapping
 
+from pytest_tlgraph.errors import UsageError
+
 __all__ = [
     "PNG_SIGNATURE",
     "add_text_chunks",
@@ -46,22 +48,22 @@ def _chunks(png: bytes, *, until: bytes | None = None) -> Iterator[_Chunk]:
     """Walk the chunks from the signature to ``IEND``, or to (without) the first
     ``until`` chunk; raise ``ValueError`` on any damage on the way."""
     if not png.startswith(PNG_SIGNATURE):
-        raise ValueError("not a PNG file (bad signature)")
+        raise UsageError("not a PNG file (bad signature)")
     pos = len(PNG_SIGNATURE)
     while pos < len(png):
         if pos + _HEADER.size > len(png):
-            raise ValueError(f"truncated chunk header at byte {pos}")
+            raise UsageError(f"truncated chunk header at byte {pos}")
         length, ctype = _HEADER.unpack_from(png, pos)
         if ctype == until:
             return
         data_start = pos + _HEADER.size
         end = data_start + length + _CRC.size
         if end > len(png):
-            raise ValueError(f"truncated {ctype!r} chunk at byte {pos}")
+            raise UsageError(f"truncated {ctype!r} chunk at byte {pos}")
         data = png[data_start : data_start + length]
         (crc,) = _CRC.unpack_from(png, data_start + length)
         if crc != zlib.crc32(ctype + data):
-            raise ValueError(f"CRC mismatch in {ctype!r} chunk at byte {pos}")
+            raise UsageError(f"CRC mismatch in {ctype!r} chunk at byte {pos}")
         yield _Chunk(ctype, data, pos, end)
         if ctype == b"IEND":
             return
@@ -78,19 +80,19 @@ def _text_payload(key: str, value: str) -> bytes:
         raw_key = key.encode("latin-1")
         raw_value = value.encode("latin-1")
     except UnicodeEncodeError as exc:
-        raise ValueError(
+        raise UsageError(
             f"tEXt chunk {key!r}: keys and values must be Latin-1; encode the value "
             "(e.g. as hex or JSON with ASCII escapes) before storing it"
         ) from exc
     printable = all(32 <= byte <= 126 or byte >= 161 for byte in raw_key)
     spaced = key != key.strip(" ") or "  " in key
     if not 1 <= len(raw_key) <= 79 or not printable or spaced:
-        raise ValueError(
+        raise UsageError(
             f"invalid tEXt keyword {key!r}: 1 to 79 printable Latin-1 characters, "
             "no leading, trailing or consecutive spaces"
         )
     if b"\x00" in raw_value:
-        raise ValueError(f"tEXt chunk {key!r}: the value must not contain NUL")
+        raise UsageError(f"tEXt chunk {key!r}: the value must not contain NUL")
     return raw_key + b"\x00" + raw_value
 
 
@@ -114,7 +116,7 @@ def add_text_chunks(png: bytes, items: Mapping[str, str]) -> bytes:
     replaced = {key.encode("latin-1") for key in items}
     chunks = list(_chunks(png))
     if not chunks or chunks[0].type != b"IHDR":
-        raise ValueError("not a PNG file (IHDR is not the first chunk)")
+        raise UsageError("not a PNG file (IHDR is not the first chunk)")
     parts = [PNG_SIGNATURE, png[chunks[0].start : chunks[0].end]]
     parts.extend(_encode_chunk(b"tEXt", payload) for payload in payloads)
     for chunk in chunks[1:]:
@@ -177,5 +179,5 @@ def image_sha256(png: bytes) -> str:
             digest.update(chunk.data)
         ended = chunk.type == b"IEND"
     if not ended:
-        raise ValueError("truncated PNG: no IEND chunk")
+        raise UsageError("truncated PNG: no IEND chunk")
     return digest.hexdigest()

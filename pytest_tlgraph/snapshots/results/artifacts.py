@@ -44,7 +44,7 @@ from pytest_tlgraph.snapshots.nofollow import FileInTheWay, LinkRefused, NotRegu
 if TYPE_CHECKING:
     from pytest_tlgraph.snapshots.review.report import Report
 
-__all__ = ["MANIFEST", "RECORDS", "REPORT_NAME", "Artifacts", "ResultsDir"]
+__all__ = ["MANIFEST", "RECORDS", "REPORT_NAME", "Artifacts", "ResultsDir", "read_record_files"]
 
 RECORDS: Final = ".records"
 REPORT_NAME: Final = "report.html"
@@ -261,18 +261,7 @@ class ResultsDir:
 
     def read_records(self) -> list[dict[str, Any]]:
         """Every failure recorded in this session, in a stable order."""
-        records = self.root / RECORDS
-        if not records.is_dir():
-            return []
-        out = []
-        for path in sorted(records.glob("*.json")):
-            try:
-                record = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue  # a record that cannot be read is left out, never fatal
-            if isinstance(record, dict):
-                out.append(record)
-        return out
+        return [record for _, record in read_record_files(self.root, ".json")]
 
     def clear_previous(self) -> bool:
         """Remove what earlier sessions wrote, as their manifests list it: the files,
@@ -369,3 +358,21 @@ def _unwritable(path: Path, error: OSError) -> SnapshotWriteError:
 
 def _sibling(stem: Path, suffix: str) -> Path:
     return stem.with_name(stem.name + suffix)
+
+
+def read_record_files(root: Path, suffix: str) -> list[tuple[Path, dict[str, Any]]]:
+    """The one reader of ``.records``: every ``*<suffix>`` record of the results folder
+    ``root`` (``.json`` failures, ``.call`` calls) with its file, in name order; a record
+    that cannot be read, or is not a JSON object, is left out, never fatal."""
+    folder = root / RECORDS
+    if not folder.is_dir():
+        return []
+    out = []
+    for path in sorted(folder.glob(f"*{suffix}")):
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(record, dict):
+            out.append((path, record))
+    return out

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from pytest_tlgraph.snapshots.results.artifacts import RECORDS
+from pytest_tlgraph.snapshots.results.artifacts import read_record_files
 
 if TYPE_CHECKING:
     from pytest_tlgraph.snapshots.results.artifacts import ResultsDir
@@ -61,12 +61,14 @@ def acceptance(
     png: bytes | None,
     dot_location: str,
     png_location: str,
+    stored_sha256: tuple[str | None, str | None] | None = None,
 ) -> dict[str, Any]:
     """Write the received DOT of one failing call as ``<stem>.gv`` and return the part
     of its failure record ``tlgraph accept`` reads: ``{ACCEPT_KEY: {...}}``.
 
-    ``png`` is the received picture (``None``: no PNG was compared); the stored files'
-    hashes are read now, as the comparison left them. Raises ``SnapshotWriteError``
+    ``png`` is the received picture (``None``: no PNG was compared); ``stored_sha256``
+    the hashes of the stored ``.gv`` and ``.png`` as the comparison read them (``None``:
+    they are read now, as the comparison left them). Raises ``SnapshotWriteError``
     when the results folder refuses the file."""
     data = dot.encode("utf-8")
     received = stem.with_name(stem.name + RECEIVED_DOT)
@@ -76,8 +78,8 @@ def acceptance(
         "name": name,
         "dot_snapshot": str(dot_path),
         "png_snapshot": str(png_path),
-        "dot_sha256": file_sha256(dot_path),
-        "png_sha256": file_sha256(png_path),
+        "dot_sha256": file_sha256(dot_path) if stored_sha256 is None else stored_sha256[0],
+        "png_sha256": file_sha256(png_path) if stored_sha256 is None else stored_sha256[1],
         "png_compared": png is not None,
         "received_dot": results.relative(received),
         "received_dot_sha256": hashlib.sha256(data).hexdigest(),
@@ -122,18 +124,7 @@ class Pending:
 def pending_calls(root: Path) -> list[Pending]:
     """Every failure record in the results folder ``root`` with its file, in the order
     ``report.html`` lists them (an unreadable record is left out)."""
-    folder = root / RECORDS
-    if not folder.is_dir():
-        return []
-    out = []
-    for path in sorted(folder.glob("*.json")):
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(record, dict):
-            out.append(Pending(path, record))
-    return out
+    return [Pending(path, record) for path, record in read_record_files(root, ".json")]
 
 
 def story(record: dict[str, Any]) -> str:

@@ -29,7 +29,7 @@ from pytest_tlgraph.snapshots.compare.story import (
 from pytest_tlgraph.snapshots.review.dotdiff import unified_dot_diff
 
 if TYPE_CHECKING:
-    from pytest_tlgraph.snapshots.extensions import PngMatch
+    from pytest_tlgraph.snapshots.provenance import PngMatch
 
 __all__ = [
     "EVERY_CHANGE",
@@ -44,7 +44,9 @@ __all__ = [
     "unified_dot_diff",
 ]
 
-#: DOT diff lines shown in the message; the full diff goes to the results directory.
+#: DOT diff lines a failure's report keeps (its record, report.html): enough to read a
+#: changed block whole; the full diff goes to ``<stem>.dot.diff`` in the results folder.
+#: The terminal shows fewer (``terminal.TERMINAL_DIFF_LINES``).
 MAX_DIFF_LINES: Final = 200
 #: Story lines the structure section shows before counting the rest.
 MAX_STORY_LINES: Final = 24

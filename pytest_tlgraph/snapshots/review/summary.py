@@ -16,9 +16,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from pytest_tlgraph.errors import UsageError
 from pytest_tlgraph.escaping import markdown
 from pytest_tlgraph.snapshots.nofollow import NotRegular, kind_of
-from pytest_tlgraph.snapshots.results.artifacts import RECORDS
+from pytest_tlgraph.snapshots.results.artifacts import read_record_files
 from pytest_tlgraph.suggest import did_you_mean
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ def parse_kinds(text: str | None, where: str) -> tuple[str, ...]:
     out: list[str] = []
     for part in (p.strip() for p in text.split(",")):
         if part not in KINDS:
-            raise ValueError(
+            raise UsageError(
                 f"{where}: summary kind {part!r} is not one of {', '.join(KINDS)}"
                 f"{did_you_mean(part, KINDS)}; e.g. --tlgraph-summary=json,markdown"
             )
@@ -110,14 +111,7 @@ def write_call(results: ResultsDir, stem: Path, record: Mapping[str, Any]) -> No
 
 def read_calls(root: Path) -> list[dict[str, Any]]:
     """Every call record of the session, by test id and name."""
-    out = []
-    for path in sorted((root / RECORDS).glob(f"*{_CALL}")):
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(record, dict):
-            out.append(record)
+    out = [record for _, record in read_record_files(root, _CALL)]
     return sorted(out, key=lambda r: (str(r.get("nodeid")), str(r.get("name"))))
 
 

@@ -20,10 +20,18 @@ from pytest_tlgraph.snapshots.review.dotdiff import cut_diff_lines
 from pytest_tlgraph.snapshots.review.dotdiff import cut_line as _cut_line
 from pytest_tlgraph.snapshots.review.report import EVERY_CHANGE, Report
 
-__all__ = ["MAX_DIFF_LINES", "MAX_LINE_CHARS", "cut_line", "terminal_report"]
+__all__ = [
+    "MAX_LINE_CHARS",
+    "TERMINAL_DIFF_LINES",
+    "cut_line",
+    "terminal_report",
+]
 
 MAX_LINE_CHARS: Final = 160
-MAX_DIFF_LINES: Final = 40
+#: DOT diff lines the terminal shows of the report's (``report.MAX_DIFF_LINES``): a
+#: screenful beside the story and the PNG verdict; the rest is counted and named
+#: (``.dot.diff``, report.html).
+TERMINAL_DIFF_LINES: Final = 40
 _CHANGED: Final = "changed against the snapshot"
 _LEFT_OUT: Final = re.compile(r"\.\.\. (\d+) more diff lines left out(?: \(full diff: (.*)\))?")
 _INDENT: Final = 2  # Report.text indents section lines by two spaces
@@ -35,15 +43,16 @@ def cut_line(line: str, limit: int = MAX_LINE_CHARS) -> str:
 
 
 def _diff(lines: Sequence[str]) -> list[str]:
-    """At most :data:`MAX_DIFF_LINES` lines of the DOT diff, then how many were left out."""
+    """At most :data:`TERMINAL_DIFF_LINES` lines of the DOT diff, then how many were left
+    out."""
     body, left, where = list(lines), 0, None
     if body and (found := _LEFT_OUT.fullmatch(body[-1])):
         body, left, where = body[:-1], int(found[1]), found[2]
-    if len(body) <= MAX_DIFF_LINES and not left:
+    if len(body) <= TERMINAL_DIFF_LINES and not left:
         return body
-    left += max(len(body) - MAX_DIFF_LINES, 0)
+    left += max(len(body) - TERMINAL_DIFF_LINES, 0)
     place = f"full diff: {where}" if where else "all of it in report.html"
-    return [*body[:MAX_DIFF_LINES], f"... {left} more diff lines left out ({place})"]
+    return [*body[:TERMINAL_DIFF_LINES], f"... {left} more diff lines left out ({place})"]
 
 
 def wrap_line(line: str, limit: int = MAX_LINE_CHARS) -> list[str]:
