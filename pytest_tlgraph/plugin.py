@@ -399,7 +399,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         target = results.report_path()
         try:
             results.note_written(target)
-            path = write_html(records, results.root, target)
+            path = write_html(records, results.root, target, notes=_upgrade_notes(records))
             config.stash[_HTML] = (path, len(records))
         except OSError as error:  # a full disk: one line at the end, never a traceback
             from pytest_tlgraph.snapshots.files import SnapshotWriteError
@@ -416,6 +416,18 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
         # Never fails the run: a summary that cannot be written is a warning line.
         config.stash[_WARNINGS] = write_summaries(results, settings.summary, report=path)
+
+
+def _upgrade_notes(records: list[dict[str, Any]]) -> list[str]:
+    """The page's line when every failure is of a kind an upgrade causes."""
+    from pytest_tlgraph.snapshots.review.drift import run_upgrade_line
+
+    calls = [
+        {"verdict": "failed", "structure": {"upgrade": r.get("upgrade")}, "drift": r.get("drift")}
+        for r in records
+    ]
+    line = run_upgrade_line(calls)
+    return [] if line is None else [line]
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

@@ -24,6 +24,7 @@ from pytest_tlgraph.snapshots.extensions import (
 from pytest_tlgraph.snapshots.files import SnapshotWriteError
 from pytest_tlgraph.snapshots.results.artifacts import Artifacts
 from pytest_tlgraph.snapshots.review.dotdiff import unified_dot_diff
+from pytest_tlgraph.snapshots.review.drift import drift_line, upgrade_kinds
 from pytest_tlgraph.snapshots.review.nodeids import as_printed
 from pytest_tlgraph.snapshots.review.pending import acceptance
 from pytest_tlgraph.snapshots.review.report import (
@@ -35,6 +36,7 @@ from pytest_tlgraph.snapshots.review.report import (
 from pytest_tlgraph.snapshots.review.summary import structure_data, write_call
 from pytest_tlgraph.snapshots.review.terminal import terminal_report
 from pytest_tlgraph.snapshots.storage import written_together
+from pytest_tlgraph.snapshots.versions import running_versions
 
 if TYPE_CHECKING:
     import pytest
@@ -165,7 +167,21 @@ class SnapshotCall:
             png=png,
             dot_location=self.location(self.dot),
             png_location=self.location(self.png),
+            rootdir=settings.project,
         )
+
+    def _drift(self, stored_png: Any) -> dict[str, Any] | None:
+        """The versions that drew the stored PNG against the running ones, with the
+        line that names them (``None``: no stored PNG, none recorded, none differs)."""
+        png = stored_png if isinstance(stored_png, bytes) else self.stored(self.png)
+        if not isinstance(png, bytes):
+            return None
+        stored = dict(Provenance.of(png).versions)
+        running = running_versions()
+        line = drift_line(stored, running)
+        if line is None:
+            return None
+        return {"stored": stored, "running": running, "line": line}
 
     def keep(self, assertion: SnapshotAssertion) -> None:
         """Count an existing snapshot as used, unchanged (it is compared with itself)."""
@@ -292,7 +308,9 @@ class SnapshotCall:
                 images={k: display_path(p, root) for k, p in written.images().items()},
                 stale_against=dot.path if _drawn_from_another(expected_png, dot.expected) else None,
             )
+        drift = self._drift(expected_png)
         report = build_report(
+            drift=None if drift is None else drift["line"],
             name=self.name,
             nodeid=nodeid,
             dot=dot,
@@ -307,9 +325,12 @@ class SnapshotCall:
             png_skipped=png_skipped,
             comparison=found,
         )
+        upgrade = upgrade_kinds(comparison) if comparison is not None and not dot.passed else None
+        about = {"call": self.index, "drift": drift, "upgrade": upgrade}
         try:
             if unsaved is None:
                 accept = self._acceptance(drawing.dot, received_png, settings, stem, nodeid)
+                accept |= about | {"results_from_rootdir": _from(settings)}
                 settings.results.write_record(
                     stem, nodeid=nodeid, report=report, artifacts=written, base=root,
                     rootdir=settings.project,
@@ -318,7 +339,7 @@ class SnapshotCall:
             if settings.summary:
                 missing = dot.expected is None and dot.error is None
                 record = {
-                    "nodeid": nodeid, "name": self.name,
+                    "nodeid": nodeid, "name": self.name, **about,
                     "verdict": "missing" if missing else "failed",
                     "structure": None if dot.passed else structure_data(comparison),
                     "artifacts": {
@@ -341,6 +362,18 @@ class SnapshotCall:
             hint = "\nto accept the received drawing: pytest --snapshot-update"
         text = terminal_report(report).text(color=settings.color)
         return "\n".join([text, *notes]) + hint
+
+
+def _from(settings: Settings) -> str | None:
+    """The results folder relative to pytest's rootdir (the ``--results`` a copied
+    ``tlgraph accept`` command gives), ``None`` outside it."""
+    if settings.project is None:
+        return None
+    try:
+        where = settings.results.root.resolve().relative_to(settings.project.resolve())
+    except ValueError:
+        return None
+    return where.as_posix()
 
 
 def _file_in_the_way(location: Path, root: Path) -> str | None:

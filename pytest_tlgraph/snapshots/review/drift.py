@@ -1,0 +1,137 @@
+"""The cause of drift, named: the versions that drew a baseline against the running
+ones, and whether a difference is of a kind an upgrade causes.
+
+A failing call whose stored PNG records other versions (``snapshots.versions``) opens
+its story with :func:`drift_line`. A run whose every failing call changed only in
+ways an upgrade of torch or a model library causes (:func:`upgrade_kinds`: an op
+renamed, a decomposition changed) is told so once, in its summaries
+(:func:`run_upgrade_line`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from pytest_tlgraph.snapshots.compare.comparison import Comparison
+
+__all__ = [
+    "DECOMPOSITION",
+    "RENAMED",
+    "drift_line",
+    "drifted",
+    "run_upgrade_line",
+    "upgrade_kinds",
+]
+
+#: The kinds of difference an upgrade of torch or a model library causes.
+RENAMED: Final = "op renamed"
+DECOMPOSITION: Final = "decomposition changed"
+#: The order the causes are named in: torch first, the model library, then the plugin.
+_ORDER: Final = ("torch", "transformers", "timm", "diffusers", "pytest-tlgraph")
+
+
+def drifted(recorded: Mapping[str, str], running: Mapping[str, str]) -> list[tuple[str, str, str]]:
+    """``(name, recorded, running)`` of each version recorded on both sides that differs,
+    torch first. A library recorded on one side only says nothing (a test that no longer
+    imports it, or a baseline written before 0.4)."""
+    names = [n for n in _ORDER if n in recorded] + sorted(set(recorded) - set(_ORDER))
+    return [
+        (name, recorded[name], running[name])
+        for name in names
+        if name in running and recorded[name] != running[name]
+    ]
+
+
+def drift_line(recorded: Mapping[str, str], running: Mapping[str, str]) -> str | None:
+    """``drawn with torch 2.12.0, now 2.13.0: the change may come from torch, not the
+    model`` (each differing version named), or ``None`` when none differs."""
+    found = drifted(recorded, running)
+    if not found:
+        return None
+    versions = "; ".join(f"{name} {old}, now {new}" for name, old, new in found)
+    names = [name for name, _, _ in found]
+    causes = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+    return f"drawn with {versions}: the change may come from {causes}, not the model"
+
+
+def _only_inside(change: Any) -> bool:
+    """A paired node whose hidden content alone changed (a box's ops, not its rows)."""
+    return (
+        change.inside is not None
+        and not change.edits
+        and change.title is None
+        and change.redrawn is None
+    )
+
+
+def upgrade_kinds(comparison: Comparison) -> list[str] | None:
+    """The kinds of upgrade difference ``comparison`` holds (``[RENAMED]``,
+    ``[DECOMPOSITION]`` or both), or ``None`` when it holds any other difference: a
+    module added, removed, moved or retitled, a shape or argument row changed, an
+    input or output changed, or no difference at all."""
+    c = comparison
+    if c.unchanged or c.clusters_added or c.clusters_removed or c.moved or c.regrouped:
+        return None
+    if c.unsigned or c.colour_domain is not None:
+        return None
+    if any(change.old_title != change.new_title for change in c.clusters_changed):
+        return None
+    if not all(_only_inside(change) for change in c.changed.values()):
+        return None
+    ops_only = all(c.new.nodes[n].kind == "op" for n in c.added) and all(
+        c.old.nodes[n].kind == "op" for n in c.removed
+    )
+    replaced_ops = all(
+        c.old.nodes[a].kind == "op" and c.new.nodes[b].kind == "op" for a, b in c.replaced
+    )
+    if not (ops_only and replaced_ops):
+        return None
+    kinds = [RENAMED] if c.replaced else []
+    if c.added or c.removed or c.changed or c.clusters_changed:
+        kinds.append(DECOMPOSITION)
+    return kinds or None
+
+
+def _versions_of(call: Mapping[str, Any]) -> Iterable[tuple[str, str, str]]:
+    drift = call.get("drift")
+    if not isinstance(drift, Mapping):
+        return ()
+    stored, running = drift.get("stored"), drift.get("running")
+    if not isinstance(stored, Mapping) or not isinstance(running, Mapping):
+        return ()
+    return drifted(
+        {str(k): str(v) for k, v in stored.items()}, {str(k): str(v) for k, v in running.items()}
+    )
+
+
+def run_upgrade_line(calls: Sequence[Mapping[str, Any]]) -> str | None:
+    """One line for a whole run whose every failing call's difference is of a kind an
+    upgrade causes (each call record's ``structure.upgrade``), naming the versions that
+    moved when the baselines recorded them; ``None`` otherwise (or nothing failed)."""
+    failed = [c for c in calls if c.get("verdict") == "failed"]
+    if not failed:
+        return None
+    kinds: list[str] = []
+    for call in failed:
+        structure = call.get("structure")
+        found = structure.get("upgrade") if isinstance(structure, Mapping) else None
+        if not isinstance(found, list) or not found:
+            return None
+        kinds += [str(k) for k in found if str(k) not in kinds]
+    moved: dict[str, str] = {}
+    for call in failed:
+        for name, old, new in _versions_of(call):
+            moved.setdefault(name, f"{name} {old} -> {new}")
+    n = len(failed)
+    every = "the failing call" if n == 1 else f"all {n} failing calls"
+    cause = (
+        f"; the baselines were drawn with other versions ({', '.join(moved.values())})"
+        if moved
+        else ""
+    )
+    return (
+        f"{every} changed only as an upgrade of torch or the model library changes a "
+        f"drawing ({', '.join(kinds)}){cause}: review the upgrade before the models"
+    )
