@@ -10,6 +10,7 @@ renamed, a decomposition changed) is told so once, in its summaries
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -28,6 +29,10 @@ __all__ = [
 #: The kinds of difference an upgrade of torch or a model library causes.
 RENAMED: Final = "op renamed"
 DECOMPOSITION: Final = "decomposition changed"
+#: ``relu -> gelu (2 ops)`` and ``mul now runs (1 op)``: a function edit inside a box
+#: (``compare.inside``), not an argument's (``conv2d padding (1, 1) -> (2, 2)``).
+_SWAPPED: Final = re.compile(r"\S+ -> \S+ \(\d+ ops?\)")
+_ADDED_OR_GONE: Final = re.compile(r"\S+ (now runs|no longer runs) \(\d+ ops?\)")
 #: The order the causes are named in: torch first, the model library, then the plugin.
 _ORDER: Final = ("torch", "transformers", "timm", "diffusers", "pytest-tlgraph")
 
@@ -56,30 +61,54 @@ def drift_line(recorded: Mapping[str, str], running: Mapping[str, str]) -> str |
     return f"drawn with {versions}: the change may come from {causes}, not the model"
 
 
-def _only_inside(change: Any) -> bool:
-    """A paired node whose hidden content alone changed (a box's ops, not its rows)."""
-    return (
-        change.inside is not None
-        and not change.edits
-        and change.title is None
-        and change.redrawn is None
-    )
+def _inside_kinds(inside: str | None) -> list[str] | None:
+    """The upgrade kinds a hidden-content change reads as (``relu -> gelu (2 ops)``
+    renamed, ``mul now runs (1 op)`` a decomposition), or ``None`` when its functions
+    are the same (args, shapes or wiring changed) or it cannot be read."""
+    from pytest_tlgraph.snapshots.compare.inside import GENERIC_INSIDE
+
+    if inside is None or inside.startswith((GENERIC_INSIDE, "content changed")):
+        return None
+    if inside.startswith("order changed"):
+        return [DECOMPOSITION]
+    kinds: list[str] = []
+    for part in inside.split(", "):
+        if _ADDED_OR_GONE.fullmatch(part):
+            kind = DECOMPOSITION
+        elif _SWAPPED.fullmatch(part):
+            kind = RENAMED
+        elif part.startswith("and ") and part.endswith(" more"):
+            continue
+        else:
+            return None
+        if kind not in kinds:
+            kinds.append(kind)
+    return kinds or None
 
 
 def upgrade_kinds(comparison: Comparison) -> list[str] | None:
     """The kinds of upgrade difference ``comparison`` holds (``[RENAMED]``,
     ``[DECOMPOSITION]`` or both), or ``None`` when it holds any other difference: a
-    module added, removed, moved or retitled, a shape or argument row changed, an
-    input or output changed, or no difference at all."""
+    module added, removed, moved or retitled, a shape or argument row changed (shown or
+    hidden in a box), an input or output changed, or no difference at all."""
     c = comparison
     if c.unchanged or c.clusters_added or c.clusters_removed or c.moved or c.regrouped:
         return None
     if c.unsigned or c.colour_domain is not None:
         return None
-    if any(change.old_title != change.new_title for change in c.clusters_changed):
+    kinds: list[str] = [RENAMED] if c.replaced else []
+    insides: list[str | None] = [ch.inside for ch in c.clusters_changed]
+    if any(ch.old_title != ch.new_title for ch in c.clusters_changed):
         return None
-    if not all(_only_inside(change) for change in c.changed.values()):
-        return None
+    for change in c.changed.values():
+        if change.edits or change.title is not None or change.redrawn is not None:
+            return None
+        insides.append(change.inside)
+    for inside in insides:
+        found = _inside_kinds(inside)
+        if found is None:
+            return None
+        kinds += [k for k in found if k not in kinds]
     ops_only = all(c.new.nodes[n].kind == "op" for n in c.added) and all(
         c.old.nodes[n].kind == "op" for n in c.removed
     )
@@ -88,10 +117,9 @@ def upgrade_kinds(comparison: Comparison) -> list[str] | None:
     )
     if not (ops_only and replaced_ops):
         return None
-    kinds = [RENAMED] if c.replaced else []
-    if c.added or c.removed or c.changed or c.clusters_changed:
+    if (c.added or c.removed) and DECOMPOSITION not in kinds:
         kinds.append(DECOMPOSITION)
-    return kinds or None
+    return sorted(kinds, key=(RENAMED, DECOMPOSITION).index) or None
 
 
 def _versions_of(call: Mapping[str, Any]) -> Iterable[tuple[str, str, str]]:
@@ -132,6 +160,7 @@ def run_upgrade_line(calls: Sequence[Mapping[str, Any]]) -> str | None:
         else ""
     )
     return (
-        f"{every} changed only as an upgrade of torch or the model library changes a "
-        f"drawing ({', '.join(kinds)}){cause}: review the upgrade before the models"
+        f"{every} changed only in ways an upgrade of torch or the model library changes "
+        f"a drawing ({', '.join(kinds)}){cause}: if one was upgraded, review that before "
+        "the models"
     )
