@@ -107,9 +107,19 @@ def _answer() -> str:
             sys.stdout.write("\n")
             return "q"
         word = line.strip().lower()
+        if not _typed():  # a script answers: its answer is shown, as typed ones are
+            say(word)
         if word in ("a", "accept", "s", "skip", "q", "quit"):
             return word[0]
         say("  answer a (accept), s (skip) or q (quit)")
+
+
+def _typed() -> bool:
+    """Standard input is a terminal (the answer is on screen already)."""
+    try:
+        return sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def run_review(args: argparse.Namespace) -> int:

@@ -86,13 +86,30 @@ def _inside_kinds(inside: str | None) -> list[str] | None:
     return kinds or None
 
 
+def _addresses(graph: Any) -> set[str]:
+    found = {node.address for node in graph.nodes.values()}
+    return found | {cluster.address for cluster in graph.clusters.values()}
+
+
+def _same_modules(c: Comparison) -> bool:
+    """Every frame added or removed is a module the other side has too (a module whose
+    one op became several is drawn as a frame now): no module came or went."""
+    if not (c.clusters_added or c.clusters_removed):
+        return True
+    old, new = _addresses(c.old), _addresses(c.new)
+    return all(c.new.clusters[k].address in old for k in c.clusters_added) and all(
+        c.old.clusters[k].address in new for k in c.clusters_removed
+    )
+
+
 def upgrade_kinds(comparison: Comparison) -> list[str] | None:
     """The kinds of upgrade difference ``comparison`` holds (``[RENAMED]``,
     ``[DECOMPOSITION]`` or both), or ``None`` when it holds any other difference: a
-    module added, removed, moved or retitled, a shape or argument row changed (shown or
+    module added, removed (a module drawn as a frame now that its one op became
+    several is neither), moved or retitled, a shape or argument row changed (shown or
     hidden in a box), an input or output changed, or no difference at all."""
     c = comparison
-    if c.unchanged or c.clusters_added or c.clusters_removed or c.moved or c.regrouped:
+    if c.unchanged or c.moved or c.regrouped or not _same_modules(c):
         return None
     if c.unsigned or c.colour_domain is not None:
         return None
@@ -117,7 +134,9 @@ def upgrade_kinds(comparison: Comparison) -> list[str] | None:
     )
     if not (ops_only and replaced_ops):
         return None
-    if (c.added or c.removed) and DECOMPOSITION not in kinds:
+    if (c.added or c.removed or c.clusters_added or c.clusters_removed) and (
+        DECOMPOSITION not in kinds
+    ):
         kinds.append(DECOMPOSITION)
     return sorted(kinds, key=(RENAMED, DECOMPOSITION).index) or None
 
