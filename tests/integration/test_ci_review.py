@@ -425,3 +425,48 @@ def test_review_opens_the_drawings_where_a_viewer_exists(
     monkeypatch.setattr("pytest_tlgraph.cli.review._viewer", lambda: None)
     code, out, _ = _review(capsys, monkeypatch, "q\n", "--results", SHARD_1, "--open")
     assert "no image viewer found" in out
+
+
+COPY = """(async () => {
+  const bars = [...document.querySelectorAll('section.failure .accept')];
+  const button = bars[1].querySelector('button');
+  button.click();
+  await new Promise((done) => setTimeout(done, 300));
+  return {
+    commands: bars.map((bar) => bar.querySelector('code').textContent),
+    said: button.textContent,
+    selected: getSelection().toString(),
+    headings: [...document.querySelectorAll('section.failure h2')].map((h) => h.textContent),
+    index: [...document.querySelectorAll('nav a')].map((a) => a.textContent),
+  };
+})()"""
+
+
+def test_the_merged_report_in_headless_chromium_copies_a_calls_accept_command(
+    sharded: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.browser import Browser
+
+    code, _, _ = tlgraph(capsys, "report", SHARD_1, SHARD_2, "-o", "merged")
+    assert code == 0
+    with Browser() as browser:
+        browser.open(sharded.path / "merged" / "report.html")
+        found = browser.call(
+            "Runtime.evaluate", expression=COPY, awaitPromise=True, returnByValue=True
+        )["result"]["value"]
+        shot = browser.screenshot()
+        assert browser.errors == []
+    command = f"tlgraph accept --results {SHARD_2} test_models.py::test_rescnn --call depth1"
+    assert found["commands"][1] == command
+    # Copied to the clipboard, or (no clipboard for the page) selected to copy.
+    assert found["said"] == "copied" or found["selected"] == command, found
+    assert found["headings"][1:] == [
+        f'2. test_models.py::test_rescnn, call "depth1" (shard {SHARD_2})',
+        f'3. test_models.py::test_rescnn, call "depth2" (shard {SHARD_2})',
+    ]
+    assert found["index"] == [
+        "test_models.py::test_resnet",
+        'test_models.py::test_rescnn, call "depth1"',
+        'test_models.py::test_rescnn, call "depth2"',
+    ]
+    (sharded.path / "merged-report-screenshot.png").write_bytes(shot)
