@@ -9,6 +9,7 @@ draws the same. A failing call compares them with the running ones
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Mapping
 from typing import Final
@@ -21,7 +22,10 @@ VERSIONS_KEY: Final = "tlgraph-versions"
 LIBRARIES: Final = ("transformers", "timm", "diffusers")
 
 
+@functools.cache
 def _distribution_version(name: str) -> str | None:
+    """An installed distribution's version (read once per process: it cannot change
+    under a running session)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
