@@ -142,3 +142,16 @@ def test_the_accept_command_names_one_call_from_the_rootdir() -> None:
         "tlgraph accept 'tests/test_m.py::test_zoo[mlp a]' --call 'test_zoo[mlp a].1'"
     )
     assert accept_command({"nodeid": "x"}) is None
+
+
+def test_a_snapshot_of_a_transformers_model_records_the_library() -> None:
+    """The corpus's BERT: transformers is imported, so its version is recorded too."""
+    import transformers
+
+    from tests.corpus.hf_models import bert
+
+    case = bert()
+    dot = capture(case.model.eval(), case.inputs).draw(collapse="auto").dot
+    recorded = dict(Provenance.of(render_snapshot_png(dot, "pure")).versions)
+    assert recorded["transformers"] == transformers.__version__
+    assert transformers.__version__ not in dot
