@@ -42,6 +42,7 @@ _HTML_ERROR: Final = pytest.StashKey[str]()
 _FIXTURE: Final = pytest.StashKey["TlgraphSnapshot"]()
 _FAILED: Final = pytest.StashKey[bool]()
 _WARNINGS: Final = pytest.StashKey["list[str]"]()
+_UPGRADE: Final = pytest.StashKey[str]()
 _COLLISIONS: Final = pytest.StashKey["dict[str, str]"]()
 _CLAIMS: Final = pytest.StashKey["dict[tuple[str, str], str]"]()
 _RUN: Final = pytest.StashKey["Run"]()
@@ -399,7 +400,10 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         target = results.report_path()
         try:
             results.note_written(target)
-            path = write_html(records, results.root, target, notes=_upgrade_notes(records))
+            notes = _upgrade_notes(records)
+            if notes:
+                config.stash[_UPGRADE] = notes[0]
+            path = write_html(records, results.root, target, notes=notes)
             config.stash[_HTML] = (path, len(records))
         except OSError as error:  # a full disk: one line at the end, never a traceback
             from pytest_tlgraph.snapshots.files import SnapshotWriteError
@@ -451,5 +455,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         terminalreporter.write_line(
             terminal(f"{count} snapshot failure{'s' if count != 1 else ''}; report: {shown}")
         )
+    upgrade = config.stash.get(_UPGRADE, None)
+    if upgrade is not None:  # said once for the whole run
+        terminalreporter.write_line(terminal(f"tlgraph: {upgrade}"), yellow=True)
     for line in warned:
         terminalreporter.write_line(terminal(line), yellow=True)

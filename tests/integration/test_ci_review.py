@@ -320,7 +320,10 @@ def test_a_run_changed_only_as_an_upgrade_changes_drawings_says_so_once(
     stored = project.path / "__snapshots__" / "test_up" / "test_resnet.png"
     _edit_versions(stored, torch="2.0.0")
     monkeypatch.setenv("TL_ACT", "silu")  # relu -> silu on every block: op renamed
-    project.runpytest("--tlgraph-summary=json,markdown").assert_outcomes(failed=1)
+    result = project.runpytest("--tlgraph-summary=json,markdown")
+    result.assert_outcomes(failed=1)
+    said = [line for line in result.outlines if "changed only in ways an upgrade" in line]
+    assert len(said) == 1 and said[0].startswith("tlgraph: the failing call changed only")
     folder = project.path / "tlgraph-results"
     summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
     assert summary["upgrade"] is not None
