@@ -145,11 +145,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_output(diff)
     report = commands.add_parser(
         "report",
-        help="print where the last run's report is and its summary",
+        help="print where the last run's report is and its summary; merge CI shards",
         epilog=_REPORT_EXAMPLE,
         formatter_class=raw,
         description="Print the path of report.html and the summary of every snapshot failure\n"
-        "the last pytest run recorded.",
+        "the last pytest run recorded. Several results folders (the shards of a CI run)\n"
+        "are merged into one report.html, summary.json and summary.md (-o).",
     )
     report.add_argument(
         "results",
