@@ -44,6 +44,7 @@ _HTML_ERROR: Final = pytest.StashKey[str]()
 _FIXTURE: Final = pytest.StashKey["TlgraphSnapshot"]()
 _FAILED: Final = pytest.StashKey[bool]()
 _WARNINGS: Final = pytest.StashKey["list[str]"]()
+_UPGRADE: Final = pytest.StashKey[str]()
 _COLLISIONS: Final = pytest.StashKey["dict[str, str]"]()
 _CLAIMS: Final = pytest.StashKey["dict[tuple[str, str], str]"]()
 _RUN: Final = pytest.StashKey["Run"]()
@@ -401,7 +402,10 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         target = results.report_path()
         try:
             results.note_written(target)
-            path = write_html(records, results.root, target)
+            notes = _upgrade_notes(records)
+            if notes:
+                config.stash[_UPGRADE] = notes[0]
+            path = write_html(records, results.root, target, notes=notes)
             config.stash[_HTML] = (path, len(records))
         except OSError as error:  # a full disk: one line at the end, never a traceback
             from pytest_tlgraph.snapshots.files import SnapshotWriteError
@@ -418,6 +422,18 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
         # Never fails the run: a summary that cannot be written is a warning line.
         config.stash[_WARNINGS] = write_summaries(results, settings.summary, report=path)
+
+
+def _upgrade_notes(records: list[dict[str, Any]]) -> list[str]:
+    """The page's line when every failure is of a kind an upgrade causes."""
+    from pytest_tlgraph.snapshots.review.drift import run_upgrade_line
+
+    calls = [
+        {"verdict": "failed", "structure": {"upgrade": r.get("upgrade")}, "drift": r.get("drift")}
+        for r in records
+    ]
+    line = run_upgrade_line(calls)
+    return [] if line is None else [line]
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
@@ -441,5 +457,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         terminalreporter.write_line(
             terminal(f"{count} snapshot failure{'s' if count != 1 else ''}; report: {shown}")
         )
+    upgrade = config.stash.get(_UPGRADE, None)
+    if upgrade is not None:  # said once for the whole run
+        terminalreporter.write_line(terminal(f"tlgraph: {upgrade}"), yellow=True)
     for line in warned:
         terminalreporter.write_line(terminal(line), yellow=True)

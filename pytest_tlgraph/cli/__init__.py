@@ -1,6 +1,6 @@
 """``tlgraph`` (and ``python -m pytest_tlgraph``): draw a model, diff two snapshots, read
-the last run's report and accept its failing calls one by one, outside pytest. A thin
-layer over the public API.
+(and merge) the last run's report, accept its failing calls one by one or review them
+in the terminal, outside pytest. A thin layer over the public API.
 
 Every error exits 2 with one line naming the cause and the remedy, without a traceback
 (``tlgraph accept`` exits 1 when it refused a call and wrote the others).
@@ -24,6 +24,7 @@ _EXAMPLES = """examples:
   tlgraph diff old.gv new.gv -o diff.png
   tlgraph report
   tlgraph accept tests/test_models.py::test_cnn
+  tlgraph review
 run tlgraph COMMAND --help for a command's options and an example"""
 _DRAW_EXAMPLE = """example:
   tlgraph draw torchvision.models:resnet18 --input-shape 1,3,224,224 \\
@@ -34,11 +35,18 @@ _DIFF_EXAMPLE = """example:
       __snapshots__/test_zoo/test_mlp.gv -o mlp-diff.png"""
 _REPORT_EXAMPLE = """example:
   tlgraph report                  (reads ./tlgraph-results, or ../tlgraph-results ...)
-  tlgraph report build/tlgraph    (the folder given to --tlgraph-results)"""
+  tlgraph report build/tlgraph    (the folder given to --tlgraph-results)
+  tlgraph report shard-1/tlgraph-results shard-2/tlgraph-results -o merged
+                                  (one report.html, summary.json, summary.md of both)"""
 _ACCEPT_EXAMPLE = """example:
   tlgraph accept tests/test_models.py::test_cnn     (every failing call of that test)
   tlgraph accept 'tests/test_models.py::test_zoo[mlp]' --results build/tlgraph
-  tlgraph accept --all                              (every failing call of the last run)"""
+  tlgraph accept --all                              (every failing call of the last run)
+  tlgraph accept --results shard-1/tlgraph-results --results shard-2/tlgraph-results \\
+      tests/test_models.py::test_cnn --call depth1  (one call, from CI shards)"""
+_REVIEW_EXAMPLE = """example:
+  tlgraph review                  (each pending call: a accept, s skip, q quit)
+  tlgraph review --open --results shard-1/tlgraph-results --results shard-2/tlgraph-results"""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -70,7 +78,7 @@ def _add_draw_options(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``tlgraph`` parser with its four commands."""
+    """The ``tlgraph`` parser with its five commands."""
     parser = _Parser(
         prog="tlgraph",
         description="Draw PyTorch model graphs and their snapshot diffs (pytest-tlgraph).",
@@ -137,19 +145,29 @@ def build_parser() -> argparse.ArgumentParser:
     _add_output(diff)
     report = commands.add_parser(
         "report",
-        help="print where the last run's report is and its summary",
+        help="print where the last run's report is and its summary; merge CI shards",
         epilog=_REPORT_EXAMPLE,
         formatter_class=raw,
         description="Print the path of report.html and the summary of every snapshot failure\n"
-        "the last pytest run recorded.",
+        "the last pytest run recorded. Several results folders (the shards of a CI run)\n"
+        "are merged into one report.html, summary.json and summary.md (-o).",
     )
     report.add_argument(
         "results",
-        nargs="?",
-        default=None,
+        nargs="*",
+        default=[],
         metavar="DIR",
         help="the results folder (default: tlgraph-results, here or in the nearest "
-        "parent folder that has one); exit 2 when there is none",
+        "parent folder that has one); exit 2 when there is none. Several folders (the "
+        "shards of a CI run) are merged: each call once, with the shard it came from",
+    )
+    report.add_argument(
+        "-o",
+        "--output",
+        default=None,
+        metavar="OUT",
+        help="the folder a merge writes report.html, summary.json and summary.md into "
+        "(default: tlgraph-merged when several DIRs are given)",
     )
     accept = commands.add_parser(
         "accept",
@@ -169,13 +187,38 @@ def build_parser() -> argparse.ArgumentParser:
     )
     accept.add_argument("--all", action="store_true", help="accept every failing call")
     accept.add_argument(
+        "--call",
+        default=None,
+        metavar="NAME",
+        help="only the call of that name= (or snapshot name, test_x.1) of the tests named",
+    )
+    _add_results(accept)
+    review = commands.add_parser(
+        "review",
+        help="walk the pending calls one at a time: accept, skip or quit",
+        epilog=_REVIEW_EXAMPLE,
+        formatter_class=raw,
+        description="Show each call pending review (its story and the paths of its diff\n"
+        "drawings) and ask: a accept (write its .gv and .png, both or neither), s skip,\n"
+        "q quit. Nothing is written until a call is accepted; tlgraph accept does the\n"
+        "same without asking.",
+    )
+    review.add_argument(
+        "--open", action="store_true", help="open each call's diff drawings in the image viewer"
+    )
+    _add_results(review)
+    return parser
+
+
+def _add_results(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
         "--results",
+        action="append",
         default=None,
         metavar="DIR",
-        help="the results folder (default: tlgraph-results, here or in the nearest "
-        "parent folder that has one)",
+        help="a results folder (default: tlgraph-results, here or in the nearest parent "
+        "folder that has one); repeat it for the shards of a CI run",
     )
-    return parser
 
 
 def _add_output(parser: argparse.ArgumentParser) -> None:
@@ -212,11 +255,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     from pytest_tlgraph.cli.accept import run_accept
     from pytest_tlgraph.cli.commands import run_diff, run_draw, run_report
     from pytest_tlgraph.cli.output import say
+    from pytest_tlgraph.cli.review import run_review
     from pytest_tlgraph.errors import TlgraphError
 
     args = build_parser().parse_args(argv)
     runs: dict[str, Callable[[argparse.Namespace], int | None]] = {
         "draw": run_draw, "diff": run_diff, "report": run_report, "accept": run_accept,
+        "review": run_review,
     }  # fmt: skip
     try:
         code = runs[args.command](args)

@@ -14,20 +14,34 @@ import argparse
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from pytest_tlgraph.cli.commands import project_root
 from pytest_tlgraph.cli.model import CommandError
 from pytest_tlgraph.cli.output import say
 from pytest_tlgraph.paths import display_path
 from pytest_tlgraph.snapshots.review.pending import ACCEPT_KEY, Pending
 
-__all__ = ["project_root", "run_accept", "selects"]
+if TYPE_CHECKING:
+    from pytest_tlgraph.snapshots.review.merge import MergedCall, Shard
+
+__all__ = [
+    "Locks",
+    "Refused",
+    "accept_one",
+    "checkout",
+    "choose",
+    "label",
+    "project_root",
+    "run_accept",
+    "selects",
+]
 
 #: Pending ids named in the one line of an unknown NODEID (the rest are counted).
 _LISTED = 6
 
 
-class _Refused(Exception):
+class Refused(Exception):
     """One call cannot be accepted: the message is the cause and the remedy."""
 
 
@@ -47,12 +61,24 @@ def selects(given: str, nodeid: str) -> bool:
 
 def _rootdir(entry: Pending) -> Path | None:
     """pytest's rootdir for the record (node ids are relative to it); a record of 0.3
-    has only the folder pytest ran in."""
+    has only the folder pytest ran in. A rootdir this machine does not have (a results
+    folder downloaded from CI) is this checkout's: :func:`project_root`."""
     for key in ("rootdir", "base"):
         value = entry.record.get(key)
         if isinstance(value, str):
-            return Path(value)
+            return Path(value) if Path(value).is_dir() else project_root()
     return None
+
+
+def checkout(entry: Pending) -> Path:
+    """The checkout a call is accepted into: the run's rootdir when the current folder
+    lies in it, else the project ``tlgraph accept`` runs in (another checkout of it)."""
+    value = entry.record.get("rootdir")
+    if isinstance(value, str):
+        recorded = Path(value)
+        if recorded.is_dir() and Path.cwd().resolve().is_relative_to(recorded.resolve()):
+            return recorded
+    return project_root()
 
 
 def _base(entry: Pending) -> Path | None:
@@ -78,6 +104,29 @@ def _matches(given: str, entry: Pending) -> bool:
 
 def _label(entry: Pending) -> str:
     return f"{entry.nodeid} [{entry.name}]"
+
+
+def _named(entry: Pending, call: str | None) -> bool:
+    """The call is the one ``--call`` names (its ``name=`` or snapshot name), or no
+    ``--call`` was given."""
+    return call is None or call in (entry.name, str(entry.call))
+
+
+def choose(
+    calls: Sequence[MergedCall], nodeids: Sequence[str], every: bool, call: str | None = None
+) -> list[MergedCall]:
+    """The merged calls named (each once, in record order), narrowed to ``call``;
+    an unknown id (or a ``--call`` none of them has) stops everything."""
+    entries = [c.entry for c in calls]
+    chosen = _choose(entries, nodeids, every)
+    kept = [c for c in calls if any(c.entry is e for e in chosen) and _named(c.entry, call)]
+    if call is not None and not kept:
+        names = ", ".join(dict.fromkeys(e.name for e in chosen)) or "none"
+        raise CommandError(
+            f"no failing call named {call!r} among the calls chosen; give --call as tlgraph "
+            f"report lists it in [...] or its name= (the calls: {names})"
+        )
+    return kept
 
 
 def _choose(entries: list[Pending], nodeids: Sequence[str], every: bool) -> list[Pending]:
@@ -114,7 +163,7 @@ def _choose(entries: list[Pending], nodeids: Sequence[str], every: bool) -> list
 def _inside(root: Path, rel: Any, what: str) -> Path:
     """``root / rel`` for a path a record gives relative to the results folder."""
     if not isinstance(rel, str) or not rel or rel.startswith("/") or ".." in rel.split("/"):
-        raise _Refused(f"its record names no {what}; rerun pytest to record the failure again")
+        raise Refused(f"its record names no {what}; rerun pytest to record the failure again")
     return root / rel
 
 
@@ -122,51 +171,45 @@ def _read_received(path: Path, root: Path, shown: str) -> bytes:
     """A received file of the results folder ``root`` (never one a link leads out to)."""
     inside = path.resolve().is_relative_to(root.resolve())
     if path.is_symlink() or not path.is_file() or not inside:
-        raise _Refused(
+        raise Refused(
             f"the received file {shown} is missing from the results folder; rerun pytest "
             "to write it again"
         )
     try:
         return path.read_bytes()
     except OSError as error:
-        raise _Refused(
+        raise Refused(
             f"cannot read the received file {shown} ({error.strerror or error}); rerun pytest"
         ) from None
 
 
-def project_root(here: Path | None = None) -> Path:
-    """The project ``tlgraph accept`` runs in: the nearest folder from ``here`` (the
-    current folder) up that has an ini file or ``.git``, as pytest finds its rootdir;
-    ``here`` itself when none has."""
-    from pytest_tlgraph.cli.commands import PROJECT_MARKERS
-
-    start = (here or Path.cwd()).resolve()
-    for folder in (start, *start.parents):
-        if any((folder / marker).exists() for marker in PROJECT_MARKERS):
-            return folder
-    return start
-
-
-def _snapshot_path(info: dict[str, Any], key: str, suffix: str, base: Path) -> Path:
-    """A snapshot file the record names: absolute, ``suffix``, inside the project
-    ``base`` (the one accept runs in), no symbolic link."""
+def _snapshot_path(
+    info: dict[str, Any], key: str, suffix: str, base: Path, home: Path | None = None
+) -> Path:
+    """A snapshot file the record names: relative to the checkout ``home`` (``*_rel``,
+    written since 0.4) or absolute, ``suffix``, inside the project ``base`` (the one
+    accept runs in), no symbolic link."""
     raw = info.get(key)
+    rel = info.get(key + "_rel")
+    usable = isinstance(rel, str) and rel.endswith(suffix) and not rel.startswith("/")
+    if home is not None and usable and ".." not in str(rel).split("/"):
+        raw = str(home / str(rel))
     if not isinstance(raw, str) or not Path(raw).is_absolute() or not raw.endswith(suffix):
-        raise _Refused(f"its record names no {suffix} snapshot; rerun pytest")
+        raise Refused(f"its record names no {suffix} snapshot; rerun pytest")
     path = Path(raw)
     if path.is_symlink():
-        raise _Refused(
+        raise Refused(
             f"the snapshot {_shown(path)} is a symbolic link, and writing through it would "
             "change a file elsewhere; replace it with a regular file and rerun pytest"
         )
     if not path.resolve().is_relative_to(base.resolve()):
-        raise _Refused(
+        raise Refused(
             f"the snapshot {_shown(path)} lies outside the project {_shown(base)} that "
             "tlgraph accept runs in; run tlgraph accept in the project that owns it"
         )
     folder, snapshots = path.parent, path.parent.parent
     if not folder.resolve().is_relative_to(snapshots.resolve()):  # as the fixture refuses
-        raise _Refused(
+        raise Refused(
             f"the snapshot folder {_shown(folder)} is a link to {_shown(folder.resolve())}, "
             f"outside {_shown(snapshots)}; replace the link with a real folder"
         )
@@ -174,39 +217,39 @@ def _snapshot_path(info: dict[str, Any], key: str, suffix: str, base: Path) -> P
 
 
 def _plan(entry: Pending, root: Path) -> list[tuple[Path, bytes]]:
-    """The files to write for ``entry``, every check passed; raises :class:`_Refused`."""
+    """The files to write for ``entry``, every check passed; raises :class:`Refused`."""
     from pytest_tlgraph.snapshots.extensions import Provenance
     from pytest_tlgraph.snapshots.review.pending import file_sha256
 
     info = entry.record.get(ACCEPT_KEY)
     base = _base(entry)
     if not isinstance(info, dict) or base is None:
-        raise _Refused(
+        raise Refused(
             "the run recorded nothing to accept for it (its files were not saved, or a "
             "pytest-tlgraph before 0.3 ran); rerun pytest, then tlgraph accept"
         )
-    project = project_root()
-    dot_path = _snapshot_path(info, "dot_snapshot", ".gv", project)
-    png_path = _snapshot_path(info, "png_snapshot", ".png", project)
+    project, home = project_root(), checkout(entry).absolute()
+    dot_path = _snapshot_path(info, "dot_snapshot", ".gv", project, home)
+    png_path = _snapshot_path(info, "png_snapshot", ".png", project, home)
     if png_path.parent != dot_path.parent or png_path.stem != dot_path.stem:
-        raise _Refused("its record names two snapshot files that are not a pair; rerun pytest")
+        raise Refused("its record names two snapshot files that are not a pair; rerun pytest")
     for path, key in ((dot_path, "dot_sha256"), (png_path, "png_sha256")):
         if file_sha256(path) != info.get(key):
             state = "was created" if info.get(key) is None else "changed or was removed"
-            raise _Refused(
+            raise Refused(
                 f"the stored {_shown(path)} {state} since the run; rerun pytest and review "
                 "the new failure"
             )
     dot_file = _inside(root, info.get("received_dot"), "received DOT")
     dot = _read_received(dot_file, root, _shown(dot_file))
     if hashlib.sha256(dot).hexdigest() != info.get("received_dot_sha256"):
-        raise _Refused(
+        raise Refused(
             f"the received DOT {_shown(dot_file)} changed since the run; rerun pytest to "
             "write it again"
         )
     if not info.get("png_compared"):
         if png_path.exists() or png_path.is_symlink():
-            raise _Refused(
+            raise Refused(
                 f"the run compared no PNG (--tlgraph-no-png, or the picture was over the size "
                 f"limit), and writing the .gv alone would leave {_shown(png_path)} stale; "
                 "rerun pytest with PNGs, or use pytest --snapshot-update"
@@ -215,7 +258,7 @@ def _plan(entry: Pending, root: Path) -> list[tuple[Path, bytes]]:
     png_file = _inside(root, info.get("received_png"), "received picture")
     png = _read_received(png_file, root, _shown(png_file))
     if Provenance.of(png).dot_sha256 != hashlib.sha256(dot).hexdigest():
-        raise _Refused(
+        raise Refused(
             f"the received picture {_shown(png_file)} was not drawn from the received DOT "
             f"{_shown(dot_file)}; rerun pytest to draw them again"
         )
@@ -239,7 +282,7 @@ def _accept(entry: Pending, root: Path) -> list[Path]:
     try:  # no folder from the one above __snapshots__ down is followed if a link
         atomic_write_all(plan, anchor=snapshot_anchor(plan[0][0]))
     except SnapshotWriteError as error:
-        raise _Refused(str(error)) from None
+        raise Refused(str(error)) from None
     written = [path for path, _ in plan]
     try:
         mark_accepted(ResultsDir(root), entry, written)
@@ -248,52 +291,88 @@ def _accept(entry: Pending, root: Path) -> list[Path]:
     return written
 
 
+def accept_one(call: MergedCall) -> list[Path]:
+    """Accept one merged call (``tlgraph accept``, ``tlgraph review``): the files
+    written; raises :class:`Refused` (nothing written) with the cause and remedy."""
+    from pytest_tlgraph.snapshots.review.merge import conflict_line
+
+    flag = conflict_line(call)
+    if flag is not None:
+        raise Refused(f"{flag}; accept from one of them: tlgraph accept --results DIR")
+    return _accept(call.entry, call.entry.root)
+
+
+def label(call: MergedCall, merged: bool) -> str:
+    """``test_m.py::test_a [test_a]``, with its shard when several were read."""
+    return _label(call.entry) + (f" (shard {call.shards()})" if merged else "")
+
+
+class Locks:
+    """The locks of the results folders read: no pytest run clears their records while
+    a call is accepted from them. A read-only folder needs none (no run writes there)."""
+
+    def __init__(self, shards: Sequence[Shard], command: str) -> None:
+        from pytest_tlgraph.snapshots.results.runlock import RunLock
+        from pytest_tlgraph.snapshots.results.runs import LOCK
+
+        self.held: list[RunLock] = []
+        for shard in shards:
+            try:
+                lock = RunLock.acquire(shard.root / LOCK)
+            except OSError:
+                continue
+            if lock is None:
+                self.release()
+                raise CommandError(
+                    f"a pytest run is writing in {_shown(shard.root)}/ now; wait for it to "
+                    f"end, then run tlgraph {command} again"
+                )
+            self.held.append(lock)
+
+    def release(self) -> None:
+        """Give every lock back."""
+        for lock in self.held:
+            lock.release()
+        self.held.clear()
+
+
 def run_accept(args: argparse.Namespace) -> int:
     """``tlgraph accept``: 0 when every call named was accepted (or already was), 1 when
-    one or more were refused; :class:`CommandError` (exit 2) before anything is written."""
+    one or more were refused; :class:`CommandError` (exit 2) before anything is written.
+    Several ``--results`` folders (CI shards) are read as one run."""
     import sys
 
-    from pytest_tlgraph.cli.commands import results_folder
-    from pytest_tlgraph.snapshots.results.runlock import RunLock
-    from pytest_tlgraph.snapshots.results.runs import LOCK
-    from pytest_tlgraph.snapshots.review.pending import pending_calls
+    from pytest_tlgraph.cli.commands import shards_of
+    from pytest_tlgraph.snapshots.review.merge import merge_pending
 
     if args.all and args.nodeids:
         raise CommandError("give NODEID... or --all, not both")
-    root = results_folder(args.results, "accept")
-    try:
-        lock = RunLock.acquire(root / LOCK)
-    except OSError:
-        lock = None  # a read-only folder: no run can write there either
-    else:
-        if lock is None:
-            raise CommandError(
-                f"a pytest run is writing in {_shown(root)}/ now; wait for it to end, then "
-                "run tlgraph accept again"
-            )
+    shards = shards_of(args.results, "accept")
+    merged = len(shards) > 1
+    locks = Locks(shards, "accept")
     accepted, refused, before = 0, 0, 0
-    try:  # the records are read under the lock: no run starts clearing them meanwhile
-        chosen = _choose(pending_calls(root), args.nodeids, args.all)
+    try:  # the records are read under the locks: no run starts clearing them meanwhile
+        chosen = choose(merge_pending(shards), args.nodeids, args.all, args.call)
         if not chosen:
-            say(f"no snapshot failures recorded in {_shown(root)}/: nothing to accept")
+            where = f"{_shown(shards[0].root)}/" if not merged else "the results folders"
+            say(f"no snapshot failures recorded in {where}: nothing to accept")
             return 0
-        for entry in chosen:
-            if entry.accepted:
+        for call in chosen:
+            if call.entry.accepted:
                 before += 1
-                say(f"already accepted {_label(entry)}")
+                say(f"already accepted {label(call, merged)}")
                 continue
             try:
-                written = _accept(entry, root)
-            except _Refused as why:
+                written = accept_one(call)
+            except Refused as why:
                 refused += 1
-                say(f"tlgraph accept: refused {_label(entry)}: {why}", file=sys.stderr)
+                say(f"tlgraph accept: refused {label(call, merged)}: {why}", file=sys.stderr)
                 continue
             accepted += 1
             files = ", ".join(_shown(path) for path in written)
-            say(f"accepted {_label(entry)}: wrote {files}")
+            say(f"accepted {label(call, merged)}: wrote {files}")
     finally:
-        if lock is not None:
-            lock.release()
+        locks.release()
     counts = [f"{accepted} call{'s' if accepted != 1 else ''} accepted"]
     counts += [f"{refused} refused"] if refused else []
     counts += [f"{before} already accepted"] if before else []

@@ -15,16 +15,20 @@ from pytest_tlgraph.paths import display_path
 from pytest_tlgraph.snapshots.compare.context import CONTEXT_HOPS
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from pytest_tlgraph.draw import Drawing
-    from pytest_tlgraph.snapshots.review.pending import Pending
+    from pytest_tlgraph.snapshots.review.merge import MergedCall, Shard
 
 __all__ = [
     "PROJECT_MARKERS",
     "draw_options",
+    "project_root",
     "results_folder",
     "run_diff",
     "run_draw",
     "run_report",
+    "shards_of",
     "shown",
 ]
 
@@ -186,6 +190,17 @@ def run_diff(args: argparse.Namespace) -> int:
     return 0 if old == new else 1
 
 
+def project_root(here: Path | None = None) -> Path:
+    """The project ``tlgraph accept`` runs in: the nearest folder from ``here`` (the
+    current folder) up that has an ini file or ``.git``, as pytest finds its rootdir;
+    ``here`` itself when none has."""
+    start = (here or Path.cwd()).resolve()
+    for folder in (start, *start.parents):
+        if any((folder / marker).exists() for marker in PROJECT_MARKERS):
+            return folder
+    return start
+
+
 def results_folder(given: str | None, command: str = "report") -> Path:
     """The folder ``tlgraph report`` (or ``accept``) reads: the one given, else
     ``tlgraph-results`` in the current folder or the nearest parent that has one, up to
@@ -236,58 +251,196 @@ def _rebased(line: str, base: Path | None) -> str:
     return " ".join(words)
 
 
+def shards_of(given: Sequence[str] | None, command: str = "report") -> list[Shard]:
+    """The results folders a command reads: each one given (once), else the one
+    :func:`results_folder` finds; each named as given (or as found, relative here)."""
+    from pytest_tlgraph.snapshots.review.merge import Shard
+
+    if not given:
+        root = results_folder(None, command)
+        return [Shard(shown(root), root)]
+    out: list[Shard] = []
+    for folder in given:
+        root = results_folder(folder, command)
+        if any(s.root.resolve() == root.resolve() for s in out):
+            continue  # the same folder twice is read once
+        out.append(Shard(folder.rstrip("/") or folder, root))
+    return out
+
+
+def _path_words(line: str, base: Path | None) -> set[Path]:
+    """The files a report line names (its words with a ``/`` that exist under ``base``)."""
+    if base is None:
+        return set()
+    found = set()
+    for word in line.split(" "):
+        core = word.rstrip(":;,")
+        if "/" in core and (base / core).is_file():
+            found.add((base / core).resolve())
+    return found
+
+
+def _print_failure(call: MergedCall, merged: bool) -> None:
+    """One failure: its title (with its shard when merged), its structure section, and
+    each of its images once."""
+    from pytest_tlgraph.snapshots.review.merge import conflict_line
+
+    entry = call.entry
+    record = entry.record
+    base = Path(record["base"]) if isinstance(record.get("base"), str) else None
+    shard = f" (shard {call.shards()})" if merged else ""
+    say(f"  {record.get('title', '?')}{shard}{' (accepted)' if entry.accepted else ''}")
+    flag = conflict_line(call)
+    if flag is not None:
+        say(f"    {flag}")
+    images = record.get("images", {})
+    listed = {(entry.root / rel).resolve(): kind for kind, rel in images.items()}
+    for heading, lines in record.get("sections", ())[:1]:
+        if heading.startswith("structure"):
+            for line in lines:
+                if _path_words(line, base) & listed.keys():
+                    continue  # a drawing's path: listed below, once
+                say(f"    {_rebased(line, base)}")
+    for kind, rel in images.items():
+        say(f"    {kind + ':':<9} {shown(entry.root / rel)}")
+
+
 def run_report(args: argparse.Namespace) -> None:
     """``tlgraph report``: the report's path and the last run's failures; every path it
-    prints is relative to the current folder."""
+    prints is relative to the current folder. Several results folders (or ``-o``) are
+    merged into one report.html, summary.json and summary.md."""
     from pytest_tlgraph.snapshots.results.artifacts import REPORT_NAME
-    from pytest_tlgraph.snapshots.review.pending import pending_calls
+    from pytest_tlgraph.snapshots.review.merge import merge_pending
 
-    root = results_folder(args.results)
-    entries = pending_calls(root)
-    records = [entry.record for entry in entries]
-    counts = _call_counts(root)
+    shards = shards_of(args.results)
+    merged = len(shards) > 1 or args.output is not None
+    calls = merge_pending(shards)
+    written = _write_merged(shards, calls, Path(args.output or _MERGED)) if merged else None
+    counts = _call_counts(shards[0].root) if not merged else _merged_counts(written)
     if counts is not None:
-        say(f"snapshot calls in the last run: {counts}")
-    if not records:
-        say(f"no snapshot failures recorded in {shown(root)}/: the last run passed")
+        say(f"snapshot calls in the {'merged runs' if merged else 'last run'}: {counts}")
+    if written is not None:
+        names = ", ".join(s.name for s in shards)
+        say(f"merged {len(shards)} results folder{'s' * (len(shards) != 1)} ({names}) into "
+            f"{shown(written)}/: {REPORT_NAME}, summary.json, summary.md")  # fmt: skip
+    if not calls:
+        where = f"{shown(shards[0].root)}/" if not merged else "the results folders"
+        say(f"no snapshot failures recorded in {where}: the last run passed")
         return
-    count = len(records)
-    report = root / ("tlgraph-" + REPORT_NAME)  # written there when report.html is a user's
-    if not report.is_file():
-        report = root / REPORT_NAME
+    count = len(calls)
+    if written is not None:
+        report = written / REPORT_NAME
+    else:
+        root = shards[0].root
+        report = root / ("tlgraph-" + REPORT_NAME)  # written there when report.html is a user's
+        if not report.is_file():
+            report = root / REPORT_NAME
     where = shown(report) if report.is_file() else f"{shown(report)} (not written yet)"
     say(f"report: {where}")
-    say(f"{count} snapshot failure{'s' if count != 1 else ''} in the last run:")
-    for entry in entries:
-        record = entry.record
-        base = Path(record["base"]) if isinstance(record.get("base"), str) else None
-        say(f"  {record.get('title', '?')}{' (accepted)' if entry.accepted else ''}")
-        for heading, lines in record.get("sections", ())[:1]:
-            if heading.startswith("structure"):
-                say("\n".join(f"    {_rebased(line, base)}" for line in lines))
-        for kind, rel in record.get("images", {}).items():
-            say(f"    {kind + ':':<9} {shown(root / rel)}")
-    _print_review(entries)
+    upgrade = _upgrade_line(calls)
+    if upgrade is not None:
+        say(upgrade)
+    runs = "the merged runs" if merged else "the last run"
+    say(f"{count} snapshot failure{'s' if count != 1 else ''} in {runs}:")
+    for call in calls:
+        _print_failure(call, merged)
+    _print_review(calls, merged)
 
 
-def _print_review(entries: list[Pending]) -> None:
+_MERGED = "tlgraph-merged"
+
+
+def _upgrade_line(calls: Sequence[MergedCall]) -> str | None:
+    """The run's one line when every failure is of a kind an upgrade causes."""
+    from pytest_tlgraph.snapshots.review.drift import run_upgrade_line
+    from pytest_tlgraph.snapshots.review.merge import failed_calls
+
+    return run_upgrade_line(failed_calls(calls, Path.cwd()))
+
+
+def _write_merged(shards: Sequence[Shard], calls: Sequence[MergedCall], out: Path) -> Path:
+    """Write the merged report.html, summary.json and summary.md into ``out``."""
+    from pytest_tlgraph.snapshots.files import SnapshotWriteError, atomic_write
+    from pytest_tlgraph.snapshots.results.artifacts import REPORT_NAME
+    from pytest_tlgraph.snapshots.review.drift import run_upgrade_line
+    from pytest_tlgraph.snapshots.review.html import write_html
+    from pytest_tlgraph.snapshots.review.merge import failed_calls, merge_calls, page_record
+    from pytest_tlgraph.snapshots.review.summary import (
+        SUMMARY_JSON,
+        SUMMARY_MD,
+        render_markdown,
+        summary_json,
+    )
+
+    if out.exists() and not out.is_dir():
+        raise CommandError(f"-o {out} is a file; give a folder for the merged report")
+    if any(out.resolve() == s.root.resolve() for s in shards):
+        raise CommandError(
+            f"-o {out} is one of the results folders; give another folder for the merged "
+            "report (the shard's own report.html stays)"
+        )
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise CommandError(f"cannot make {out} ({error.strerror}); give a writable -o") from None
+    project = project_root()
+    records = [page_record(call, out, project) for call in calls]
+    summaries = merge_calls(shards, out)  # the shards run with --tlgraph-summary
+    known = {(str(c.get("nodeid")), str(c.get("name"))) for c in summaries}
+    unsummed = [call for call in calls if call.key not in known]  # the others' failures
+    summaries += failed_calls(unsummed, out)
+    summaries.sort(key=lambda c: (str(c.get("nodeid")), str(c.get("name"))))
+    upgrade = run_upgrade_line(summaries)
+    names = [s.name for s in shards]
+    files = {
+        REPORT_NAME: None,
+        SUMMARY_JSON: summary_json(summaries, shards=names),
+        SUMMARY_MD: render_markdown(summaries, REPORT_NAME, shards=names).encode("utf-8"),
+    }
+    try:
+        if records:
+            write_html(records, out, out / REPORT_NAME, notes=[] if upgrade is None else [upgrade])
+        else:
+            (out / REPORT_NAME).unlink(missing_ok=True)  # no failure: no stale page
+        for name, data in files.items():
+            if data is not None:
+                atomic_write(out / name, data, anchor=out)
+    except SnapshotWriteError as error:
+        raise CommandError(str(error)) from None
+    except OSError as error:
+        raise CommandError(f"cannot write into {out} ({error.strerror}); free space or "
+                           "give another -o") from None  # fmt: skip
+    return out
+
+
+def _merged_counts(out: Path | None) -> str | None:
+    return None if out is None else _call_counts(out)
+
+
+def _print_review(calls: Sequence[MergedCall], merged: bool = False) -> None:
     """The calls pending review, one line each with its story, then those accepted."""
     from pytest_tlgraph.snapshots.review.pending import story
 
-    waiting = [entry for entry in entries if not entry.accepted]
-    done = [entry for entry in entries if entry.accepted]
+    waiting = [call for call in calls if not call.entry.accepted]
+    done = [call for call in calls if call.entry.accepted]
     if waiting:
         n = len(waiting)
         say(f"{n} call{'s' if n != 1 else ''} pending review (tlgraph accept NODEID or --all):")
-        for entry in waiting:
+        for call in waiting:
+            entry = call.entry
             base = entry.record.get("base")
             line = _rebased(story(entry.record), Path(base) if isinstance(base, str) else None)
-            say(f"  {entry.nodeid} [{entry.name}]: {line}")
+            drift = entry.record.get("drift")
+            if isinstance(drift, dict) and isinstance(drift.get("line"), str):
+                line = f"{drift['line']}; {line}"
+            shard = f" (shard {call.shards()})" if merged else ""
+            say(f"  {entry.nodeid} [{entry.name}]{shard}: {line}")
     if done:
         n = len(done)
         say(f"{n} call{'s' if n != 1 else ''} accepted since the run (rerun pytest to check):")
-        for entry in done:
-            say(f"  {entry.nodeid} [{entry.name}]")
+        for call in done:
+            shard = f" (shard {call.shards()})" if merged else ""
+            say(f"  {call.entry.nodeid} [{call.entry.name}]{shard}")
 
 
 def _call_counts(root: Path) -> str | None:

@@ -20,6 +20,7 @@ from pytest_tlgraph.snapshots.pair import KEEP, Keep, ReceivedPair, StoredPair
 from pytest_tlgraph.snapshots.provenance import render_snapshot_png, reusable
 from pytest_tlgraph.snapshots.results.artifacts import Artifacts
 from pytest_tlgraph.snapshots.review.dotdiff import unified_dot_diff
+from pytest_tlgraph.snapshots.review.drift import drift_line, upgrade_kinds
 from pytest_tlgraph.snapshots.review.nodeids import as_printed
 from pytest_tlgraph.snapshots.review.pending import acceptance
 from pytest_tlgraph.snapshots.review.report import (
@@ -32,6 +33,7 @@ from pytest_tlgraph.snapshots.review.summary import structure_data, write_call
 from pytest_tlgraph.snapshots.review.terminal import terminal_report
 from pytest_tlgraph.snapshots.storage import png_location
 from pytest_tlgraph.snapshots.syrupy_private import syrupy_session
+from pytest_tlgraph.snapshots.versions import running_versions
 
 if TYPE_CHECKING:
     import pytest
@@ -155,7 +157,21 @@ class SnapshotCall:
             dot_location=self.dot_location,
             png_location=str(png_location(self.dot_location)),
             stored_sha256=None if stored is None else stored.sha256,
+            rootdir=settings.project,
         )
+
+    @staticmethod
+    def _drift(stored: StoredPair | None) -> dict[str, Any] | None:
+        """The versions that drew the stored PNG against the running ones, with the
+        line that names them (``None``: no stored PNG, none recorded, none differs)."""
+        if stored is None or stored.provenance is None:
+            return None
+        recorded = dict(stored.provenance.versions)
+        running = running_versions()
+        line = drift_line(recorded, running)
+        if line is None:
+            return None
+        return {"stored": recorded, "running": running, "line": line}
 
     def compare(
         self,
@@ -253,7 +269,9 @@ class SnapshotCall:
                 images={k: display_path(p, root) for k, p in written.images().items()},
                 stale_against=dot.path if stale else None,
             )
+        drift = self._drift(stored)
         report = build_report(
+            drift=None if drift is None else drift["line"],
             name=self.name,
             nodeid=nodeid,
             dot=dot,
@@ -268,9 +286,12 @@ class SnapshotCall:
             png_skipped=png_skipped,
             comparison=found,
         )
+        upgrade = upgrade_kinds(comparison) if comparison is not None and not dot.passed else None
+        about = {"call": self.index, "drift": drift, "upgrade": upgrade}
         try:
             if unsaved is None:
                 accept = self._acceptance(drawing.dot, received_png, settings, stem, nodeid, stored)
+                accept |= about | {"results_from_rootdir": _from(settings)}
                 settings.results.write_record(
                     stem, nodeid=nodeid, report=report, artifacts=written, base=root,
                     rootdir=settings.project,
@@ -279,7 +300,7 @@ class SnapshotCall:
             if settings.summary:
                 missing = dot.expected is None and dot.error is None
                 record = {
-                    "nodeid": nodeid, "name": self.name,
+                    "nodeid": nodeid, "name": self.name, **about,
                     "verdict": "missing" if missing else "failed",
                     "structure": None if dot.passed else structure_data(comparison),
                     "artifacts": {
@@ -302,6 +323,18 @@ class SnapshotCall:
             hint = "\nto accept the received drawing: pytest --snapshot-update"
         text = terminal_report(report).text(color=settings.color)
         return "\n".join([text, *notes]) + hint
+
+
+def _from(settings: Settings) -> str | None:
+    """The results folder relative to pytest's rootdir (the ``--results`` a copied
+    ``tlgraph accept`` command gives), ``None`` outside it."""
+    if settings.project is None:
+        return None
+    try:
+        where = settings.results.root.resolve().relative_to(settings.project.resolve())
+    except ValueError:
+        return None
+    return where.as_posix()
 
 
 def _guarded(png: bytes | None, what: str, remedy: str, refused: list[str]) -> bytes | None:

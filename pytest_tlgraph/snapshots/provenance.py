@@ -14,6 +14,12 @@ from pytest_tlgraph.snapshots.pixels.pngmeta import (
     image_sha256,
     read_text_chunks,
 )
+from pytest_tlgraph.snapshots.versions import (
+    VERSIONS_KEY,
+    decode_versions,
+    encode_versions,
+    running_versions,
+)
 
 if TYPE_CHECKING:
     from pytest_tlgraph.snapshots.pixels.pixeldiff import PngComparison
@@ -53,18 +59,22 @@ def dot_sha256(dot: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Provenance:
-    """Where a stored PNG came from: renderer with version, the DOT's hash, and the
-    hash of its own image data recorded when it was rendered."""
+    """Where a stored PNG came from: renderer with version, the DOT's hash, the hash
+    of its own image data recorded when it was rendered, and the versions of
+    pytest-tlgraph, torch and the model library that drew it (``versions``, empty for
+    a PNG written before 0.4)."""
 
     renderer: str | None
     dot_sha256: str | None
     image_sha256: str | None = None
+    versions: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def of(cls, png: bytes) -> Provenance:
         """Read it from the PNG's ``tEXt`` chunks (``None`` fields when absent)."""
         chunks = read_text_chunks(png)
-        return cls(chunks.get(RENDERER_KEY), chunks.get(SHA_KEY), chunks.get(IMAGE_KEY))
+        versions = tuple(decode_versions(chunks.get(VERSIONS_KEY)).items())
+        return cls(chunks.get(RENDERER_KEY), chunks.get(SHA_KEY), chunks.get(IMAGE_KEY), versions)
 
     def source(self) -> tuple[str | None, str | None]:
         """What the PNG was drawn from: renderer with version, and the DOT's hash."""
@@ -77,11 +87,13 @@ class Provenance:
 
 
 def render_snapshot_png(dot: str, renderer: str) -> bytes:
-    """Render ``dot`` at the fixed snapshot dpi and record its provenance in the PNG."""
+    """Render ``dot`` at the fixed snapshot dpi and record its provenance in the PNG
+    (the renderer, the DOT's hash, the image's hash, the versions that drew it)."""
     from pytest_tlgraph.render import render_png, renderer_version
 
     png = render_png(dot, renderer=renderer, dpi=DPI)
     items = {RENDERER_KEY: renderer_version(renderer), SHA_KEY: dot_sha256(dot)}
+    items[VERSIONS_KEY] = encode_versions(running_versions())
     items[IMAGE_KEY] = image_sha256(png)
     return add_text_chunks(png, items)
 

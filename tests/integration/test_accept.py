@@ -191,6 +191,11 @@ def test_the_failure_record_says_what_accepting_needs(toy: pytest.Pytester) -> N
     snapshots = toy.path / "__snapshots__" / "test_toy"
     assert info["dot_snapshot"] == str(snapshots / "test_a.gv")
     assert info["png_snapshot"] == str(snapshots / "test_a.png")
+    # Relative to the rootdir too: a results folder from CI is accepted in any checkout.
+    assert info["dot_snapshot_rel"] == "__snapshots__/test_toy/test_a.gv"
+    assert info["png_snapshot_rel"] == "__snapshots__/test_toy/test_a.png"
+    assert record["results_from_rootdir"] == "tlgraph-results"
+    assert record["call"] == 0
     assert info["name"] == "test_a" and info["png_compared"] is True
     for key, suffix in (("dot_sha256", ".gv"), ("png_sha256", ".png")):
         data = (snapshots / f"test_a{suffix}").read_bytes()
@@ -356,6 +361,9 @@ def test_a_snapshot_outside_the_project_or_a_link_is_refused(
     data = json.loads(record_a.read_text(encoding="utf-8"))
     data["accept"]["dot_snapshot"] = str(elsewhere / "test_a.gv")
     data["accept"]["png_snapshot"] = str(elsewhere / "test_a.png")
+    # The rootdir-relative paths may not climb out either: they are ignored then.
+    data["accept"]["dot_snapshot_rel"] = f"../{elsewhere.name}/test_a.gv"
+    data["accept"]["png_snapshot_rel"] = f"../{elsewhere.name}/test_a.png"
     data["accept"]["dot_sha256"] = data["accept"]["png_sha256"] = None
     record_a.write_text(json.dumps(data), encoding="utf-8")
     stored_b = toy.path / "__snapshots__" / "test_toy" / "test_b.png"

@@ -92,9 +92,11 @@ def test_every_printed_path_exists_where_it_runs(failed_from_tests: Path, tmp_pa
         done = tlgraph_report(*args, cwd=cwd)
         assert done.returncode == 0, done.stderr
         assert "1 snapshot failure in the last run:" in done.stdout
-        assert "structural diff drawing:" in done.stdout
-        for path in _printed(done.stdout):
+        assert "graphdiff:" in done.stdout  # the structural diff drawing
+        printed = _printed(done.stdout)
+        for path in printed:
             assert (cwd / path).is_file(), (cwd, path, done.stdout)
+        assert len(printed) == len(set(printed)), done.stdout  # each path once
     # From an unrelated folder, without the folder: exit 2, never "the last run passed".
     lost = tlgraph_report(cwd=elsewhere)
     assert lost.returncode == 2 and "passed" not in lost.stdout

@@ -22,7 +22,7 @@ from pytest_tlgraph.escaping import html_text
 from pytest_tlgraph.snapshots.review.html_assets import SCRIPT, STYLE
 from pytest_tlgraph.snapshots.review.html_images import Inlined, InlinedImages, budget
 
-__all__ = ["render_html", "write_html"]
+__all__ = ["accept_command", "call_title", "render_html", "write_html"]
 
 #: Image kinds with a place of their own; any other kind a record names is shown after
 #: the comparison views under its own name.
@@ -219,10 +219,64 @@ def _image_paths(record: Mapping[str, Any]) -> dict[str, str]:
     return {k: v for k, v in found.items() if isinstance(k, str) and isinstance(v, str)}
 
 
-def _failure(number: int, record: Mapping[str, Any], images: InlinedImages) -> str:
+def _name(record: Mapping[str, Any]) -> str:
+    info = record.get("accept")
+    name = info.get("name") if isinstance(info, Mapping) else None
+    return name if isinstance(name, str) else ""
+
+
+def call_title(record: Mapping[str, Any], numbered: bool) -> str:
+    """The call as the page names it: ``test_m.py::test_a, call "depth1"``
+    (``numbered``: its test has other calls on the page)."""
+    from pytest_tlgraph.snapshots.review.nodeids import call_heading
+
+    nodeid = str(record.get("nodeid", ""))
+    return call_heading(nodeid, record.get("call"), _name(record), numbered=numbered)
+
+
+def accept_command(record: Mapping[str, Any]) -> str | None:
+    """The ``tlgraph accept`` command that accepts this call alone, run from the
+    rootdir (``None`` when the record has nothing to accept)."""
+    import shlex
+
+    from pytest_tlgraph.snapshots.review.nodeids import call_key
+
+    nodeid, name = record.get("nodeid"), _name(record)
+    if not isinstance(nodeid, str) or not nodeid or not name:
+        return None
+    words = ["tlgraph", "accept"]
+    results = record.get("results_from_rootdir")
+    if isinstance(results, str) and results and results != "tlgraph-results":
+        words += ["--results", results]
+    words += [nodeid, "--call", call_key(record.get("call"), name)]
+    return " ".join(shlex.quote(word) for word in words)
+
+
+def _accept_bar(record: Mapping[str, Any]) -> str:
+    command = accept_command(record)
+    if command is None:
+        return ""
+    text = html_text(command)
+    return (
+        f'<div class="accept"><code>{text}</code><button data-copy="{text}" '
+        'title="copy the command (run it in the rootdir)">copy</button></div>'
+    )
+
+
+def _failure(
+    number: int, record: Mapping[str, Any], images: InlinedImages, numbered: bool = False
+) -> str:
     parts = [f'<section class="failure" id="f{number}">']
-    parts.append(f"<h2>{number}. {html_text(str(record.get('nodeid', '')))}</h2>")
+    shard = record.get("shard")
+    shard_tag = (
+        f' <span class="shard">(shard {html_text(shard)})</span>' if isinstance(shard, str) else ""
+    )
+    parts.append(f"<h2>{number}. {html_text(call_title(record, numbered))}{shard_tag}</h2>")
     parts.append(f"<div>{html_text(str(record.get('title', '')))}</div>")
+    conflict = record.get("conflict")
+    if isinstance(conflict, str):
+        parts.append(f'<div class="conflict">{html_text(conflict)}</div>')
+    parts.append(_accept_bar(record))
     paths = _image_paths(record)
     if "graphdiff" in paths:  # the picture that says what changed comes first
         parts.append(_viewer(paths, images))
@@ -261,15 +315,31 @@ def _help() -> str:
     )
 
 
-def render_html(records: Sequence[Mapping[str, Any]], root: Path) -> str:
-    """The report page for ``records`` (images read from ``root``, the results dir)."""
+def _several(records: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The node ids with more than one call on the page (their first call is numbered)."""
+    from collections import Counter
+
+    counts = Counter(str(r.get("nodeid", "")) for r in records)
+    return {nodeid for nodeid, n in counts.items() if n > 1}
+
+
+def render_html(
+    records: Sequence[Mapping[str, Any]], root: Path, *, notes: Sequence[str] = ()
+) -> str:
+    """The report page for ``records`` (images read from ``root``, the results dir);
+    ``notes``: lines for the top of the page (a merged run's shards, an upgrade)."""
     count = len(records)
     images = InlinedImages(root)
+    several = _several(records)
+    numbered = [str(r.get("nodeid", "")) in several for r in records]
     index = "".join(
-        f'<li><a href="#f{i}">{html_text(str(r.get("nodeid", "")))}</a></li>'
+        f'<li><a href="#f{i}">{html_text(call_title(r, numbered[i - 1]))}</a></li>'
         for i, r in enumerate(records, start=1)
     )
-    body = "\n".join(_failure(i, r, images) for i, r in enumerate(records, start=1))
+    body = "\n".join(
+        _failure(i, r, images, numbered[i - 1]) for i, r in enumerate(records, start=1)
+    )
+    top = "".join(f'<div class="upgrade">{html_text(note)}</div>' for note in notes)
     capped = ""
     if images.left_out:
         capped = (
@@ -292,15 +362,18 @@ def render_html(records: Sequence[Mapping[str, Any]], root: Path) -> str:
         "mismatched pixels in red (anti-aliasing in yellow). The structural diff opens at "
         "100%: drag to pan, wheel to zoom. Compare expected and actual side by side, with "
         "the slider or as an onion skin. Press <kbd>?</kbd> for the keys.</div>"
-        f"{capped}<nav><ol>{index}</ol></nav>\n{body}\n{_help()}<script>{SCRIPT}</script>"
+        f"{capped}{top}<nav><ol>{index}</ol></nav>\n{body}\n{_help()}<script>{SCRIPT}</script>"
         "</body></html>\n"
     )
 
 
-def write_html(records: Sequence[Mapping[str, Any]], root: Path, path: Path) -> Path:
+def write_html(
+    records: Sequence[Mapping[str, Any]], root: Path, path: Path, *, notes: Sequence[str] = ()
+) -> Path:
     """Write the report page to ``path`` (in the results folder ``root``: atomically,
     never through a link) and return it."""
     from pytest_tlgraph.snapshots.files import atomic_write
 
-    atomic_write(path, render_html(records, root).encode("utf-8"), anchor=root)
+    page = render_html(records, root, notes=notes)
+    atomic_write(path, page.encode("utf-8"), anchor=root)
     return path

@@ -114,6 +114,13 @@ button[aria-pressed="true"] kbd { background: #fff; }
 .help td { padding: 3px 10px 3px 0; vertical-align: top; }
 .help td:first-child { white-space: nowrap; }
 .help p { color: var(--muted); font-size: 12px; margin: 10px 0 0; }
+.accept { display: flex; gap: 6px; align-items: center; margin: 6px 0 10px; }
+.accept code { font: 12px/1.4 ui-monospace, Menlo, Consolas, monospace; background: #f3f5f8;
+  border: 1px solid var(--line); border-radius: 4px; padding: 3px 7px; word-break: break-all; }
+.accept button { font-size: 12px; }
+.shard { color: var(--muted); font-size: 12px; }
+.conflict, .upgrade { border-left: 4px solid #d08a00; background: #fff7e6; padding: 6px 10px;
+  margin: 6px 0 10px; max-width: 70em; }
 """
 
 SCRIPT: Final = r"""
@@ -405,6 +412,22 @@ SCRIPT: Final = r"""
     } else return;
     event.preventDefault();
   });
+
+  // Copy a failure's tlgraph accept command (a selected text where no clipboard is).
+  for (const button of $$('.accept button[data-copy]')) {
+    button.addEventListener('click', () => {
+      const text = button.dataset.copy;
+      const said = (word) => { button.textContent = word;
+        setTimeout(() => { button.textContent = 'copy'; }, 1500); };
+      const select = () => { const range = document.createRange();
+        range.selectNodeContents(button.previousElementSibling);
+        const chosen = getSelection(); chosen.removeAllRanges(); chosen.addRange(range);
+        said(document.execCommand && document.execCommand('copy') ? 'copied' : 'selected'); };
+      if (navigator.clipboard && window.isSecureContext) {
+        navigator.clipboard.writeText(text).then(() => said('copied'), select);
+      } else select();
+    });
+  }
 
   fill(document);  // the views not shown yet fill theirs when first shown
   const start = failures.findIndex((s) => '#' + s.id === location.hash);

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["as_printed", "to_rootdir"]
+__all__ = ["as_printed", "call_heading", "call_key", "to_rootdir"]
 
 
 def as_printed(nodeid: str, rootdir: Path | None, here: Path) -> str:
@@ -44,3 +44,31 @@ def to_rootdir(given: str, rootdir: Path, here: Path) -> str | None:
     if relative == ".." or relative.startswith("../"):
         return None
     return (relative if relative != "." else "") + sep + rest
+
+
+def call_key(call: object, name: str) -> str:
+    """What ``tlgraph accept --call`` takes for one call: its ``name=``, else the
+    snapshot's name (``test_x``, ``test_x.1``)."""
+    return call if isinstance(call, str) and call else name
+
+
+def call_heading(nodeid: str, call: object, name: str, *, numbered: bool = False) -> str:
+    """The call as a heading names it, so two calls of one test are told apart:
+    ``test_m.py::test_rescnn, call "depth1"`` for a named call, ``..., call 2`` for
+    the second unnamed one (the first is numbered only when ``numbered``: its test has
+    other calls on the page). A record before 0.4 (no ``call``) is read from the
+    snapshot's name (``test_x[depth1]``, ``test_x.1``)."""
+    if not isinstance(call, (int, str)) or isinstance(call, bool):
+        test = nodeid.rpartition("::")[2]
+        rest = name[len(test) :] if name.startswith(test) else ""
+        if rest.startswith("[") and rest.endswith("]"):
+            call = rest[1:-1]
+        elif rest.startswith(".") and rest[1:].isdigit():
+            call = int(rest[1:])
+        else:
+            call = 0
+    if isinstance(call, str):
+        return f'{nodeid}, call "{call}"'
+    if call or numbered:
+        return f"{nodeid}, call {call + 1}"
+    return nodeid

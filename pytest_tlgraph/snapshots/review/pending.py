@@ -62,14 +62,17 @@ def acceptance(
     dot_location: str,
     png_location: str,
     stored_sha256: tuple[str | None, str | None] | None = None,
+    rootdir: Path | None = None,
 ) -> dict[str, Any]:
     """Write the received DOT of one failing call as ``<stem>.gv`` and return the part
     of its failure record ``tlgraph accept`` reads: ``{ACCEPT_KEY: {...}}``.
 
     ``png`` is the received picture (``None``: no PNG was compared); ``stored_sha256``
     the hashes of the stored ``.gv`` and ``.png`` as the comparison read them (``None``:
-    they are read now, as the comparison left them). Raises ``SnapshotWriteError``
-    when the results folder refuses the file."""
+    they are read now, as the comparison left them). The snapshot paths are kept
+    absolute and, under ``*_rel``, relative to pytest's ``rootdir``: a results folder
+    downloaded from CI is accepted into another checkout. Raises
+    ``SnapshotWriteError`` when the results folder refuses the file."""
     data = dot.encode("utf-8")
     received = stem.with_name(stem.name + RECEIVED_DOT)
     results.write(received, data, nodeid=nodeid)
@@ -87,7 +90,19 @@ def acceptance(
         if png is not None
         else None,
     }
+    for key, path in (("dot_snapshot_rel", dot_path), ("png_snapshot_rel", png_path)):
+        info[key] = _relative(path, rootdir)
     return {ACCEPT_KEY: info}
+
+
+def _relative(path: Path, rootdir: Path | None) -> str | None:
+    """``path`` relative to ``rootdir`` with forward slashes, ``None`` outside it."""
+    if rootdir is None:
+        return None
+    try:
+        return path.resolve().relative_to(rootdir.resolve()).as_posix()
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +124,18 @@ class Pending:
         info = self.record.get(ACCEPT_KEY)
         value = info.get("name") if isinstance(info, dict) else None
         return value if isinstance(value, str) else "?"
+
+    @property
+    def root(self) -> Path:
+        """The results folder the record lies in (``<root>/.records/<record>.json``)."""
+        return self.path.parent.parent
+
+    @property
+    def call(self) -> int | str | None:
+        """The call's index as the fixture numbers it: its ``name=``, else the number
+        of earlier calls in the test (``None`` for a record before 0.4)."""
+        value = self.record.get("call")
+        return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
 
     @property
     def marker(self) -> Path:

@@ -230,13 +230,16 @@ def build_report(
     write_errors: Sequence[str] = (),
     comparison: Comparison | str | None = None,
     png_skipped: str | None = None,
+    drift: str | None = None,
 ) -> Report:
     """The failure message of one snapshot, section by section (PLUGIN.md §5).
 
     A snapshot that does not exist yet gets a short message instead: nothing to compare.
     So does one that ``--snapshot-update`` could not write (``write_errors``): the
     message says what failed to be written and why. ``comparison`` is what
-    :func:`comparison_of` gave the caller already (else it is made here).
+    :func:`comparison_of` gave the caller already (else it is made here). ``drift``
+    (``review.drift.drift_line``: the baseline was drawn with other versions) is the
+    story's first line.
     """
     if write_errors:
         return _visible(
@@ -257,6 +260,8 @@ def build_report(
     compared = found if isinstance(found, Comparison) else None
     structure = [found] if isinstance(found, str) else _structure_lines(found)
     structure.extend(notes)  # the structural diff drawings' paths
+    if drift is not None:  # the cause a reviewer checks first
+        structure.insert(0, drift)
     if dot.expected is None or dot.error is not None:
         diff_lines = ["no stored DOT to compare with"]
     elif compared is None:

@@ -34,6 +34,7 @@ __all__ = [
     "read_calls",
     "render_markdown",
     "structure_data",
+    "summary_json",
     "write_call",
     "write_summaries",
 ]
@@ -73,6 +74,7 @@ def structure_data(comparison: Comparison | None) -> dict[str, Any] | None:
         recolour_line,
         story_lines,
     )
+    from pytest_tlgraph.snapshots.review.drift import upgrade_kinds
 
     if comparison is None:
         return None
@@ -94,6 +96,7 @@ def structure_data(comparison: Comparison | None) -> dict[str, Any] | None:
         "clusters_changed": [c.id for c in comparison.clusters_changed],
         "unsigned": list(comparison.unsigned),
         "recolour": recolour_line(comparison),
+        "upgrade": upgrade_kinds(comparison),
     }
 
 
@@ -127,33 +130,64 @@ def _verdict(verdict: str) -> str:
     return _MARKS.get(verdict) or markdown(verdict)
 
 
-def render_markdown(calls: Sequence[Mapping[str, Any]], report: str | None) -> str:
-    """A GitHub-flavoured markdown summary: counts, then one table row per call. Every
-    text from a record (test ids, names, the headline, paths) is a code span
-    (``escaping.markdown``): a backtick, a link, an image or HTML in a module name
-    stays text on the CI page."""
+def render_markdown(
+    calls: Sequence[Mapping[str, Any]], report: str | None, *, shards: Sequence[str] = ()
+) -> str:
+    """A GitHub-flavoured markdown summary: counts, then one table row per call (with
+    its shard, for a merged run of ``shards``). Every text from a record (test ids,
+    names, the headline, paths) is a code span (``escaping.markdown``): a backtick, a
+    link, an image or HTML in a module name stays text on the CI page. A run whose
+    every failure is of a kind an upgrade causes says so once, above the table."""
+    from pytest_tlgraph.snapshots.review.drift import run_upgrade_line
+
     counts = Counter(str(c.get("verdict")) for c in calls)
     head = ", ".join(f"{n} {v if v in _MARKS else markdown(v)}" for v, n in sorted(counts.items()))
     lines = [f"### tlgraph snapshots: {head or 'no calls'}", ""]
+    if shards:
+        named = ", ".join(markdown(name, cell=False) for name in shards)
+        lines += [f"Merged from {len(shards)} results folders: {named}.", ""]
+    upgrade = run_upgrade_line(calls)
+    if upgrade is not None:
+        lines += [f"**Upgrade?** {markdown(upgrade, cell=False)}", ""]
     if report:
         lines += [
             f"Full report: {markdown(report)} (upload the results folder as an artifact).",
             "",
         ]
+    merged = bool(shards)
     lines += [
-        "| test | snapshot | verdict | what changed | structural diff |",
-        "|---|---|---|---|---|",
+        "| test | snapshot | verdict | what changed | structural diff |"
+        + (" shard |" if merged else ""),
+        "|---|---|---|---|---|" + ("---|" if merged else ""),
     ]
     for call in calls:
         verdict = str(call.get("verdict"))
         artifacts = call.get("artifacts") or {}
         picture = markdown(str(artifacts["graphdiff"])) if "graphdiff" in artifacts else ""
-        lines.append(
+        row = (
             f"| {markdown(str(call.get('nodeid')))} | {markdown(str(call.get('name')))} | "
             f"{_verdict(verdict)} | {markdown(_changes(call.get('structure')))} | "
             f"{picture} |"
         )
+        if merged:
+            conflict = call.get("conflict")
+            flag = f" **differs in** {markdown(str(conflict))}" if conflict else ""
+            row += f" {markdown(str(call.get('shard', '')))}{flag} |"
+        lines.append(row)
     return "\n".join(lines) + "\n"
+
+
+def summary_json(calls: Sequence[Mapping[str, Any]], *, shards: Sequence[str] = ()) -> bytes:
+    """``summary.json``: the counts, every call record, the upgrade line (``null``
+    unless every failure is of a kind an upgrade causes), and a merged run's shards."""
+    from pytest_tlgraph.snapshots.review.drift import run_upgrade_line
+
+    counts = dict(Counter(str(c.get("verdict")) for c in calls))
+    payload: dict[str, Any] = {"counts": counts, "calls": list(calls)}
+    payload["upgrade"] = run_upgrade_line(calls)
+    if shards:
+        payload["shards"] = list(shards)
+    return (json.dumps(payload, indent=1, sort_keys=True) + "\n").encode()
 
 
 def write_summaries(results: ResultsDir, kinds: Sequence[str], *, report: Path | None) -> list[str]:
@@ -167,10 +201,7 @@ def write_summaries(results: ResultsDir, kinds: Sequence[str], *, report: Path |
     calls = read_calls(root)
     problems: list[str] = []
     if "json" in kinds:
-        counts = dict(Counter(str(c.get("verdict")) for c in calls))
-        payload = {"counts": counts, "calls": calls}
-        data = (json.dumps(payload, indent=1, sort_keys=True) + "\n").encode()
-        problems += _write_in_folder(results, root / SUMMARY_JSON, data)
+        problems += _write_in_folder(results, root / SUMMARY_JSON, summary_json(calls))
     if "markdown" in kinds:
         shown = None if report is None else f"{report.parent.name}/{report.name}"
         text = render_markdown(calls, shown)
