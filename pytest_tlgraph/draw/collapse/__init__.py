@@ -323,7 +323,8 @@ def _fold(
     calls: Mapping[tuple[str, int], ModuleCall],
 ) -> dict[str, str]:
     """Register a fold unit per run of consecutive same-structure sibling boxes, each
-    fed by the one before it; return each folded box id -> its fold id."""
+    a true repeat of the one before it (:class:`.folds.Wiring`); return each folded
+    box id -> its fold id."""
     paths = TypePaths(calls)
     sequence: list[str] = []
     for op in trace.ops:
@@ -353,12 +354,8 @@ def _fold(
     for op in trace.ops:
         ops_of.setdefault(unit_of[op.label], []).append(op.label)
 
-    def feeds(source: str, target: str) -> bool:
-        produced = set(ops_of[source])
-        return any(p in produced for label in ops_of[target] for p in trace.op(label).parents)
-
     redirect: dict[str, str] = {}
-    for run in fold_runs(sequence, candidates, feeds):
+    for run in fold_runs(sequence, candidates, ops_of, lambda label: trace.op(label).parents):
         fid = f"{run[0]}*{len(run)}"
         units[fid] = _Unit(fid, "fold", units[run[0]].chain, boxes=run)
         redirect.update(dict.fromkeys(run, fid))
