@@ -184,3 +184,50 @@ def test_folds_draw_only_edges_the_model_has(name: str) -> None:
         if found:
             problems[key] = found
     assert problems == {}, f"{name}: {problems}"
+
+
+def test_olmo2_attention_draws_each_projection_and_folds_no_siblings() -> None:
+    # q_norm, k_proj, k_norm, v_proj alternate in type but are no stack: q_norm reads
+    # q_proj, k_norm reads k_proj, v_proj reads the layer's input.
+    trace = corpus_trace("olmo2")
+    plan = build_plan(trace, collapse="auto")
+    titles = [c.title for c in plan.clusters]
+    assert not [t for t in titles if "q_norm" in t], titles
+    assert "x2 @model.layers.0-1 (Olmo2DecoderLayer)" in titles
+    drawn = {label: node.id for node in plan.nodes for label in node.members}
+    attention = "model.layers.0.self_attn"
+    projections = {
+        name: drawn[next(c for c in trace.modules if c.address == f"{attention}.{name}").ops[0]]
+        for name in ("q_proj", "k_proj", "v_proj")
+    }
+    assert len(set(projections.values())) == 3, projections
+
+
+def test_dpt_fusion_fold_shows_the_range_of_its_shapes() -> None:
+    # Fusion layers 1-3 refine 4x4, 8x8 and 16x16 maps: each op the fold draws says so,
+    # under its first repetition's own shape.
+    trace = corpus_trace("dpt")
+    plan = build_plan(trace, collapse="auto")
+    parent = {c.id: c.parent for c in plan.clusters}
+    fold = next(c.id for c in plan.clusters if c.title.startswith("x3 @neck.fusion_stage."))
+
+    def in_fold(cluster: str | None) -> bool:
+        while cluster is not None and cluster != fold:
+            cluster = parent[cluster]
+        return cluster == fold
+
+    drawing = trace.draw(collapse="auto")
+    inside = [node.id for node in plan.nodes if in_fold(node.cluster)]
+    convs = [n for n in inside if drawing.nodes[n].members[0].startswith("conv2d")]
+    assert len(convs) >= 3
+    ranges = []
+    for node_id in convs:
+        rows = drawing.nodes[node_id].rows
+        first, _, last = rows[1].partition("->")
+        shapes = [trace.op(label).shape for label in drawing.nodes[node_id].members]
+        assert (first, last) == ("x".join(map(str, shapes[0])), "x".join(map(str, shapes[-1])))
+        assert rows[2].startswith(f"{first}, "), rows
+        ranges.append(rows[1])
+    # The two residual units' convs (each an x2 fold), the projection after the upsampling.
+    assert ranges.count("1x16x4x4->1x16x16x16") == 2, ranges
+    assert ranges.count("1x16x8x8->1x16x32x32") == 1, ranges

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 import torch
 from torch import nn
@@ -234,7 +236,31 @@ def _runs(
 
 
 def _chain(units: str) -> set[tuple[str, str]]:
-    return set(zip(units, units[1:], strict=False))
+    return set(pairwise(units))
+
+
+class Strided(nn.Module):
+    """A stride-2 conv and its ReLU: each one halves the map."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(8, 8, 3, stride=2, padding=1)
+        self.act = nn.ReLU()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.act(self.conv(x))
+
+
+def test_a_fold_of_boxes_of_other_shapes_shows_their_range() -> None:
+    model = nn.Sequential(nn.Conv2d(3, 8, 1), Strided(), Strided(), Strided()).eval()
+    drawing = capture(model, (torch.randn(1, 3, 16, 16),)).draw(collapse="max")
+    fold = drawing.nodes["@1#1*3"]
+    # The range first to last (the maps 8x8, 4x4, 2x2), then the first box's own shape.
+    assert fold.rows == ("x3 @1-3 (Strided)", "1x8x8x8->1x8x2x2", "1x8x8x8")
+    picked = capture(model, (torch.randn(1, 3, 16, 16),)).draw(
+        collapse="max", node_label_fields=["name", "shape_summary"]
+    )
+    assert picked.nodes["@1#1*3"].rows == ("x3 @1-3 (Strided)", "1x8x8x8->1x8x2x2")
 
 
 def test_fold_runs_need_same_parent_signature_and_a_single_appearance() -> None:
