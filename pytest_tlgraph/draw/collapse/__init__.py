@@ -24,7 +24,7 @@ from typing import Any, Final
 
 from pytest_tlgraph.draw.collapse.detail import Key, boxed_deeper_than, drawn_calls
 from pytest_tlgraph.draw.collapse.folds import TypePaths, call_signature, fold_runs, fold_title
-from pytest_tlgraph.draw.collapse.plumbing import plumbing_runs
+from pytest_tlgraph.draw.collapse.plumbing import anchor, plumbing_runs
 from pytest_tlgraph.draw.collapse.purpose import segment_purpose
 from pytest_tlgraph.draw.collapse.records import (
     ADDITIVE_FIELDS,
@@ -279,7 +279,7 @@ def _merge_plumbing(trace: Trace, unit_of: dict[str, str], units: dict[str, _Uni
     remap: dict[str, str] = {}
     for run in plumbing_runs(trace, alone):
         uid = f"segment:{run[0]}"
-        chain = units[run[0]].chain
+        chain = units[anchor(trace, run)].chain
         funcs = [trace.op(label).func for label in run]
         purpose = segment_purpose(trace, run)
         units[uid] = _Unit(uid, "segment", chain, names=list(run), funcs=funcs, purpose=purpose)
