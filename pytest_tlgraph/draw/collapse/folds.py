@@ -173,13 +173,28 @@ class Wiring:
     ) -> None:
         self._members = members
         self._parents = parents
-        self._owner = {
-            label: (i, pos) for i, ops in enumerate(members) for pos, label in enumerate(ops)
-        }
+        # Each member's ops by place, indexed only once a pattern looks at the member
+        # (a drawing with few candidates pays for those alone): an input from a member
+        # before the run is outside it whether indexed or not.
+        self._owner: dict[str, tuple[int, int]] = {}
+        self._seen: set[int] = set()
+        self._span = (0, 0)  # members from the first to the second are indexed
+
+    def _index(self, first: int, end: int) -> None:
+        """Index members ``first`` to ``end`` (each once; a run moving forward costs
+        each member once in all, not once per repetition looked at)."""
+        low, high = self._span
+        start = high if low <= first <= high else first
+        for i in range(start, end):
+            if i not in self._seen:
+                self._seen.add(i)
+                self._owner.update((label, (i, pos)) for pos, label in enumerate(self._members[i]))
+        self._span = (low, max(high, end)) if low <= first <= high else (first, max(first, end))
 
     def pattern(self, begin: int, at: int, period: int) -> tuple[Hashable, ...]:
         """The pattern of the repetition of ``period`` members at ``at`` in the run that
         starts at ``begin``."""
+        self._index(begin, at + period)
         out: list[Hashable] = []
         for j in range(at, at + period):
             for label in self._members[j]:
@@ -200,6 +215,7 @@ class Wiring:
         joined to the others by inputs read among them)."""
         if period == 1:
             return True
+        self._index(at, at + period)
         root = list(range(period))
 
         def find(i: int) -> int:
