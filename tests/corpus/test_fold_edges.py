@@ -7,7 +7,8 @@ repetition). Each check reads the drawing and the trace alone: a fold cluster's
 repetitions are its ops in execution order cut into ``xN`` equal runs (repetitions are
 consecutive and of one structure), a fold node's its boxes.
 
-* the drawn graph has no cycle and no self-loop;
+* the drawn graph has no cycle and no self-loop (the unrolled views: a rolled node
+  stands for every pass of a layer, so a recurrence is drawn as one);
 * every drawn edge stands for an op edge of the trace within one repetition;
 * each repetition after the first reads the one just before it and none further back,
   and the calls of one repetition of several (``x2 (ReLU, Conv2d)``) are one piece of
@@ -35,6 +36,7 @@ DRAWINGS: dict[str, dict[str, Any]] = {
     "auto-depth2": {"collapse": "auto", "depth": 2},
     "depth1": {"depth": 1},
     "depth2": {"depth": 2},
+    "max": {"collapse": "max"},
 }
 _COUNT = re.compile(r"x(\d+) @")
 
