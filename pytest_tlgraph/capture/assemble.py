@@ -8,6 +8,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_tlgraph.capture.callargs import call_args
+from pytest_tlgraph.capture.canonical import canonical_order
 from pytest_tlgraph.capture.raw import ModuleFrame, RawOp
 from pytest_tlgraph.lazy import LazyMapping
 from pytest_tlgraph.trace import (
@@ -155,9 +156,16 @@ def assemble(
 ) -> Trace:
     """Assign layer labels, pass numbers and edges; freeze the records into a ``Trace``.
 
+    Calls the model orders by hashing are first put in their canonical order
+    (:mod:`.canonical`), so a trace is the same in every process.
+
     The records are frozen in place: ``raw_ops`` and ``frames`` become the trace's ops
     and module calls, and must not be used as mutable records afterwards.
     """
+    raw_ops, layer_keys, frames = list(raw_ops), list(layer_keys), list(frames)
+    grad_norms, device_time, io_names = canonical_order(
+        raw_ops, layer_keys, frames, (grad_norms, device_time, io_names)
+    )
     layer_of, members = _layer_labels(layer_keys, [raw.func for raw in raw_ops])
     labels = list(layer_of)
     for layer, indices in members.items():

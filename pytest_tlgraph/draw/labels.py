@@ -3,7 +3,9 @@
 Rows are plain text here; ``dot.py`` escapes them and sets the bold title.
 
 Default rows, in order: the title (bold; ``(xN)`` on rolled multi-pass nodes), the
-shape summary (rolled nodes whose passes vary in shape), ``shape, bytes``, the
+shape summary (rolled nodes whose passes vary in shape, and an op drawn by a repeat
+fold for repetitions that vary in shape: ``1x16x4x4->1x16x16x16``, first to last),
+``shape, bytes``, the
 saved-for-backward row (only with ``show_saved_for_backward=True``), the args row
 (redundant args suppressed unless ``show_redundant_args=True``), the params row and
 ``@module``. ``node_label_fields`` replaces them with the rows of its tokens, in order
@@ -26,7 +28,7 @@ from pytest_tlgraph.encoding.units import format_bytes, format_flops
 from pytest_tlgraph.errors import EncodingRefusal
 from pytest_tlgraph.memo import remember
 from pytest_tlgraph.options import DrawOptions
-from pytest_tlgraph.trace import Layer, Op, Shape, Trace
+from pytest_tlgraph.trace import Layer, Op, Shape, Trace, shape_summary
 
 __all__ = [
     "LABEL_FIELDS",
@@ -110,6 +112,17 @@ def _title(node: PlanNode, trace: Trace | None = None) -> str:
     if trace is not None and (node.kind == "input" or node.kind == "output"):
         return trace.io_names.get(node.id, node.id)
     return f"{record.label} (x{record.num_passes})" if _rolled_multipass(record) else node.id
+
+
+def _shape_summary(node: PlanNode, record: Record, trace: Trace | None) -> str | None:
+    """The shape summary row: a rolled node's across its passes, or an op node's drawn
+    by a repeat fold across the repetitions it stands for (its members, one each), so
+    a fold fed 16x16, 8x8 and 4x4 maps never reads as the first one's shape alone."""
+    if isinstance(record, Layer):
+        return record.shape_summary
+    if trace is None or len(node.members) < 2:
+        return None
+    return shape_summary([trace.op(label).shape for label in node.members])
 
 
 def saved_for_backward_row(record: Record) -> str | None:
@@ -346,7 +359,7 @@ def _field_row(token: str, node: PlanNode, record: Record, trace: Trace | None,
     if token == "dtype":
         return dtype_name(record.dtype)
     if token == "shape_summary":
-        return record.shape_summary if isinstance(record, Layer) else None
+        return _shape_summary(node, record, trace)
     if token == "bytes":
         size = record.activation_memory
         return None if size is None else _per_pass(record, format_bytes(size))
@@ -414,8 +427,9 @@ def _default_texts(node: PlanNode, record: Record, trace: Trace | None,
     """The default rows' texts of a full-detail node whose record is ``record`` (an op or
     a layer), title first (the only bold row)."""
     texts = [_title(node, trace)]
-    if isinstance(record, Layer) and record.shape_summary is not None:
-        texts.append(record.shape_summary)
+    summary = _shape_summary(node, record, trace)
+    if summary is not None:
+        texts.append(summary)
     if record.shape is not None:
         texts.append(_shape_row(record.shape, record.activation_memory, _odd_dtype(record, trace)))
     operand = operand_row(record) if record.call != () else None

@@ -22,17 +22,17 @@ def _ids(length: int = _SEQ) -> torch.Tensor:
 def _decoder(config_name: str, model_name: str, **extra: Any) -> Any:
     import transformers
 
-    config = getattr(transformers, config_name)(
-        vocab_size=_VOCAB,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=64,
-        use_cache=False,
-        **extra,
-    )
+    defaults: dict[str, Any] = {
+        "vocab_size": _VOCAB,
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "max_position_embeddings": 64,
+        "use_cache": False,
+    }
+    config = getattr(transformers, config_name)(**{**defaults, **extra})
     return getattr(transformers, model_name)(config)
 
 
@@ -266,6 +266,48 @@ def cohere() -> Case:
         pad_token_id=0, bos_token_id=1, eos_token_id=2,
     )  # fmt: skip
     return Case("cohere", model, (_ids(),))
+
+
+@register("dpt", transformer=True)
+def dpt() -> Case:
+    """DPT depth estimation: a ViT encoder, a neck reassembling four of its hidden states
+    at 16x16, 8x8, 4x4 and 2x2, fused coarse to fine by residual conv units."""
+    from transformers import DPTConfig, DPTForDepthEstimation
+
+    config = DPTConfig(
+        image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=4,
+        num_attention_heads=4, intermediate_size=64, backbone_out_indices=[0, 1, 2, 3],
+        neck_hidden_sizes=[8, 16, 32, 32], fusion_hidden_size=16,
+        reassemble_factors=[4, 2, 1, 0.5], head_in_index=-1,
+    )  # fmt: skip
+    return Case("dpt", DPTForDepthEstimation(config), (torch.randn(1, 3, 32, 32),))
+
+
+@register("perceiver", transformer=True)
+def perceiver() -> Case:
+    """Perceiver: latents cross-attend to the input, then attend to themselves (no
+    attention mask: the model builds its own of ones)."""
+    from transformers import PerceiverConfig, PerceiverModel
+
+    config = PerceiverConfig(
+        num_latents=8, d_latents=32, d_model=16, num_blocks=1,
+        num_self_attends_per_block=2, num_self_attention_heads=2,
+        num_cross_attention_heads=1,
+    )  # fmt: skip
+    return Case("perceiver", PerceiverModel(config), (), {"inputs": torch.randn(1, 6, 16)})
+
+
+@register("jamba", transformer=True)
+def jamba() -> Case:
+    """Jamba: Mamba layers interleaved with attention layers, a mixture of experts in
+    every other layer (the reference PyTorch scan)."""
+    model = _decoder(
+        "JambaConfig", "JambaForCausalLM", num_experts=2, num_experts_per_tok=1,
+        expert_layer_period=2, expert_layer_offset=1, attn_layer_period=2,
+        attn_layer_offset=1, mamba_d_state=4, mamba_d_conv=2, mamba_expand=2,
+        mamba_dt_rank=4, num_hidden_layers=4,
+    )  # fmt: skip
+    return Case("jamba", model, (_ids(),))
 
 
 # Not yet in the per-depth FLOP check: ``_weight_norm`` is uncounted today.

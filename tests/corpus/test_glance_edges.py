@@ -1,6 +1,8 @@
-"""No drawn node without an edge on any corpus model (issue 24, item 2): an op reading
-a buffer is wired to what consumes it or not drawn (its buffer on its consumer's params
-row), and a dead-end run of plumbing joins a segment that has an edge."""
+"""No drawn node without an edge on any corpus model, in every view (issue 24, item 2;
+issue 30, item 6): an op reading a buffer is wired to what consumes it or not drawn
+(its buffer on its consumer's params row), and a dead-end run of plumbing joins a
+segment that has an edge, or, with none in its module or around it (Jamba's and
+Perceiver's mask checks, islands that feed nothing), is drawn op by op."""
 
 from __future__ import annotations
 
@@ -17,6 +19,11 @@ DRAWINGS: dict[str, dict[str, Any]] = {
     "depth1": {"depth": 1},
     "depth2": {"depth": 2},
     "auto": {"collapse": "auto"},
+    "auto-depth1": {"collapse": "auto", "depth": 1},
+    "max": {"collapse": "max"},
+    "rolled": {"view": "rolled"},
+    "rolled-depth1": {"view": "rolled", "depth": 1},
+    "rolled-auto": {"view": "rolled", "collapse": "auto"},
 }
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 import torch
 from torch import nn
@@ -222,26 +224,74 @@ def test_rolled_max_merges_segments_that_share_a_layer() -> None:
     assert ("@lin", "segment:sigmoid_1") in plan.edges
 
 
-def _stacked(source: str, target: str) -> bool:
-    return True
+def _runs(
+    sequence: list[str], candidates: dict[str, tuple[str, str]], reads: set[tuple[str, str]]
+) -> list[tuple[str, ...]]:
+    """:func:`fold_runs` over units of one op each (named as the unit), ``(s, t)`` in
+    ``reads`` when unit ``t``'s op reads unit ``s``'s."""
+    ops_of = {unit: [unit] for unit in sequence}
+    return fold_runs(
+        sequence, candidates, ops_of, lambda t: [s for s, u in sorted(reads) if u == t]
+    )
+
+
+def _chain(units: str) -> set[tuple[str, str]]:
+    return set(pairwise(units))
+
+
+class Strided(nn.Module):
+    """A stride-2 conv and its ReLU: each one halves the map."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(8, 8, 3, stride=2, padding=1)
+        self.act = nn.ReLU()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.act(self.conv(x))
+
+
+def test_a_fold_of_boxes_of_other_shapes_shows_their_range() -> None:
+    model = nn.Sequential(nn.Conv2d(3, 8, 1), Strided(), Strided(), Strided()).eval()
+    drawing = capture(model, (torch.randn(1, 3, 16, 16),)).draw(collapse="max")
+    fold = drawing.nodes["@1#1*3"]
+    # The range first to last (the maps 8x8, 4x4, 2x2), then the first box's own shape.
+    assert fold.rows == ("x3 @1-3 (Strided)", "1x8x8x8->1x8x2x2", "1x8x8x8")
+    picked = capture(model, (torch.randn(1, 3, 16, 16),)).draw(
+        collapse="max", node_label_fields=["name", "shape_summary"]
+    )
+    assert picked.nodes["@1#1*3"].rows == ("x3 @1-3 (Strided)", "1x8x8x8->1x8x2x2")
 
 
 def test_fold_runs_need_same_parent_signature_and_a_single_appearance() -> None:
     same = {u: ("p", "sig") for u in "abcd"}
-    assert fold_runs(["x", "a", "b", "c", "y"], same, _stacked) == [("a", "b", "c")]
-    assert fold_runs(["a", "b", "a"], same, _stacked) == []  # "a" appears twice
+    assert _runs(["x", "a", "b", "c", "y"], same, _chain("xabcy")) == [("a", "b", "c")]
+    assert _runs(["a", "b", "a"], same, _chain("xaba")) == []  # "a" appears twice
     mixed = {"a": ("p", "s"), "b": ("p", "s"), "c": ("q", "s"), "d": ("q", "s")}
-    assert fold_runs(["a", "b", "c", "d"], mixed, _stacked) == [("a", "b"), ("c", "d")]
-    assert fold_runs(["a", "x", "b"], same, _stacked) == []
+    assert _runs(["a", "b", "c", "d"], mixed, _chain("xabcd")) == [("a", "b"), ("c", "d")]
+    assert _runs(["a", "x", "b"], same, _chain("axb")) == []
 
 
 def test_fold_runs_fold_only_stacks() -> None:
     # b reads a's output, c reads a's too (b and c are siblings), d reads c's.
     same = {u: ("p", "sig") for u in "abcd"}
-    fed = {("a", "b"), ("a", "c"), ("c", "d")}
-    runs = fold_runs(["a", "b", "c", "d"], same, lambda s, t: (s, t) in fed)
+    runs = _runs(["a", "b", "c", "d"], same, {("x", "a"), ("a", "b"), ("a", "c"), ("c", "d")})
     assert runs == [("a", "b"), ("c", "d")]
-    assert fold_runs(["a", "b", "c"], same, lambda s, t: False) == []
+    assert _runs(["a", "b", "c"], same, set()) == []
+
+
+def test_fold_runs_fold_only_repetitions_wired_alike() -> None:
+    same = {u: ("p", "sig") for u in "abcd"}
+    # c reads a as well as b: a repetition reading one further back ends the fold.
+    assert _runs(["a", "b", "c"], same, {("x", "a"), ("a", "b"), ("b", "c"), ("a", "c")}) == [
+        ("a", "b")
+    ]
+    # b reads a, c reads b and x: the second and third are wired otherwise.
+    reads = {("x", "a"), ("a", "b"), ("b", "c"), ("x", "c")}
+    assert _runs(["a", "b", "c"], same, reads) == [("a", "b")]
+    # The first repetition must read from outside what the others read from the one
+    # before: a reads nothing, b reads a, so a and b are not one structure's stack.
+    assert _runs(["a", "b"], same, {("a", "b"), ("x", "b")}) == []
 
 
 @pytest.mark.parametrize(

@@ -91,3 +91,54 @@ def test_the_mask_of_a_small_model_is_one_segment() -> None:
     assert "linear" not in funcs and "masked_fill" not in funcs
     # depth=N and plain drawings keep every op.
     assert "segment" not in {n.kind for n in build_plan(trace, depth=1).nodes}
+
+
+class Inner(nn.Module):
+    """A linear that also runs a check whose answer feeds nothing (an island)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        bool(torch.arange(4).add(1).gt(0).all())  # steers Python only
+        return self.fc(x) * positions
+
+
+class Checked(nn.Module):
+    """Positions built in the outer module; with ``inner``, the island runs inside."""
+
+    def __init__(self, inner: bool) -> None:
+        super().__init__()
+        self.inner = Inner() if inner else None
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.inner is None:
+            bool(torch.arange(4).add(1).gt(0).all())
+            return self.fc(x)
+        positions = torch.arange(8).float().unsqueeze(0)
+        return self.inner(x, positions)
+
+
+def test_a_dead_island_with_no_segment_to_join_is_drawn_op_by_op() -> None:
+    trace = capture(Checked(inner=False), (torch.randn(2, 8),))
+    plan = build_plan(trace, collapse="auto")
+    assert [n.id for n in plan.nodes if n.kind == "segment"] == []
+    touched = {end for edge in plan.edges for end in edge}
+    assert [n.id for n in plan.nodes if n.id not in touched] == []
+    assert ("arange_1", "add_1") in plan.edges and ("gt_1", "all_1") in plan.edges
+
+
+def test_a_dead_island_joins_the_segment_of_the_module_around_it() -> None:
+    trace = capture(Checked(inner=True), (torch.randn(2, 8),))
+    plan = build_plan(trace, collapse="auto")
+    segments = [n for n in plan.nodes if n.kind == "segment"]
+    assert len(segments) == 1
+    # The positions (outer module) and the inner check: one segment, in the outer frame.
+    assert set(segments[0].members) == {
+        "arange_1", "float_1", "unsqueeze_1", "arange_2", "add_1", "gt_1", "all_1"
+    }  # fmt: skip
+    assert segments[0].cluster is None
+    touched = {end for edge in plan.edges for end in edge}
+    assert [n.id for n in plan.nodes if n.id not in touched] == []

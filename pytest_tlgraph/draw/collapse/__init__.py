@@ -24,7 +24,7 @@ from typing import Any, Final
 
 from pytest_tlgraph.draw.collapse.detail import Key, boxed_deeper_than, drawn_calls
 from pytest_tlgraph.draw.collapse.folds import TypePaths, call_signature, fold_runs, fold_title
-from pytest_tlgraph.draw.collapse.plumbing import plumbing_runs
+from pytest_tlgraph.draw.collapse.plumbing import anchor, plumbing_runs
 from pytest_tlgraph.draw.collapse.purpose import segment_purpose
 from pytest_tlgraph.draw.collapse.records import (
     ADDITIVE_FIELDS,
@@ -280,7 +280,7 @@ def _merge_plumbing(trace: Trace, unit_of: dict[str, str], units: dict[str, _Uni
     remap: dict[str, str] = {}
     for run in plumbing_runs(trace, alone):
         uid = f"segment:{run[0]}"
-        chain = units[run[0]].chain
+        chain = units[anchor(trace, run)].chain
         funcs = [trace.op(label).func for label in run]
         purpose = segment_purpose(trace, run)
         units[uid] = _Unit(uid, "segment", chain, names=list(run), funcs=funcs, purpose=purpose)
@@ -324,7 +324,8 @@ def _fold(
     calls: Mapping[tuple[str, int], ModuleCall],
 ) -> dict[str, str]:
     """Register a fold unit per run of consecutive same-structure sibling boxes, each
-    fed by the one before it; return each folded box id -> its fold id."""
+    a true repeat of the one before it (:class:`.folds.Wiring`); return each folded
+    box id -> its fold id."""
     paths = TypePaths(calls)
     sequence: list[str] = []
     for op in trace.ops:
@@ -354,12 +355,8 @@ def _fold(
     for op in trace.ops:
         ops_of.setdefault(unit_of[op.label], []).append(op.label)
 
-    def feeds(source: str, target: str) -> bool:
-        produced = set(ops_of[source])
-        return any(p in produced for label in ops_of[target] for p in trace.op(label).parents)
-
     redirect: dict[str, str] = {}
-    for run in fold_runs(sequence, candidates, feeds):
+    for run in fold_runs(sequence, candidates, ops_of, lambda label: trace.op(label).parents):
         fid = f"{run[0]}*{len(run)}"
         units[fid] = _Unit(fid, "fold", units[run[0]].chain, boxes=run)
         redirect.update(dict.fromkeys(run, fid))

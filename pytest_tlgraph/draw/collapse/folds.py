@@ -3,9 +3,12 @@
 Structure is the module type plus the op sequence (each op's function and the types of
 the modules nested between the box's module and the op), so the 40 blocks of a deep
 transformer fold into ``x40 @blocks.0-39 (Block)`` while a block that differs by one op
-stays its own box. A fold is a stack: each call must read the output of the one before
-it, so siblings fed from one input (``k_proj`` and ``v_proj``, a class head and a
-distillation head) stay side by side.
+stays its own box. A fold is a stack of true repeats (:class:`Wiring`): each repetition
+reads the one before it exactly as that one reads its own predecessor (the first, what
+it reads from outside), the calls of one repetition are one piece of dataflow, and no
+repetition reads one further back. So siblings fed from one input (``k_proj`` and
+``v_proj``, a class head and a distillation head) stay side by side, and so do
+siblings that merely alternate in type (``q_norm, k_proj, k_norm, v_proj``).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pytest_tlgraph.trace import ModuleCall, Trace, outermost_first
 __all__ = [
     "MAX_PERIOD",
     "Run",
+    "Wiring",
     "address_range",
     "call_signature",
     "fold_runs",
@@ -107,34 +111,140 @@ def _hashable(args: Mapping[str, object] | None) -> Hashable:
 def fold_runs(
     sequence: Sequence[str],
     candidates: Mapping[str, tuple[Hashable, Hashable]],
-    feeds: Callable[[str, str], bool],
+    ops_of: Mapping[str, Sequence[str]],
+    parents: Callable[[str], Sequence[str]],
 ) -> list[tuple[str, ...]]:
     """Maximal runs of two or more consecutive units to fold.
 
     ``sequence`` is the execution-order sequence of visible units with consecutive
-    repeats merged; ``candidates`` maps each box unit to ``(parent, signature)``. A run
-    is consecutive candidates sharing parent and signature, each one fed by the one
-    before it (``feeds(previous, unit)``: a fold is a stack, so siblings that read one
-    input, ``k_proj`` and ``v_proj``, stay side by side). A unit that appears more than
-    once in ``sequence`` (a rolled box whose calls are interleaved with other nodes) is
+    repeats merged; ``candidates`` maps each box unit to ``(parent, signature)``;
+    ``ops_of`` gives each unit's op labels and ``parents`` each op's inputs. A run is
+    consecutive candidates sharing parent and signature, each a true repeat of the one
+    before it (:class:`Wiring`: a fold is a stack, so siblings that read one input,
+    ``k_proj`` and ``v_proj``, stay side by side). A unit that appears more than once
+    in ``sequence`` (a rolled box whose calls are interleaved with other nodes) is
     never folded: there is no single place to put it.
     """
     seen = Counter(sequence)
+    wiring = Wiring([ops_of.get(unit, ()) for unit in sequence], parents)
     runs: list[tuple[str, ...]] = []
-    current: list[str] = []
+    begin = 0  # where the current run starts in ``sequence``
     current_key: tuple[Hashable, Hashable] | None = None
-    for unit in sequence:
+    expected: tuple[Hashable, ...] | None = None
+    for index, unit in enumerate(sequence):
         key = candidates.get(unit) if seen[unit] == 1 else None
-        if key is not None and key == current_key and feeds(current[-1], unit):
-            current.append(unit)
-            continue
-        if len(current) >= 2:
-            runs.append(tuple(current))
-        current = [unit] if key is not None else []
-        current_key = key
-    if len(current) >= 2:
-        runs.append(tuple(current))
+        if key is not None and key == current_key:
+            step = wiring.step(begin, index, 1, expected)
+            if step is not None:
+                expected = step
+                continue
+        if index - begin >= 2 and current_key is not None:
+            runs.append(tuple(sequence[begin:index]))
+        begin, current_key, expected = index, key, None
+    if len(sequence) - begin >= 2 and current_key is not None:
+        runs.append(tuple(sequence[begin:]))
     return runs
+
+
+#: How an input of a repetition's op is read: from inside the repetition, from the one
+#: before it, from one further back (never in a fold), or from outside the run.
+_IN: Final = 0
+_PREV: Final = 1
+_FAR: Final = 2
+_OUT: Final = (3,)
+
+
+class Wiring:
+    """Where each op of a run's repetitions reads its inputs from.
+
+    ``members`` holds the op labels of consecutive units (calls or boxes) in execution
+    order; a repetition is ``period`` consecutive members. Its pattern lists, op by op
+    and input by input, whether the input comes from the repetition itself (which
+    member, which op), from the repetition just before it (the same), from one further
+    back, or from outside the run. Repetitions are true repeats when the second's
+    pattern reads the first (at least once) and is the first's with those reads taken
+    as outside, and every later one's is the second's: the wiring between repetitions
+    is equal, and a fold, drawing the first for all, never draws an edge the model does
+    not have.
+    """
+
+    def __init__(
+        self, members: Sequence[Sequence[str]], parents: Callable[[str], Sequence[str]]
+    ) -> None:
+        self._members = members
+        self._parents = parents
+        # Each member's ops by place, indexed only once a pattern looks at the member
+        # (a drawing with few candidates pays for those alone): an input from a member
+        # before the run is outside it whether indexed or not.
+        self._owner: dict[str, tuple[int, int]] = {}
+        self._seen: set[int] = set()
+        self._span = (0, 0)  # members from the first to the second are indexed
+
+    def _index(self, first: int, end: int) -> None:
+        """Index members ``first`` to ``end`` (each once; a run moving forward costs
+        each member once in all, not once per repetition looked at)."""
+        low, high = self._span
+        start = high if low <= first <= high else first
+        for i in range(start, end):
+            if i not in self._seen:
+                self._seen.add(i)
+                self._owner.update((label, (i, pos)) for pos, label in enumerate(self._members[i]))
+        self._span = (low, max(high, end)) if low <= first <= high else (first, max(first, end))
+
+    def pattern(self, begin: int, at: int, period: int) -> tuple[Hashable, ...]:
+        """The pattern of the repetition of ``period`` members at ``at`` in the run that
+        starts at ``begin``."""
+        self._index(begin, at + period)
+        out: list[Hashable] = []
+        for j in range(at, at + period):
+            for label in self._members[j]:
+                for parent in self._parents(label):
+                    owner = self._owner.get(parent)
+                    if owner is None or owner[0] < begin:
+                        out.append(_OUT)
+                    elif at <= owner[0] < at + period:
+                        out.append((_IN, owner[0] - at, owner[1]))
+                    elif at - period <= owner[0] < at:
+                        out.append((_PREV, owner[0] - at + period, owner[1]))
+                    else:
+                        out.append((_FAR, owner[0] - at, owner[1]))
+        return tuple(out)
+
+    def connected(self, at: int, period: int) -> bool:
+        """Whether the ``period`` members at ``at`` are one piece of dataflow (each
+        joined to the others by inputs read among them)."""
+        if period == 1:
+            return True
+        self._index(at, at + period)
+        root = list(range(period))
+
+        def find(i: int) -> int:
+            while root[i] != i:
+                root[i] = root[root[i]]
+                i = root[i]
+            return i
+
+        for j in range(at, at + period):
+            for label in self._members[j]:
+                for parent in self._parents(label):
+                    owner = self._owner.get(parent)
+                    if owner is not None and at <= owner[0] < at + period:
+                        root[find(owner[0] - at)] = find(j - at)
+        return len({find(i) for i in range(period)}) == 1
+
+    def step(
+        self, begin: int, at: int, period: int, expected: tuple[Hashable, ...] | None
+    ) -> tuple[Hashable, ...] | None:
+        """The pattern of the repetition at ``at`` when it continues the run that
+        starts at ``begin`` (``expected``: the second repetition's pattern, ``None``
+        while ``at`` is the second), else ``None``."""
+        found = self.pattern(begin, at, period)
+        if expected is not None:
+            return found if found == expected else None
+        if not any(isinstance(e, tuple) and e[0] == _PREV for e in found):
+            return None  # not fed by the one before: siblings, not a stack
+        as_first = tuple(_OUT if isinstance(e, tuple) and e[0] == _PREV else e for e in found)
+        return found if as_first == self.pattern(begin, begin, period) else None
 
 
 def address_range(addresses: Sequence[str]) -> str:
@@ -212,7 +322,7 @@ def repeat_runs(
     ``boxed``, children of calls not in it), outermost first. Calls are siblings in a
     run when no op of their parent runs between them; a period of up to
     :data:`MAX_PERIOD` calls is found (the smallest period wins a tie), and each
-    repetition must read the output of the one before it (a stack). Only
+    repetition must be a true repeat of the one before it (:class:`Wiring`). Only
     representatives are searched further: the other repetitions are drawn by them."""
     calls = {call.key: call for call in trace.modules}
     types = {key: call.type_name for key, call in calls.items()}
@@ -238,7 +348,8 @@ def repeat_runs(
             if len(block) < 2:  # a lone call repeats nothing (a deep chain: every level)
                 continue
             sigs = [call_signature(trace, call, paths) for call in block]
-            for start, period, count in _periodic(sigs, _feeders(trace, block)):
+            wiring = Wiring([call.ops for call in block], lambda label: trace.op(label).parents)
+            for start, period, count in _periodic(sigs, wiring):
                 reps = tuple(
                     tuple(c.key for c in block[start + r * period : start + (r + 1) * period])
                     for r in range(count)
@@ -266,40 +377,24 @@ def _adjacent_blocks(
     return blocks
 
 
-def _feeders(trace: Trace, block: Sequence[ModuleCall]) -> list[frozenset[int]]:
-    """For each call of ``block``, the positions of the other calls in it whose ops
-    feed one of its ops."""
-    owner = {label: i for i, call in enumerate(block) for label in call.ops}
-    out = []
-    for i, call in enumerate(block):
-        fed = {owner.get(p, i) for label in call.ops for p in trace.op(label).parents}
-        fed.discard(i)
-        out.append(frozenset(fed))
-    return out
-
-
-def _fed(feeders: Sequence[frozenset[int]], start: int, period: int) -> bool:
-    """Whether the repetition at ``start`` reads the output of the one just before it."""
-    before = range(start - period, start)
-    return any(j in before for i in range(start, start + period) for j in feeders[i])
-
-
-def _periodic(
-    sigs: Sequence[Hashable], feeders: Sequence[frozenset[int]]
-) -> list[tuple[int, int, int]]:
+def _periodic(sigs: Sequence[Hashable], wiring: Wiring) -> list[tuple[int, int, int]]:
     """``(start, period, count)`` of each greedy, maximal run in ``sigs``: repetitions
-    of one signature, each fed by the one before it (a stack: siblings that read one
-    input are not repetitions of each other). ``feeders`` is :func:`_feeders`."""
+    of one signature, each a true repeat of the one before it (:class:`Wiring`: a
+    stack, its repetitions wired alike; siblings that read one input are not
+    repetitions of each other)."""
     found = []
     i, n = 0, len(sigs)
     while i < n:
         best = (0, 0, 0)  # covered, period, count
         for period in range(1, min(MAX_PERIOD, (n - i) // 2) + 1):
             unit = sigs[i : i + period]
-            count = 1
-            while sigs[i + count * period : i + (count + 1) * period] == unit and _fed(
-                feeders, i + count * period, period
-            ):
+            if sigs[i + period : i + 2 * period] != unit or not wiring.connected(i, period):
+                continue
+            count, expected = 1, None
+            while sigs[i + count * period : i + (count + 1) * period] == unit:
+                expected = wiring.step(i, i + count * period, period, expected)
+                if expected is None:
+                    break
                 count += 1
             if count >= 2 and count * period > best[0]:
                 best = (count * period, period, count)

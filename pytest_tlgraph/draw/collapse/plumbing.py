@@ -16,7 +16,7 @@ from typing import Final
 
 from pytest_tlgraph.trace import Trace
 
-__all__ = ["MIN_RUN", "plumbing_ops", "plumbing_runs"]
+__all__ = ["MIN_RUN", "anchor", "plumbing_ops", "plumbing_runs"]
 
 #: A run this long or longer becomes a segment (a dead-end ``arange -> getitem`` pair).
 MIN_RUN: Final = 2
@@ -47,7 +47,9 @@ def plumbing_runs(trace: Trace, drawn_alone: Callable[[str], bool]) -> list[list
     A dead end, a group of connected plumbing ops that reads nothing and feeds nothing
     (the batch and head ``arange`` a causal mask function ignores), would be a node
     with no edge: it joins the next run of its module call that has an edge (else the
-    one before it), so it is not drawn on its own and its ops stay in a signature."""
+    one before it; else a run of the nearest call around it), so it is not drawn on its
+    own and its ops stay in a signature; with no run to join, its ops are drawn one by
+    one (joined by their own edges)."""
     candidates = {label for label in plumbing_ops(trace) if drawn_alone(label)}
     root: dict[str, str] = {}
 
@@ -86,24 +88,42 @@ def _dead(trace: Trace, group: list[str]) -> bool:
 
 def _attach_dead_ends(trace: Trace, groups: list[list[str]]) -> list[list[str]]:
     """``groups`` (execution order) with each dead one merged into the next live group
-    of its module call, else the last live one before it; the merged groups list their
-    ops in execution order. Dead groups of a call with no live group stay apart."""
+    of its module call, else the last live one before it, else the same in the nearest
+    call around it that has one (a segment of its own would be a node with no edge);
+    with none there either it is left out, its ops drawn one by one with the edges
+    between them. Never into a call beside or inside its own: a segment stays in the
+    module that computes it (a model's position check is not drawn in a repeated
+    layer). The merged groups list their ops in execution order."""
     by_call: dict[tuple[tuple[str, int], ...], list[int]] = {}
     for i, group in enumerate(groups):
         by_call.setdefault(trace.op(group[0]).module_calls, []).append(i)
+    dead = {i for i, group in enumerate(groups) if _dead(trace, group)}
+    live = {call: [i for i in indices if i not in dead] for call, indices in by_call.items()}
     into: dict[int, int] = {}
-    for indices in by_call.values():
-        live = [i for i in indices if not _dead(trace, groups[i])]
-        if not live:
-            continue
-        for i in indices:
-            if i not in live:
-                into[i] = next((j for j in live if j > i), live[-1])
-    if not into:
+    for i in sorted(dead):
+        chain = trace.op(groups[i][0]).module_calls
+        for cut in range(len(chain), -1, -1):  # its own call, then each one around it
+            found = live.get(chain[:cut])
+            if found:
+                into[i] = next((j for j in found if j > i), found[-1])
+                break
+    if not dead:
         return groups
-    merged: dict[int, list[str]] = {i: list(g) for i, g in enumerate(groups) if i not in into}
+    merged = {i: list(g) for i, g in enumerate(groups) if i not in dead}
     for i, j in into.items():
         merged[j].extend(groups[i])
     out = [sorted(run, key=lambda label: trace.op(label).index) for run in merged.values()]
     out.sort(key=lambda run: trace.op(run[0]).index)
     return out
+
+
+def anchor(trace: Trace, run: list[str]) -> str:
+    """The op of ``run`` whose module call places its segment: the first one with an
+    input or a consumer outside the run (a dead end merged in from another call does
+    not move the segment there), else the first one."""
+    inside = set(run)
+    for label in run:
+        op = trace.op(label)
+        if any(p not in inside for p in op.parents) or any(c not in inside for c in op.children):
+            return label
+    return run[0]

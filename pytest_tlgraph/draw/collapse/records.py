@@ -120,12 +120,15 @@ class FoldRecord(CollapsedRecord):
 
     ``representative`` is the first box's module address; ``boxes`` holds every folded
     box, the representative first. ``module``, ``members`` and the summed fields are
-    the representative's only: the fold shows one instance, not the total.
+    the representative's only: the fold shows one instance, not the total, and
+    ``shape_summary`` the range of the boxes' output shapes when they differ.
     """
 
     representative: str
     boxes: tuple[BoxRecord, ...]
     title: str
+    #: The boxes' output shapes first to last when they differ (``16->4``), else ``None``.
+    shape_summary: str | None = None
 
     @property
     def count(self) -> int:
@@ -148,6 +151,7 @@ class FoldRecord(CollapsedRecord):
             representative=rep.module,
             boxes=tuple(boxes),
             title=title,
+            shape_summary=shape_summary([box.shape for box in boxes]),
             **sums,
         )
 

@@ -49,12 +49,27 @@ class Repeats:
 
     def crosses(self, source: str, target: str) -> bool:
         """Whether an edge runs from one repetition of a fold to another (it is drawn
-        by no edge: the representative stands for both ends)."""
-        runs = self.runs_of.get(source)
-        if not runs:
-            return False
-        other = dict(self.runs_of.get(target, ()))
-        return any(run in other and other[run] != rep for run, rep in runs)
+        by no edge: the representative stands for both ends), at any depth of nested
+        folds: an edge inside one repetition of an outer fold is looked at again where
+        the outer fold's first repetition draws it, where it may cross repetitions of
+        a fold nested in that one (``conv2d_14 -> relu_3`` between two repetitions of
+        ``x2 (ReLU, Conv2d)`` inside the second repetition of an ``x3`` fold)."""
+        while True:
+            runs = self.runs_of.get(source)
+            if not runs:
+                return False
+            other = dict(self.runs_of.get(target, ()))
+            shared = [(rep, other[run]) for run, rep in runs if run in other]
+            if not shared:
+                return False
+            if any(mine != theirs for mine, theirs in shared):
+                return True
+            # One repetition of every fold they share: look again at the ops that draw
+            # them, in the first repetition of each.
+            drawn = (self.target.get(source, source), self.target.get(target, target))
+            if drawn == (source, target):
+                return False
+            source, target = drawn
 
 
 def find_repeats(

@@ -5,7 +5,8 @@ Default rows, top to bottom:
 * box: ``@address (Type)`` (bold; ``(xN)`` on a rolled box standing for N calls), the
   shape summary when its calls disagree in shape, the output shape, the args row (with
   the checked suppression, against the box's single input and its output);
-* fold: ``x40 @blocks.0-39 (Block)`` (bold), then the representative's shape and args;
+* fold: ``x40 @blocks.0-39 (Block)`` (bold), the range of the boxes' output shapes when
+  they differ (``16->4``), then the representative's shape and args;
 * segment: ``mul_1..tanh_1`` (bold; the first and last op), ``5 ops: mul, add x3, tanh``,
   the output shape; a plumbing segment of ``collapse="auto"`` is titled by what it
   computes, ``mask: 12 ops`` (bold), then ``arange x2, add, gt, ...`` and the shape.
@@ -106,6 +107,8 @@ def _row(
     if token == "dtype":
         return dtype_name(shown.dtype)
     if token == "shape_summary":
+        if isinstance(record, FoldRecord):  # the boxes' range, else the first one's own
+            return record.shape_summary or record.representative_box.shape_summary
         return box.shape_summary if box is not None else None
     if token == "bytes":
         size = record.activation_memory
