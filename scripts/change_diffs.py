@@ -2,9 +2,10 @@
 
 For each change (``CHANGES`` and the edits that move things around, ``MOVES``), both
 sides are captured and written as ``<out>/<name>/{old,new}-{full,depth1,depth2,auto}.gv``
-(the full drawing, ``depth=1``, ``depth=2`` and ``collapse="auto"``); then ``tlgraph diff old.gv new.gv -o <view>-diff.png`` draws each
-pair and the summary it prints is shown here, so the diff drawings and summaries of one
-version can be set beside another's.
+(the full drawing, ``depth=1``, ``depth=2`` and ``collapse="auto"``); then
+``tlgraph diff old.gv new.gv -o <view>-diff.png`` draws each pair and the summary it
+prints is shown here, so the diff drawings and summaries of one version can be set
+beside another's.
 
 Usage::
 
