@@ -42,6 +42,7 @@ __all__ = [
     "CALL_ATTR",
     "CLUSTER_KINDS",
     "COUNT_ATTR",
+    "DEFAULTS_ATTR",
     "FIRST_ATTR",
     "INSIDE_ATTR",
     "KIND_ATTR",
@@ -93,11 +94,13 @@ CALL_ATTR: Final = "tl_call"
 INSIDE_ATTR: Final = "tl_inside"
 #: The content signature of a collapsed node or fold frame: Graphviz draws no comment.
 SIGNATURE_ATTR: Final = "comment"
+#: The args an op's args row leaves out at their constructor default, with values.
+DEFAULTS_ATTR: Final = "tl_defaults"
 
 #: Every attribute :func:`node_attrs` may write: a drawing writes these, nothing else does.
 NODE_ATTRS: Final = (
     KIND_ATTR, ADDRESS_ATTR, OP_ATTR, TYPE_ATTR, CALLN_ATTR, FIRST_ATTR, LAST_ATTR,
-    COUNT_ATTR, MEMBERS_ATTR, CALL_ATTR, INSIDE_ATTR, SIGNATURE_ATTR,
+    COUNT_ATTR, MEMBERS_ATTR, CALL_ATTR, INSIDE_ATTR, SIGNATURE_ATTR, DEFAULTS_ATTR,
 )  # fmt: skip
 #: The kinds a drawn node has, and a drawn cluster.
 NODE_KINDS: Final = ("op", "box", "fold", "segment", "input", "output")
@@ -147,6 +150,7 @@ class NodeRecord:
     call: str | None = None
     inside: str | None = None
     signature: str | None = None
+    defaults: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +198,8 @@ def node_attrs(record: NodeRecord) -> dict[str, str]:
         out[INSIDE_ATTR] = record.inside
     if record.signature is not None:
         out[SIGNATURE_ATTR] = record.signature
+    if record.defaults is not None:
+        out[DEFAULTS_ATTR] = record.defaults
     return out
 
 
@@ -260,6 +266,7 @@ def read_node(node_id: str, attrs: Mapping[str, object]) -> NodeRecord:
         call=_text(attrs, CALL_ATTR),
         inside=_text(attrs, INSIDE_ATTR),
         signature=_text(attrs, SIGNATURE_ATTR),
+        defaults=_text(attrs, DEFAULTS_ATTR),
     )
 
 

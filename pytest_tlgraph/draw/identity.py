@@ -22,6 +22,7 @@ from pytest_tlgraph.draw.collapse.signature import (
     fold_cluster_signatures,
     inside_texts,
 )
+from pytest_tlgraph.draw.labels import defaults_text
 from pytest_tlgraph.draw.plan import Cluster, Plan, PlanNode
 from pytest_tlgraph.schema import ClusterRecord, NodeRecord
 from pytest_tlgraph.trace import Layer, Op, Trace, frozen_builder
@@ -51,7 +52,7 @@ def _op_record(node: PlanNode, record: Op | Layer, repeated: frozenset[str]) -> 
     call = call_text(record) if record.call != () else None
     return _new_record(
         node.id, "op", record.module, func, record.module_type, number,
-        None, None, None, None, call,
+        None, None, None, None, call, None, None, defaults_text(record.module_args),
     )  # fmt: skip
 
 
@@ -84,7 +85,7 @@ def _collapsed_record(
         return NodeRecord(
             id=node.id, kind="box", address=record.module, type=record.module_type,
             call_number=_box_number(record, repeated), members=funcs, inside=inside,
-            signature=signature,
+            signature=signature, defaults=defaults_text(record.module_args),
         )  # fmt: skip
     if node.kind != "segment":
         raise TypeError(f"node {node.id!r} of kind {node.kind!r} is not a collapsed node")

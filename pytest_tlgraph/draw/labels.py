@@ -207,6 +207,23 @@ def args_row(
     return ", ".join(parts) if parts else None
 
 
+def defaults_text(args: Mapping[str, Any] | None) -> str | None:
+    """``eps=1e-05, momentum=0.1``: the args at their constructor default that an args
+    row leaves out (unless it shows every arg), with their values: the drawing's
+    ``tl_defaults``. A change from a default then reads ``eps 1e-05 (default) ->
+    1e-06``, and a default that moves with torch changes the DOT. ``None`` when no arg
+    is at its default."""
+    if not args:
+        return None
+    hidden = set(hidden_defaults(args))
+    parts = [
+        f"{name}={value if type(value) in _ATOMS else _format_arg(value)}"
+        for name, value in args.items()
+        if name in hidden
+    ]
+    return ", ".join(parts) if parts else None
+
+
 def _module_args(record: Record) -> Mapping[str, Any] | None:
     """The record's args; on a rolled layer whose passes read different args, the
     values that differ are shown per pass (``in_features=4/8``) rather than dropped."""

@@ -15,6 +15,7 @@ import io
 import re
 
 import pytest
+import torch
 from PIL import Image
 
 from pytest_tlgraph import capture
@@ -185,3 +186,27 @@ def test_two_to_three_encoder_layers() -> None:
     ]
     assert story_lines(compare(depth2, depth3)) == ["added @encoder.layer.2 (BertLayer): 3 nodes"]
     assert story_lines(compare(full2, full3)) == ["added @encoder.layer.2 (BertLayer): 25 nodes"]
+
+
+def _gpt2(epsilon: float) -> str:
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(0)
+    config = GPT2Config(
+        vocab_size=96, n_embd=32, n_layer=2, n_head=4, n_positions=64, use_cache=False,
+        bos_token_id=1, eos_token_id=2, layer_norm_epsilon=epsilon,
+    )  # fmt: skip
+    ids = torch.arange(8).unsqueeze(0)
+    return capture(GPT2LMHeadModel(config).eval(), (ids,)).draw().dot
+
+
+def test_an_eps_moved_off_its_default_reads_both_values_the_default_named() -> None:
+    # GPT-2's LayerNorms take layer_norm_epsilon=1e-05, LayerNorm's own default: the
+    # args row leaves it out, and the drawing records it (tl_defaults).
+    before, after = _gpt2(1e-5), _gpt2(1e-6)
+    lines = story_lines(compare(before, after))
+    assert lines == [
+        "5 nodes @transformer.h.*.ln_*, @transformer.ln_f: eps 1e-05 (default) -> 1e-06"
+    ], lines
+    back = story_lines(compare(after, before))
+    assert back[0].endswith(": eps 1e-06 -> 1e-05 (default)"), back

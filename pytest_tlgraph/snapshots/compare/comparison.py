@@ -310,11 +310,16 @@ def _node_edits(
 ) -> tuple[RowEdit, ...]:
     """The row edits of one paired node, with its call's argument changes (an
     argument the label shows reads once) and its inputs reordered, if they were."""
-    edits = row_edits(was.body, node.body)
+    edits = row_edits(was.body, node.body, was.defaults, node.defaults)
     calls = call_edits(was.call, node.call)
     if calls:
         names = {c.what.split(" ", 1)[0] for c in calls}
-        # The call says each argument change once: a row saying it again goes.
+        # Each argument change reads once: a row with both values (``eps 1e-05
+        # (default) -> 1e-06``) over the call's, the call's over a row that only says
+        # the argument is now shown.
+        valued = {
+            e.what.split(" ", 1)[0] for e in edits if e.kind == "args" and not _SHOWS.match(e.what)
+        }
         edits = [
             e
             for e in edits
@@ -322,7 +327,9 @@ def _node_edits(
             and not (e.kind == "args" and (m := _SHOWS.match(e.what)) and m[1] in names)
         ]
         written = {e.what for e in edits}
-        edits += [c for c in calls if c.what not in written]
+        edits += [
+            c for c in calls if c.what not in written and c.what.split(" ", 1)[0] not in valued
+        ]
     before = ordered_inputs(old.preds(was.id), dict(old.positions.get(was.id, {})))
     after = ordered_inputs(new.preds(node.id), dict(new.positions.get(node.id, {})))
     if before is not None:
@@ -427,10 +434,14 @@ def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
         if inside is not None and inside.startswith(GENERIC_INSIDE):
             # Name the argument that changed inside, unless a row says it already.
             said = {e.what for e in edits}
+            # An argument the args row names with its values (``eps 1e-05 (default) ->
+            # 1e-06``) is said there.
+            valued = {e.what.split(" ", 1)[0] for e in edits if e.kind == "args"}
             named = [
                 what
                 for what in inside_edits(was.inside_calls, node.inside_calls)
                 if what.partition(" ")[2] not in said
+                and what.partition(" ")[2].split(" ", 1)[0] not in valued
             ]
             if named:
                 inside = ", ".join(named)

@@ -73,6 +73,8 @@ class GraphNode:
     fold_count: int | None = None
     #: The functions of a box's, fold's (one repetition's) or segment's ops, in order.
     members: tuple[str, ...] | None = None
+    #: The args its args row leaves out at their constructor default (``tl_defaults``).
+    defaults: str | None = None
 
     @property
     def title(self) -> str:
@@ -225,6 +227,7 @@ def _node(
         fold_last=record.last,
         fold_count=record.count,
         members=record.members,
+        defaults=record.defaults,
     )
 
 

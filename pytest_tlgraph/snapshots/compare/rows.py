@@ -121,9 +121,17 @@ def _grouped(rows: Sequence[str]) -> dict[str, list[str]]:
     return groups
 
 
-def row_edits(old: Sequence[str], new: Sequence[str]) -> list[RowEdit]:
+def row_edits(
+    old: Sequence[str],
+    new: Sequence[str],
+    old_defaults: str | None = None,
+    new_defaults: str | None = None,
+) -> list[RowEdit]:
     """The edits that turn one node's rows after the title (``old``) into ``new``; the
-    ``@module`` row is left out (a moved node is the comparison's to name)."""
+    ``@module`` row is left out (a moved node is the comparison's to name).
+    ``old_defaults``, ``new_defaults``: the args each side's args row leaves out at
+    their default (``tl_defaults``), so an arg that left or reached its default reads
+    with both values (``eps 1e-05 (default) -> 1e-06``)."""
     before, after = _grouped(old), _grouped(new)
     out: list[RowEdit] = []
     for kind in dict.fromkeys([*after, *before]):
@@ -131,25 +139,34 @@ def row_edits(old: Sequence[str], new: Sequence[str]) -> list[RowEdit]:
         if was == now or kind == "module":
             continue
         if kind == "args":
-            out.extend(_args_edits(", ".join(was), ", ".join(now)))
+            out.extend(_args_edits(", ".join(was), ", ".join(now), old_defaults, new_defaults))
         else:
             out.extend(_plain_edits(kind, was, now))
     return out
 
 
-def _args_edits(was: str, now: str) -> list[RowEdit]:
+def _args_edits(
+    was: str, now: str, old_defaults: str | None = None, new_defaults: str | None = None
+) -> list[RowEdit]:
     before, after = split_args(was), split_args(now)
+    was_default = split_args(old_defaults) if old_defaults else {}
+    now_default = split_args(new_defaults) if new_defaults else {}
     out = []
     for name, value in after.items():
-        if name not in before:
+        if name in before:
+            if before[name] != value:
+                out.append(RowEdit("args", f"{name} {before[name]} -> {value}"))
+        elif name in was_default and was_default[name] != value:
+            out.append(RowEdit("args", f"{name} {was_default[name]} (default) -> {value}"))
+        else:
             out.append(RowEdit("args", f"now shows {name}={value}"))
-        elif before[name] != value:
-            out.append(RowEdit("args", f"{name} {before[name]} -> {value}"))
-    out.extend(
-        RowEdit("args", f"no longer shows {name}={value}")
-        for name, value in before.items()
-        if name not in after
-    )
+    for name, value in before.items():
+        if name in after:
+            continue
+        if name in now_default and now_default[name] != value:
+            out.append(RowEdit("args", f"{name} {value} -> {now_default[name]} (default)"))
+        else:
+            out.append(RowEdit("args", f"no longer shows {name}={value}"))
     return out
 
 
