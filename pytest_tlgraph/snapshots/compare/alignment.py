@@ -82,6 +82,22 @@ class Alignment:
         self._cache[address] = out
         return out
 
+    def may_pair(self, translated: str, received: str) -> bool:
+        """Whether a stored node at ``translated`` (an address :meth:`translate` gave)
+        may pair with a received node at ``received`` when their addresses differ: only
+        a node of a removed module with one of an added module (a module the alignment
+        could not pair), or with one of a module of the same name (a frame around it
+        removed or added: ``n1.fc`` is ``fc``), never across two modules it paired
+        otherwise."""
+        if translated == received:
+            return True
+        if not translated.startswith(_GONE):
+            return False
+        parts = received.split(".") if received else []
+        if parts and translated.rpartition(".")[2] == parts[-1]:
+            return True
+        return any(".".join(parts[:cut]) in self.added for cut in range(1, len(parts) + 1))
+
     def moves(self) -> list[tuple[str, str]]:
         """``(stored address, received address)`` of each module that only moved (same
         content, another address), outermost only; modules that changed places with

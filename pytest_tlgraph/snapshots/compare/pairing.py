@@ -98,8 +98,8 @@ def _slot(node: GraphNode) -> tuple[str, str, str]:
 class _Rounds:
     """The state the rounds share: what is paired so far, both ways."""
 
-    def __init__(self, old: GraphModel, new: GraphModel) -> None:
-        self.old, self.new = old, new
+    def __init__(self, old: GraphModel, new: GraphModel, alignment: Alignment) -> None:
+        self.old, self.new, self.alignment = old, new, alignment
         self.pairs: dict[str, str] = {}
         self.taken: set[str] = set()
         self.replaced: set[str] = set()
@@ -157,7 +157,15 @@ class _Rounds:
         matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
         for block in matcher.get_matching_blocks():
             for i in range(block.size):
-                self.add(old_ids[block.a + i], new_ids[block.b + i])
+                old_id, new_id = old_ids[block.a + i], new_ids[block.b + i]
+                if self.may_pair(old_id, new_id):
+                    self.add(old_id, new_id)
+
+    def may_pair(self, old_id: str, new_id: str) -> bool:
+        """Whether two nodes of other addresses may pair (:meth:`.Alignment.may_pair`)."""
+        return self.alignment.may_pair(
+            self.old.nodes[old_id].address, self.new.nodes[new_id].address
+        )
 
     def by_flow(self, *, forward: bool) -> None:
         """Pair each free node with a free node of the same place and content whose
@@ -223,7 +231,7 @@ def pair_graphs(old: GraphModel, new: GraphModel) -> Pairing:
         for node_id, node in old.nodes.items()
     }
     old = dataclasses.replace(old, nodes=MappingProxyType(translated))
-    rounds = _Rounds(old, new)
+    rounds = _Rounds(old, new, alignment)
     # Nodes that name a module of their own first: their address is their identity.
     rounds.same_id(
         lambda a, b: _anchored(a) and _anchored(b) and _slot(a) == _slot(b) and _same_content(a, b)
@@ -260,7 +268,7 @@ def pair_graphs(old: GraphModel, new: GraphModel) -> Pairing:
     for node_id in rounds.free_old():
         k = rounds.inputs_key(old, old.nodes[node_id], mapped=True)
         queue = queues.get(k) if k is not None else None
-        if queue:
+        if queue and rounds.may_pair(node_id, queue[0]):
             rounds.add(node_id, queue.popleft())
     return Pairing(
         pairs=dict(rounds.pairs), replaced=frozenset(rounds.replaced), alignment=alignment
