@@ -77,6 +77,7 @@ DOCS_VIEWS: dict[str, tuple[str, str]] = {
     "blocks_swapped": ("full", "`layer1.0` and `layer1.1` (one of them GELU) swap places"),
     "fold_broken": ("auto", "GELU in the third of four folded `BasicBlock` s"),
     "decoder_fold_broken": ("auto", "GELU in the third of four Llama decoder layers"),
+    "olmo2_fold_broken": ("auto", "GELU in the second of OLMo2's two decoder layers"),
     "fold_count_changed": ("auto", "four `BasicBlock` s in `layer1`, then three"),
     "box_moved": ("depth1", "an `Identity` in front of `layer2`'s blocks moves them one index on"),
     "order_swapped": ("full", "the stem runs ReLU before BatchNorm"),

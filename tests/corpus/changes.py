@@ -5,7 +5,7 @@ same-type layer inserted in front of one of its kind, an activation swapped, a k
 changed in every block, a width change, a stem kernel change (:data:`CHANGES`); and the
 edits that move things around (:data:`MOVES`): a block inserted at a stage's head or in
 its middle, a block removed, two blocks swapped, a fold broken by one changed
-repetition (a ResNet stage and a Llama decoder), a fold's count changed, a box with
+repetition (a ResNet stage, a Llama decoder and OLMo2's), a fold's count changed, a box with
 parameters moved to another address, two layers run in the other order, and q/k/v
 projections moved into a helper that runs them in another order. Every factory builds
 both sides fresh and seeded; the two sides read the same input tensor values.
@@ -164,6 +164,13 @@ def decoder_fold_broken() -> tuple[Case, Case]:
     return _pair(_llama(), after, "layers.2 gelu")
 
 
+def olmo2_fold_broken() -> tuple[Case, Case]:
+    """OLMo2 (the corpus entry, two decoder layers) whose second layer's MLP runs GELU."""
+    after = build("olmo2")
+    after.model.model.layers[1].mlp.act_fn = nn.GELU()
+    return _pair(build("olmo2"), after, "layers.1 gelu")
+
+
 def box_moved() -> tuple[Case, Case]:
     """ResNet-18 with an ``Identity`` in front of ``layer2``'s blocks: they keep their
     content and parameters and move one index on (the Identity runs no op)."""
@@ -216,6 +223,7 @@ MOVES: dict[str, Change] = {
     "blocks_swapped": blocks_swapped,
     "fold_broken": fold_broken,
     "decoder_fold_broken": decoder_fold_broken,
+    "olmo2_fold_broken": olmo2_fold_broken,
     "fold_count_changed": fold_count_changed,
     "box_moved": box_moved,
     "order_swapped": order_swapped,

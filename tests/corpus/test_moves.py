@@ -96,6 +96,18 @@ STORIES: dict[str, dict[str, list[str]]] = {
             "@model.layers.0.self_attn (LlamaAttention): drawn as one box (was 32 nodes in its frame)",
         ],
     },
+    "olmo2_fold_broken": {
+        "full": [
+            "replaced silu_2 -> gelu_1 (@model.layers.1.mlp.act_fn)",
+        ],
+        "depth1": [
+            "@model.layers.1 (Olmo2DecoderLayer): inside: silu -> gelu (1 op)",
+        ],
+        "auto": [
+            "@model.layers.1 (Olmo2DecoderLayer): silu -> gelu (1 op); fold x2 -> 1 + 1",
+            "@model.layers.0.self_attn (Olmo2Attention): drawn as one box (was 36 nodes in its frame)",
+        ],
+    },
     "fold_count_changed": {
         "full": [
             "removed @layer1.3 (BasicBlock): 7 nodes",
