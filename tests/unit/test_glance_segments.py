@@ -19,7 +19,7 @@ from tests.corpus.traces import corpus_trace
 from tests.plan_checks import check_plan
 
 # The hidden content: the signature and the calls inside (neither is drawn).
-_COMMENT = re.compile(r', (?:comment|tl_inside)="[^"]*"')
+_COMMENT = re.compile(r', (?:comment|tl_inside|tl_ops)="[^"]*"')
 
 
 def _segments(trace: Trace) -> tuple[Plan, list[PlanNode]]:
