@@ -408,7 +408,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             path = write_html(records, results.root, target, notes=notes)
             config.stash[_HTML] = (path, len(records))
         except OSError as error:  # a full disk: one line at the end, never a traceback
-            from pytest_tlgraph.snapshots.files import SnapshotWriteError
+            from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError
 
             path = None
             config.stash[_HTML_ERROR] = "report.html not written: " + (

@@ -50,9 +50,9 @@ def test_stages_do_not_reach_back() -> None:
         assert not {m for m in graph[stage] if m.startswith("pytest_tlgraph.draw.collapse")}
     # Encoding reads plans, never the orchestrator; nothing below capture reads it.
     for module, imported in graph.items():
-        if module.startswith("pytest_tlgraph.encoding"):
+        if module.startswith("pytest_tlgraph.draw.encoding"):
             assert "pytest_tlgraph.draw" not in imported, module
-        if module.startswith(("pytest_tlgraph.draw", "pytest_tlgraph.encoding")):
+        if module.startswith(("pytest_tlgraph.draw", "pytest_tlgraph.draw.encoding")):
             assert not {m for m in imported if m.startswith("pytest_tlgraph.capture")}, module
 
 

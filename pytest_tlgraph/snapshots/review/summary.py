@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pytest_tlgraph.errors import UsageError
 from pytest_tlgraph.escaping import markdown
-from pytest_tlgraph.snapshots.nofollow import NotRegular, kind_of
+from pytest_tlgraph.snapshots.disk.nofollow import NotRegular, kind_of
 from pytest_tlgraph.snapshots.results.artifacts import read_record_files
 from pytest_tlgraph.suggest import did_you_mean
 

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_tlgraph.draw.encoding.sources import ValueSource
 from pytest_tlgraph.draw.plan import Plan, PlanNode
-from pytest_tlgraph.encoding.sources import ValueSource
 from pytest_tlgraph.errors import EncodingRefusal
 from pytest_tlgraph.trace import PER_PASS_FIELDS, SUMMED_FIELDS, Layer
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from pytest_tlgraph.draw.dot import html_escape
-from pytest_tlgraph.encoding.ramps import Ramp
+from pytest_tlgraph.draw.encoding.ramps import Ramp
 
 __all__ = ["KEY_ID", "NA_TEXT", "BarLine", "KeyLine", "TextLine", "key_label"]
 
