@@ -372,7 +372,7 @@ def tlgraph_snapshot(request: pytest.FixtureRequest) -> Iterator[TlgraphSnapshot
 @pytest.hookimpl(wrapper=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, object]:
     """Every ``tlgraph_snapshot`` call of a test is compared; the test fails once, at its
-    end, listing every mismatch (REVIEW.md §2.1)."""
+    end, listing every mismatch (docs/decisions.md, "Failures a reviewer can act on (0.2)")."""
     try:
         result = yield
     except BaseException as error:

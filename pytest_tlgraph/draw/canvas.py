@@ -1,4 +1,5 @@
-"""The size guard (REVIEW.md §1.7): a drawing's canvas estimated before any render.
+"""The size guard: a drawing's canvas estimated before any render
+(docs/decisions.md, "Hostile stored files and the size guard (0.3)").
 
 The estimate lays the nodes out as dot would in outline: each node on the rank one
 past its highest parent (edges against execution order, a recurrence, are left out),

@@ -1,4 +1,4 @@
-"""Label rows per visible node (ENCODING.md §5): plain text, top to bottom.
+"""Label rows per visible node (docs/decisions.md, "Labels"): plain text, top to bottom.
 
 Rows are plain text here; ``dot.py`` escapes them and sets the bold title.
 

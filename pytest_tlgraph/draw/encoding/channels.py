@@ -1,4 +1,4 @@
-"""``encode``: the channels of one draw (ENCODING.md §3).
+"""``encode``: the channels of one draw (docs/decisions.md, "Channels").
 
 Strictly presentation: it only adds ``fillcolor`` to colour-encoded nodes,
 ``width``/``height``/``fixedsize`` to size-encoded nodes, rank groups with ``newrank``,

@@ -1,4 +1,4 @@
-"""The drawn key: one node, compact lines only (ENCODING.md §3.5)."""
+"""The drawn key: one node, compact lines only (docs/decisions.md, "One house (0.4)")."""
 
 from __future__ import annotations
 

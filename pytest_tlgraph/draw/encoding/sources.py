@@ -1,4 +1,4 @@
-"""Value sources (ENCODING.md §3, §3.1): builtin tokens, record fields, callables.
+"""Value sources (docs/usage.md, "Value sources"): builtin tokens, record fields, callables.
 
 A source is resolved once per draw into a ``ValueSource``; ``ValueSource.read`` applies
 the value rules to one record.

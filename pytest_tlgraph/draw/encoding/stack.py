@@ -1,4 +1,4 @@
-"""``stack_by``: rank columns (ENCODING.md §3.4).
+"""``stack_by``: rank columns (docs/decisions.md, "Channels").
 
 The auto form pins multi-pass ops that share a pass number to one rank, under the
 lockstep licence: taken in execution order over all multi-pass ops, pass numbers never

@@ -1,5 +1,6 @@
 """Collect one channel's values over the visible nodes, applying the eligibility rules
-for rolled multi-pass nodes and collapsed boxes, segments and folds (§3.1, §4)."""
+for rolled multi-pass nodes and collapsed boxes, segments and folds
+(docs/usage.md, "Value sources"; docs/decisions.md, "Channels", "Collapsed drawings")."""
 
 from __future__ import annotations
 

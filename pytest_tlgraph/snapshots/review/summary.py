@@ -1,4 +1,5 @@
-"""CI summaries (REVIEW.md §2.6): ``summary.json`` and ``summary.md`` in the results folder.
+"""CI summaries: ``summary.json`` and ``summary.md`` in the results folder
+(docs/usage.md, "In CI (GitHub Actions)").
 
 With ``--tlgraph-summary=json,markdown`` every ``tlgraph_snapshot`` call leaves one small
 record (``.records/<stem>.call``: a file per snapshot, so pytest-xdist workers never
