@@ -50,6 +50,7 @@ __all__ = [
     "MEMBERS_ATTR",
     "NODE_ATTRS",
     "NODE_KINDS",
+    "OPS_ATTR",
     "OP_ATTR",
     "SCHEMA_ATTR",
     "SCHEMA_VERSION",
@@ -96,11 +97,14 @@ INSIDE_ATTR: Final = "tl_inside"
 SIGNATURE_ATTR: Final = "comment"
 #: The args an op's args row leaves out at their constructor default, with values.
 DEFAULTS_ATTR: Final = "tl_defaults"
+#: Each op a box, fold or segment hides: function, shape, args and params (a list).
+OPS_ATTR: Final = "tl_ops"
 
 #: Every attribute :func:`node_attrs` may write: a drawing writes these, nothing else does.
 NODE_ATTRS: Final = (
     KIND_ATTR, ADDRESS_ATTR, OP_ATTR, TYPE_ATTR, CALLN_ATTR, FIRST_ATTR, LAST_ATTR,
     COUNT_ATTR, MEMBERS_ATTR, CALL_ATTR, INSIDE_ATTR, SIGNATURE_ATTR, DEFAULTS_ATTR,
+    OPS_ATTR,
 )  # fmt: skip
 #: The kinds a drawn node has, and a drawn cluster.
 NODE_KINDS: Final = ("op", "box", "fold", "segment", "input", "output")
@@ -151,6 +155,7 @@ class NodeRecord:
     inside: str | None = None
     signature: str | None = None
     defaults: str | None = None
+    ops: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +205,8 @@ def node_attrs(record: NodeRecord) -> dict[str, str]:
         out[SIGNATURE_ATTR] = record.signature
     if record.defaults is not None:
         out[DEFAULTS_ATTR] = record.defaults
+    if record.ops:
+        out[OPS_ATTR] = encode_list(record.ops) or ""
     return out
 
 
@@ -267,6 +274,7 @@ def read_node(node_id: str, attrs: Mapping[str, object]) -> NodeRecord:
         inside=_text(attrs, INSIDE_ATTR),
         signature=_text(attrs, SIGNATURE_ATTR),
         defaults=_text(attrs, DEFAULTS_ATTR),
+        ops=None if (ops := attrs.get(OPS_ATTR)) is None else decode_list(str(ops)),
     )
 
 

@@ -22,7 +22,7 @@ from pytest_tlgraph.draw.collapse.signature import (
     fold_cluster_signatures,
     inside_texts,
 )
-from pytest_tlgraph.draw.labels import defaults_text
+from pytest_tlgraph.draw.labels import defaults_text, member_row
 from pytest_tlgraph.draw.plan import Cluster, Plan, PlanNode
 from pytest_tlgraph.schema import ClusterRecord, NodeRecord
 from pytest_tlgraph.trace import Layer, Op, Trace, frozen_builder
@@ -73,26 +73,28 @@ def _collapsed_record(
     """A box's, fold's or segment's record."""
     record = node.record
     funcs = tuple(trace.op(label).func for label in record.members) or None
+    default = trace.default_dtype
+    ops = tuple(member_row(trace.op(label), default) for label in record.members) or None
     if node.kind == "fold":
         boxes = record.boxes
         rep = boxes[0]
         return NodeRecord(
             id=node.id, kind="fold", address=rep.module, type=rep.module_type,
             call_number=_box_number(rep, repeated), first=rep.module, last=boxes[-1].module,
-            count=len(boxes), members=funcs, inside=inside, signature=signature,
+            count=len(boxes), members=funcs, inside=inside, signature=signature, ops=ops,
         )  # fmt: skip
     if node.kind == "box":
         return NodeRecord(
             id=node.id, kind="box", address=record.module, type=record.module_type,
             call_number=_box_number(record, repeated), members=funcs, inside=inside,
-            signature=signature, defaults=defaults_text(record.module_args),
+            signature=signature, defaults=defaults_text(record.module_args), ops=ops,
         )  # fmt: skip
     if node.kind != "segment":
         raise TypeError(f"node {node.id!r} of kind {node.kind!r} is not a collapsed node")
     address = trace.op(record.members[0]).module if record.members else ""
     return NodeRecord(
         id=node.id, kind="segment", address=address, members=funcs, inside=inside,
-        signature=signature,
+        signature=signature, ops=ops,
     )  # fmt: skip
 
 

@@ -329,6 +329,33 @@ def _params_row(record: Record) -> str | None:
     return "params: " + ", ".join(parts)
 
 
+#: The separator between the fields of one member's :func:`member_row`.
+MEMBER_FIELDS: Final = " | "
+
+
+def member_row(op: Op, default_dtype: Any = None) -> str:
+    """One op a box, fold or segment hides, in the full view's words: ``conv2d |
+    1x8x8x8 | kernel_size=(3, 3), padding=(1, 1), bias=False | weight 8x8x3x3`` (its
+    function, shape with its dtype when not ``default_dtype``, every constructor arg,
+    params). The drawing's ``tl_ops`` lists one per member, so a box line says what
+    changed inside."""
+    shape = format_shape(op.shape)
+    dtype = dtype_name(op.dtype)
+    dtype = None if dtype == dtype_name(default_dtype) else dtype
+    args = args_row(
+        op.module_args, family=op.module_family, input_shape=None, output_shape=None,
+        show_redundant=True,
+    )  # fmt: skip
+    params = _params_row(op)
+    fields = (
+        op.func,
+        f"{shape}, {dtype}" if dtype else shape,
+        args or "",
+        params.removeprefix("params: ") if params else "",
+    )
+    return MEMBER_FIELDS.join(fields)
+
+
 # A module's params row is the same whenever it is drawn (a module called again, a
 # model drawn again): each distinct one is written and wrapped once.
 _params_lines: dict[tuple[Any, ...], tuple[str, ...]] = {}

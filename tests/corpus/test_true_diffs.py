@@ -117,7 +117,8 @@ def test_one_change_names_the_node_and_its_full_address() -> None:
         "params weight 8x3x7x7 -> 8x3x5x5"
     ]
     assert story_lines(_compared("stem_kernel_changed", "depth2")) == [
-        "@conv1 (Conv2d): kernel_size (7, 7) -> (5, 5); padding (3, 3) -> (2, 2)"
+        "@conv1 (Conv2d): kernel_size (7, 7) -> (5, 5); padding (3, 3) -> (2, 2); "
+        "inside: conv2d params weight 8x3x7x7 -> weight 8x3x5x5"
     ]
 
 

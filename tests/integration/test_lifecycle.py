@@ -50,9 +50,11 @@ def test_whole_lifecycle(project: pytest.Pytester, monkeypatch: pytest.MonkeyPat
     ]
     positions = [out.index(heading) for heading in headings]
     assert positions == sorted(positions), "report sections are out of order"
-    # bias=True is the default, not shown; bias=False is. Alike edits share a line.
+    # bias=True is the default, not shown but recorded; bias=False is shown: the line
+    # names both values. Alike edits share a line.
     assert (
-        "  linear_1 @fc1: now shows bias=False; params weight 16x8, bias 16 -> weight 32x8\n" in out
+        "  linear_1 @fc1: bias True (default) -> False; params weight 16x8, bias 16 -> "
+        "weight 32x8\n" in out
     )
     assert "  2 nodes (linear_1, relu_1) @*: shape 2x16 -> 2x32\n" in out
     assert "--- snapshot" in out and "+++ received" in out

@@ -150,7 +150,7 @@ def test_moved_public_paths_still_work() -> None:
     assert callable(compare_png)
     from pytest_tlgraph.snapshots import compare
 
-    # The comparison stage's values under the names ARCHITECTURE.md gives them.
+    # The comparison stage's values under their short names (docs/architecture.md).
     assert compare.Graph is compare.graph.GraphModel
     assert compare.Change is compare.comparison.Comparison
 

@@ -11,13 +11,15 @@ scaled_dot_product_attention is_causal True -> False``.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Sequence
 from typing import Final
 
-from pytest_tlgraph.snapshots.compare.rows import RowEdit, split_args
+from pytest_tlgraph.draw.labels import MEMBER_FIELDS
+from pytest_tlgraph.snapshots.compare.rows import RowEdit, args_edits, split_args
 
-__all__ = ["call_edits", "inside_edits", "ordered_inputs", "reorder_edit"]
+__all__ = ["call_edits", "inside_edits", "member_edits", "ordered_inputs", "reorder_edit"]
 
 _TENSOR: Final = r"(?:in\d+(?:\[\d+\])?|param [^,()\[\]]+|const [\dx]+|const scalar)"
 _OPERAND: Final = re.compile(rf"{_TENSOR}|\[(?:{_TENSOR}(?:, )?)+\]|\((?:{_TENSOR}(?:, )?)+,?\)")
@@ -150,3 +152,52 @@ def reorder_edit(old: Sequence[str] | None, new: Sequence[str] | None) -> RowEdi
     if old is None or new is None or list(old) == list(new) or sorted(old) != sorted(new):
         return None
     return RowEdit("inputs", f"inputs reordered ({', '.join(old)}) -> ({', '.join(new)})")
+
+
+def member_edits(old: Sequence[str] | None, new: Sequence[str] | None) -> list[str]:
+    """``conv2d kernel_size (3, 3) -> (5, 5) (2 ops)``, ``conv2d params weight 8x8x3x3
+    -> 8x8x5x5 (2 ops)``: what changed in the ops a collapsed node hides, in the full
+    view's words, read from the two sides' ``tl_ops`` (each member's function, shape,
+    args and params). Members are aligned on their functions (the k-th of a run with
+    the k-th); the same edit on several ops reads once with their count; at most
+    :data:`MAX_INSIDE_EDITS`, then a count. ``[]`` when a side has no list."""
+    if not old or not new or old == new:
+        return []
+    before = [row.split(MEMBER_FIELDS) for row in old]
+    after = [row.split(MEMBER_FIELDS) for row in new]
+    if any(len(f) != len(_FIELDS) for f in (*before, *after)):
+        return []  # a list this version did not write
+    matcher = difflib.SequenceMatcher(
+        a=[f[0] for f in before], b=[f[0] for f in after], autojunk=False
+    )
+    counts: dict[str, int] = {}
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag not in ("equal", "replace") or i2 - i1 != j2 - j1:
+            continue
+        for was, now in zip(before[i1:i2], after[j1:j2], strict=True):
+            if was[0] != now[0]:
+                continue  # another function: the function list says it
+            for what in _member_whats(was, now):
+                counts[f"{now[0]} {what}"] = counts.get(f"{now[0]} {what}", 0) + 1
+    out = [what + (f" ({n} ops)" if n > 1 else "") for what, n in counts.items()]
+    if len(out) > MAX_INSIDE_EDITS:
+        out = [*out[:MAX_INSIDE_EDITS], f"and {len(out) - MAX_INSIDE_EDITS} more"]
+    return out
+
+
+#: The fields of one member's row (``draw.labels.member_row``).
+_FIELDS: Final = ("func", "shape", "args", "params")
+
+
+def _member_whats(was: Sequence[str], now: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    args = [edit.what for edit in args_edits(was[2], now[2])] if was[2] != now[2] else []
+    (dims, _, dtype), (new_dims, _, new_dtype) = was[1].partition(", "), now[1].partition(", ")
+    if dims != new_dims:
+        out.append(f"shape {was[1]} -> {now[1]}")
+    elif dtype != new_dtype:  # the same shape in another dtype (a cast's, say)
+        out.append(f"dtype {dtype or '(default)'} -> {new_dtype or '(default)'}")
+    out += args
+    if was[3] != now[3]:
+        out.append(f"params {was[3] or '(none)'} -> {now[3] or '(none)'}")
+    return out

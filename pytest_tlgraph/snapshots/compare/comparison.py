@@ -24,6 +24,7 @@ from pytest_tlgraph.snapshots.compare.alignment import fold_count, frame_fold_co
 from pytest_tlgraph.snapshots.compare.calls import (
     call_edits,
     inside_edits,
+    member_edits,
     ordered_inputs,
     reorder_edit,
 )
@@ -437,11 +438,18 @@ def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
             # An argument the args row names with its values (``eps 1e-05 (default) ->
             # 1e-06``) is said there.
             valued = {e.what.split(" ", 1)[0] for e in edits if e.kind == "args"}
-            named = [
+            # What changed in the hidden ops, in the full view's words (their shapes,
+            # args and params), then their calls' arguments not said by those.
+            members = [
+                w for w in member_edits(was.ops, node.ops) if w.partition(" ")[2] not in said
+            ]
+            told = {" ".join(w.split(" ", 2)[:2]) for w in members}
+            named = members + [
                 what
                 for what in inside_edits(was.inside_calls, node.inside_calls)
                 if what.partition(" ")[2] not in said
                 and what.partition(" ")[2].split(" ", 1)[0] not in valued
+                and " ".join(what.split(" ", 2)[:2]) not in told
             ]
             if named:
                 inside = ", ".join(named)

@@ -75,6 +75,8 @@ class GraphNode:
     members: tuple[str, ...] | None = None
     #: The args its args row leaves out at their constructor default (``tl_defaults``).
     defaults: str | None = None
+    #: Each op a box, fold or segment hides, in the full view's words (``tl_ops``).
+    ops: tuple[str, ...] | None = None
 
     @property
     def title(self) -> str:
@@ -228,6 +230,7 @@ def _node(
         fold_count=record.count,
         members=record.members,
         defaults=record.defaults,
+        ops=record.ops,
     )
 
 

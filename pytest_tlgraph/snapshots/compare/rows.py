@@ -19,7 +19,14 @@ from typing import Final
 
 from pytest_tlgraph.draw.callrows import GRAD_MODES
 
-__all__ = ["RowEdit", "multiset_minus", "row_edits", "row_kind", "split_args"]
+__all__ = [
+    "RowEdit",
+    "args_edits",
+    "multiset_minus",
+    "row_edits",
+    "row_kind",
+    "split_args",
+]
 
 _ARG: Final = re.compile(r"[A-Za-z_]\w*=")
 _SHAPE: Final = re.compile(r"(?:\d+(?:x\d+)*|scalar|\?)(?:, .+)?")
@@ -139,15 +146,18 @@ def row_edits(
         if was == now or kind == "module":
             continue
         if kind == "args":
-            out.extend(_args_edits(", ".join(was), ", ".join(now), old_defaults, new_defaults))
+            out.extend(args_edits(", ".join(was), ", ".join(now), old_defaults, new_defaults))
         else:
             out.extend(_plain_edits(kind, was, now))
     return out
 
 
-def _args_edits(
+def args_edits(
     was: str, now: str, old_defaults: str | None = None, new_defaults: str | None = None
 ) -> list[RowEdit]:
+    """The edits that turn one args row (``was``) into another: ``stride 1 -> 2``,
+    ``eps 1e-05 (default) -> 1e-06`` (``*_defaults``: the args each side leaves out
+    at their default), ``now shows bias=True``."""
     before, after = split_args(was), split_args(now)
     was_default = split_args(old_defaults) if old_defaults else {}
     now_default = split_args(new_defaults) if new_defaults else {}
