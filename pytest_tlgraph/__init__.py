@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     import pytest_tlgraph.node_styles as node_styles
     from pytest_tlgraph.capture import capture
     from pytest_tlgraph.draw import Drawing, Node
-    from pytest_tlgraph.encoding.state import EncodingState
+    from pytest_tlgraph.draw.encoding.state import EncodingState
     from pytest_tlgraph.trace import Layer, ModuleCall, Op, Trace
 
 __all__ = [
@@ -42,7 +42,7 @@ _LAZY = {
     "ModuleCall": ("pytest_tlgraph.trace", "ModuleCall"),
     "Drawing": ("pytest_tlgraph.draw", "Drawing"),
     "Node": ("pytest_tlgraph.draw", "Node"),
-    "EncodingState": ("pytest_tlgraph.encoding.state", "EncodingState"),
+    "EncodingState": ("pytest_tlgraph.draw.encoding.state", "EncodingState"),
     "node_styles": ("pytest_tlgraph.node_styles", None),
 }
 

@@ -31,7 +31,7 @@ __all__ = [
     "UsageError",
 ]
 
-#: The closed set of refusal codes (ENCODING.md §7).
+#: The closed set of refusal codes (docs/decisions.md, "One house (0.4)").
 REFUSAL_CODES: Final = frozenset(
     {
         "encoding_source_invalid",

@@ -7,7 +7,7 @@ bad value naming the option, the value and the remedy, and returns the value as 
 reads it). The command line's flags, ``tlgraph draw --help`` and the options reference
 of docs/guide.md are generated from these declarations (:mod:`pytest_tlgraph.option_table`);
 whether a drawing is volatile or reads magnitudes follows from its resolved sources
-(:class:`pytest_tlgraph.request.DrawRequest`, which parses the options once).
+(:class:`pytest_tlgraph.draw.request.DrawRequest`, which parses the options once).
 """
 
 from __future__ import annotations

@@ -372,7 +372,7 @@ def tlgraph_snapshot(request: pytest.FixtureRequest) -> Iterator[TlgraphSnapshot
 @pytest.hookimpl(wrapper=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, object]:
     """Every ``tlgraph_snapshot`` call of a test is compared; the test fails once, at its
-    end, listing every mismatch (REVIEW.md §2.1)."""
+    end, listing every mismatch (docs/decisions.md, "Failures a reviewer can act on (0.2)")."""
     try:
         result = yield
     except BaseException as error:
@@ -408,7 +408,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             path = write_html(records, results.root, target, notes=notes)
             config.stash[_HTML] = (path, len(records))
         except OSError as error:  # a full disk: one line at the end, never a traceback
-            from pytest_tlgraph.snapshots.files import SnapshotWriteError
+            from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError
 
             path = None
             config.stash[_HTML_ERROR] = "report.html not written: " + (

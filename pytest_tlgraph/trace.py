@@ -46,7 +46,8 @@ def _fmt_shape(shape: Sequence[int]) -> str:
 
 
 def shape_summary(shapes: Sequence[tuple[int, ...] | None]) -> str | None:
-    """``Layer.shape_summary`` for the per-pass output shapes (ENCODING.md §1.2)."""
+    """``Layer.shape_summary`` for the per-pass output shapes
+    (docs/decisions.md, "One house (0.4)")."""
     if len(shapes) < 2 or any(s is None for s in shapes):
         return None
     concrete = [s for s in shapes if s is not None]

@@ -13,7 +13,7 @@ import ast
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-__all__ = ["cycles", "import_graph"]
+__all__ = ["cycles", "import_graph", "package_graph", "package_of"]
 
 
 def _modules(package_dir: Path) -> dict[str, tuple[Path, bool]]:
@@ -93,3 +93,39 @@ def cycles(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
         if node not in index:
             visit(node)
     return sorted(found)
+
+
+def package_of(module: str, rooms: Iterable[str] = ()) -> str:
+    """The package node ``module`` belongs to: the top-level module or subpackage of the
+    root package it sits in (``pkg.draw.collapse.rows`` -> ``draw``), or the room in
+    ``rooms`` it sits in (with ``snapshots.review`` a room, ``pkg.snapshots.review.html``
+    -> ``snapshots.review``, while ``pkg.snapshots.call`` stays ``snapshots``). The root
+    package's own ``__init__`` is the root's name."""
+    parts = module.split(".")[1:]
+    if not parts:
+        return module
+    room = ".".join(parts[:2])
+    return room if room in set(rooms) else parts[0]
+
+
+def package_graph(
+    graph: Mapping[str, Iterable[str]], split: Iterable[str] = ()
+) -> dict[str, set[str]]:
+    """The module graph read at the level of packages (see :func:`package_of`): each
+    subpackage of a package named in ``split`` is a room of its own. An edge ``a -> b``
+    when some module of ``a`` imports some module of ``b``; every package is a key, an
+    import inside one package is no edge."""
+    split = set(split)
+    rooms = {
+        ".".join(parts[1:3])
+        for module in graph
+        if len(parts := module.split(".")) > 3 and parts[1] in split
+    }
+    packages: dict[str, set[str]] = {package_of(m, rooms): set() for m in graph}
+    for module, imported in graph.items():
+        source = package_of(module, rooms)
+        for target in imported:
+            node = package_of(target, rooms)
+            if node != source:
+                packages[source].add(node)
+    return packages

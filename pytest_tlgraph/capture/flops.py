@@ -1,4 +1,4 @@
-"""FLOP accounting (ENCODING.md §1.3).
+"""FLOP accounting (docs/decisions.md, "FLOPs and the per-element table").
 
 Matmul, linear, conv, bmm, baddbmm and attention FLOPs come from torch's own counter
 (``torch.utils.flop_counter.flop_registry``), attributed to the op that issued them.

@@ -1,4 +1,5 @@
-"""Names of a forward pass's input and output tensors (REVIEW.md §1.5).
+"""Names of a forward pass's input and output tensors
+(docs/decisions.md, "Drawings a reviewer can read (0.2)").
 
 Inputs are named by the forward argument they fill (``input_ids``, ``args[2]`` for a
 ``*args`` entry, a ``**kwargs`` key as given), outputs by their path in the returned

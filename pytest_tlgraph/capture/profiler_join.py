@@ -1,4 +1,5 @@
-"""Exact attribution of device kernels to the captured op that launched them (§8).
+"""Exact attribution of device kernels to the captured op that launched them
+(docs/decisions.md, "One house (0.4)").
 
 During ``capture(..., profile=True)`` each op's real call runs inside a
 ``record_function("tlgraph::<label>")`` range. A device kernel carries the correlation

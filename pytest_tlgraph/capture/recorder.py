@@ -276,11 +276,11 @@ class Recorder(TorchFunctionMode):
         raw.module_type = frame.type_name
 
     def _computation(self, frame: ModuleFrame, family: str | None, base: str) -> RawOp | None:
-        """The call's own op that *is* the module's computation (REVIEW.md §1.6): the
-        last one whose function the module's family or torch.nn class ``base`` names
-        (``multi_head_attention_forward`` in ``MultiheadAttention``, not a ``transpose``
-        after it; ``layer_norm`` in a ``LayerNorm2d`` that permutes around it), or
-        ``None``."""
+        """The call's own op that *is* the module's computation (docs/decisions.md,
+        "Drawings a reviewer can read (0.2)"): the last one whose function the module's
+        family or torch.nn class ``base`` names (``multi_head_attention_forward`` in
+        ``MultiheadAttention``, not a ``transpose`` after it; ``layer_norm`` in a
+        ``LayerNorm2d`` that permutes around it), or ``None``."""
         key = (frame.address, frame.call_number)
         for raw in reversed(self.ops):
             if key not in raw.module_calls:

@@ -273,7 +273,7 @@ def _shown(path: Path) -> str:
 
 def _accept(entry: Pending, root: Path) -> list[Path]:
     """Write one call's snapshot files and mark it accepted; the files written."""
-    from pytest_tlgraph.snapshots.files import SnapshotWriteError, atomic_write_all
+    from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError, atomic_write_all
     from pytest_tlgraph.snapshots.results.artifacts import ResultsDir
     from pytest_tlgraph.snapshots.review.pending import mark_accepted
     from pytest_tlgraph.snapshots.storage import snapshot_anchor

@@ -86,7 +86,7 @@ def _write(drawing: Drawing, output: str | None, renderer: str, dpi: int, remedy
             raise CommandError(problem)
     else:
         data = render_svg(drawing.dot, renderer=renderer)
-    from pytest_tlgraph.snapshots.files import SnapshotWriteError, atomic_write
+    from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError, atomic_write
 
     try:  # never through a link, never into a FIFO or a device
         atomic_write(Path(output), data)
@@ -102,7 +102,7 @@ def run_draw(args: argparse.Namespace) -> None:
     from pytest_tlgraph.capture.eval_capture import capture_in_eval_mode
     from pytest_tlgraph.cli.model import load_inputs, load_model, parse_shape, random_inputs
     from pytest_tlgraph.draw import draw_request
-    from pytest_tlgraph.request import DrawRequest
+    from pytest_tlgraph.draw.request import DrawRequest
 
     try:  # checked before the (slow) model import and capture
         request = DrawRequest.parse(draw_options(args))
@@ -360,7 +360,7 @@ def _upgrade_line(calls: Sequence[MergedCall]) -> str | None:
 
 def _write_merged(shards: Sequence[Shard], calls: Sequence[MergedCall], out: Path) -> Path:
     """Write the merged report.html, summary.json and summary.md into ``out``."""
-    from pytest_tlgraph.snapshots.files import SnapshotWriteError, atomic_write
+    from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError, atomic_write
     from pytest_tlgraph.snapshots.results.artifacts import REPORT_NAME
     from pytest_tlgraph.snapshots.review.drift import run_upgrade_line
     from pytest_tlgraph.snapshots.review.html import write_html

@@ -29,13 +29,13 @@ from pytest_tlgraph.draw.dot import (
     html_escape,
     html_label,
 )
+from pytest_tlgraph.draw.encoding.units import format_bytes
 from pytest_tlgraph.draw.identity import cluster_records, node_records
 from pytest_tlgraph.draw.labels import Row
 from pytest_tlgraph.draw.plan import Plan, PlanNode
-from pytest_tlgraph.encoding.units import format_bytes
+from pytest_tlgraph.draw.request import DrawRequest
 from pytest_tlgraph.lazy import LazyMapping
 from pytest_tlgraph.options import DrawOptions, NodeSpecFn
-from pytest_tlgraph.request import DrawRequest
 from pytest_tlgraph.schema import (
     NODE_ATTRS,
     SCHEMA_ATTR,
@@ -48,8 +48,8 @@ from pytest_tlgraph.schema import (
 from pytest_tlgraph.trace import Layer, Op, frozen_builder
 
 if TYPE_CHECKING:
-    from pytest_tlgraph.encoding.channels import Encoding
-    from pytest_tlgraph.encoding.state import EncodingState
+    from pytest_tlgraph.draw.encoding.channels import Encoding
+    from pytest_tlgraph.draw.encoding.state import EncodingState
     from pytest_tlgraph.trace import Trace
 
 __all__ = [
@@ -208,7 +208,7 @@ def _draw(trace: Trace, request: DrawRequest, *, mask_volatile: bool) -> Drawing
             for node, (texts, bold) in zip(plan.nodes, rows, strict=True)
         }
         if encoding:
-            from pytest_tlgraph.encoding.channels import encode
+            from pytest_tlgraph.draw.encoding.channels import encode
 
             encoded = encode(plan, specs, trace=trace, request=request, mask_volatile=mask_volatile)
             state = encoded.state
@@ -220,7 +220,7 @@ def _draw(trace: Trace, request: DrawRequest, *, mask_volatile: bool) -> Drawing
             for n, identity in zip(plan.nodes, identities, strict=True)
         ]
         if encoded is not None and encoded.key_rows:
-            from pytest_tlgraph.encoding.key import KEY_ID
+            from pytest_tlgraph.draw.encoding.key import KEY_ID
 
             public[KEY_ID] = Node("key", encoded.key_rows, (), None)
         nodes: Mapping[str, Node] = public

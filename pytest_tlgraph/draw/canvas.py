@@ -1,4 +1,5 @@
-"""The size guard (REVIEW.md §1.7): a drawing's canvas estimated before any render.
+"""The size guard: a drawing's canvas estimated before any render
+(docs/decisions.md, "Hostile stored files and the size guard (0.3)").
 
 The estimate lays the nodes out as dot would in outline: each node on the rank one
 past its highest parent (edges against execution order, a recurrence, are left out),
@@ -103,7 +104,7 @@ def png_problem(png: bytes, what: str = "PNG", remedy: str = _REMEDY) -> str | N
     the header, the limit and the remedy), or ``None`` when it is within the limit or
     not a PNG at all. The second half of the guard: an estimate can read low, and no
     image over the limit is written or inlined whatever drew it."""
-    from pytest_tlgraph.snapshots.pixels.pngmeta import read_png_size
+    from pytest_tlgraph.pngheader import read_png_size
 
     size = read_png_size(png)
     if size is None or not _over(*size):

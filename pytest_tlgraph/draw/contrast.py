@@ -1,4 +1,4 @@
-"""Text colour for a node's fill: WCAG 2 contrast of at least 4.5:1 (REVIEW.md §1.1).
+"""Text colour for a node's fill: WCAG 2 contrast of at least 4.5:1 (docs/decisions.md, "Channels").
 
 A node keeps the page's text colour when it reads on its fill; otherwise its text is
 black or white, whichever contrasts more. Between them they reach at least 4.58:1 on

@@ -1,4 +1,5 @@
-"""Deterministic node-label box estimates, with no renderer round trip (ENCODING.md §3.3).
+"""Deterministic node-label box estimates, with no renderer round trip
+(docs/decisions.md, "One house (0.4)").
 
 Label-aware ``size_by`` needs every label's box before anything is rendered. The
 nodes it sizes are ``shape=box`` with ``fontname="Helvetica"`` and an HTML-like

@@ -1,4 +1,4 @@
-"""Label rows per visible node (ENCODING.md §5): plain text, top to bottom.
+"""Label rows per visible node (docs/decisions.md, "Labels"): plain text, top to bottom.
 
 Rows are plain text here; ``dot.py`` escapes them and sets the bold title.
 
@@ -21,10 +21,10 @@ from typing import Any, Final
 
 from pytest_tlgraph.constructors import ModuleArgs
 from pytest_tlgraph.draw.callrows import grad_row, operand_row, short_dtype, visible_args
+from pytest_tlgraph.draw.encoding.units import format_bytes, format_flops
 from pytest_tlgraph.draw.plan import PlanNode, relative_address, wrap_row
 from pytest_tlgraph.draw.salient import hidden_defaults
 from pytest_tlgraph.draw.suppression import hidden_args, input_shape, output_shape
-from pytest_tlgraph.encoding.units import format_bytes, format_flops
 from pytest_tlgraph.errors import EncodingRefusal
 from pytest_tlgraph.memo import remember
 from pytest_tlgraph.options import DrawOptions

@@ -1,4 +1,4 @@
-"""Ready ``node_spec_fn`` presets (ENCODING.md §5.5).
+"""Ready ``node_spec_fn`` presets (docs/decisions.md, "Labels").
 
 A preset takes the drawn node (``.kind``, ``.rows``, ``.members``, ``.module``) and its
 spec (``"rows"``, ``"bold_rows"`` and DOT attributes such as ``"fillcolor"``) and

@@ -25,7 +25,8 @@ __all__ = [
     "wrap_row",
 ]
 
-#: Rows longer than this wrap at argument boundaries (REVIEW.md §1.4).
+#: Rows longer than this wrap at argument boundaries
+#: (docs/decisions.md, "Drawings a reviewer can read (0.2)").
 ROW_WIDTH: Final = 80
 
 #: A module-call chain, root first: ``(address, call_number)`` per call.

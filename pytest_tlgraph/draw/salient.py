@@ -1,5 +1,5 @@
-"""Salient constructor args (docs/guide.md §6, ``show_redundant_args``): the args a
-reader needs to know the layer.
+"""Salient constructor args (docs/guide.md, "Draw options", ``show_redundant_args``):
+the args a reader needs to know the layer.
 
 An args row shows the args that define the layer (required constructor args and the
 named sizes in :data:`DEFINING`) and every other arg whose value differs from the

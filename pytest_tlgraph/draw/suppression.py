@@ -1,4 +1,5 @@
-"""Checked suppression of redundant module constructor args (ENCODING.md §5.4).
+"""Checked suppression of redundant module constructor args
+(docs/decisions.md, "Drawings a reviewer can read (0.2)").
 
 An arg is left out of a node's label exactly when it provably equals the captured
 shape dimension it claims to duplicate. The eligible args form a closed table of

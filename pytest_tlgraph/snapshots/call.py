@@ -13,9 +13,9 @@ from pytest_tlgraph.paths import display_path
 from pytest_tlgraph.snapshots.compare.comparison import Comparison
 from pytest_tlgraph.snapshots.compare.drawing import graph_diff_png
 from pytest_tlgraph.snapshots.compare.story import headline
+from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError
+from pytest_tlgraph.snapshots.disk.nofollow import file_in_the_way, in_the_way
 from pytest_tlgraph.snapshots.extensions import TlgraphPairExtension
-from pytest_tlgraph.snapshots.files import SnapshotWriteError
-from pytest_tlgraph.snapshots.nofollow import file_in_the_way, in_the_way
 from pytest_tlgraph.snapshots.pair import KEEP, Keep, ReceivedPair, StoredPair
 from pytest_tlgraph.snapshots.provenance import render_snapshot_png, reusable
 from pytest_tlgraph.snapshots.results.artifacts import Artifacts

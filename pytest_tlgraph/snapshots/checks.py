@@ -1,6 +1,6 @@
 """Checks a ``tlgraph_snapshot`` call makes before it captures anything: the names it
 was given (draw options or snapshot settings) and the results folder. The draw options'
-values are checked by :meth:`pytest_tlgraph.request.DrawRequest.parse`."""
+values are checked by :meth:`pytest_tlgraph.draw.request.DrawRequest.parse`."""
 
 from __future__ import annotations
 

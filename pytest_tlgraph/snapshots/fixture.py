@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_tlgraph.draw.canvas import canvas_problem, png_problem
+from pytest_tlgraph.draw.request import DrawRequest
 from pytest_tlgraph.errors import UsageError
-from pytest_tlgraph.request import DrawRequest
 from pytest_tlgraph.snapshots.call import SnapshotCall
 from pytest_tlgraph.snapshots.checks import check_draw_names, check_results_folder
 from pytest_tlgraph.snapshots.collisions import Claims, claim, folded

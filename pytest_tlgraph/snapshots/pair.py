@@ -14,8 +14,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from pytest_tlgraph.snapshots.pixels.pixeldiff import PngMatch
 from pytest_tlgraph.snapshots.provenance import (
-    PngMatch,
     Provenance,
     dot_sha256,
     intact,

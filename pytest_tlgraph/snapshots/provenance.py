@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from pytest_tlgraph.snapshots.pixels.pngmeta import (
     add_text_chunks,
@@ -21,16 +21,12 @@ from pytest_tlgraph.snapshots.versions import (
     running_versions,
 )
 
-if TYPE_CHECKING:
-    from pytest_tlgraph.snapshots.pixels.pixeldiff import PngComparison
-
 __all__ = [
     "DOT_HEADER",
     "DPI",
     "IMAGE_KEY",
     "RENDERER_KEY",
     "SHA_KEY",
-    "PngMatch",
     "Provenance",
     "dot_sha256",
     "intact",
@@ -136,13 +132,3 @@ def renderer_mismatch(expected: Provenance, actual: Provenance) -> str | None:
         f"draws with {actual.renderer}; pixels are not compared across renderers. "
         f"Run with {hint} to compare, or --snapshot-update to redraw the baseline."
     )
-
-
-@dataclass(frozen=True, slots=True)
-class PngMatch:
-    """The outcome of one PNG comparison, kept for the failure report."""
-
-    comparison: PngComparison | None
-    mismatch_line: str | None
-    error: str | None
-    stale_provenance: bool = False

@@ -1,4 +1,5 @@
-"""The plugin's own frames left out of a failing test's traceback (REVIEW.md §2.5).
+"""The plugin's own frames left out of a failing test's traceback
+(docs/decisions.md, "Failures a reviewer can act on (0.2)").
 
 A typo in an option (``colour_by=``, ``color_by="flop"``,
 ``@pytest.mark.tlgraph(colr_by=...)``) or a model that fails in the capture is the

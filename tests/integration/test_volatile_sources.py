@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_tlgraph.request import DrawRequest
+from pytest_tlgraph.draw.request import DrawRequest
 
 pytest_plugins = ["pytester"]
 

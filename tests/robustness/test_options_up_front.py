@@ -37,7 +37,7 @@ def trace() -> Any:
 def test_bad_options_are_refused_before_any_capture(
     options: dict[str, Any], error: type[Exception], names: list[str]
 ) -> None:
-    from pytest_tlgraph.request import DrawRequest
+    from pytest_tlgraph.draw.request import DrawRequest
 
     with pytest.raises(error) as info:
         DrawRequest.parse(options)

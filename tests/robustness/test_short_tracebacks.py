@@ -80,7 +80,7 @@ def test_full_trace_still_shows_the_plugins_frames(project: pytest.Pytester) -> 
     result = project.runpytest("--full-trace")
     result.assert_outcomes(failed=2, errors=1)
     out = result.stdout.str()
-    for frame in ("snapshots/checks.py", "encoding/sources.py", "plugin.py"):
+    for frame in ("snapshots/checks.py", "draw/encoding/sources.py", "plugin.py"):
         assert re.search(rf"pytest_tlgraph[/\\]{frame}:\d+", out), frame
 
 

@@ -12,7 +12,7 @@ import torch
 from pytest_tlgraph import EncodingRefusal
 from pytest_tlgraph.capture import capture
 from pytest_tlgraph.capture.regrad import is_fake
-from pytest_tlgraph.request import DrawRequest
+from pytest_tlgraph.draw.request import DrawRequest
 from tests.corpus.registry import build
 from tests.models import CNN, MLP, RecurrentCell, seeded
 

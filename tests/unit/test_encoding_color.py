@@ -9,8 +9,8 @@ import re
 import pytest
 
 from pytest_tlgraph import Trace
+from pytest_tlgraph.draw.encoding.ramps import ramp_for_page
 from pytest_tlgraph.draw.style import PAGES
-from pytest_tlgraph.encoding.ramps import ramp_for_page
 from tests.models import without_pool_flops
 
 _NODE = re.compile(r'^  ("(?:[^"\\]|\\.)*") \[(.*)\];$')

@@ -11,7 +11,7 @@ import torch
 
 from pytest_tlgraph import Trace
 from pytest_tlgraph.capture import capture
-from pytest_tlgraph.encoding.units import format_time
+from pytest_tlgraph.draw.encoding.units import format_time
 from tests.models import CNN, BareLoop, RecurrentCell, Shrink, seeded
 
 FORBIDDEN = ("sqrt", "linear", "min-max", "coverage", "transform", "scale")

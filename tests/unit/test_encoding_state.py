@@ -9,7 +9,7 @@ import torch
 
 from pytest_tlgraph import EncodingState, Trace
 from pytest_tlgraph.capture import capture
-from pytest_tlgraph.encoding.state import ChannelState
+from pytest_tlgraph.draw.encoding.state import ChannelState
 from tests.models import MLP, seeded, without_pool_flops
 
 

@@ -15,7 +15,7 @@ from pytest_tlgraph import capture
 from pytest_tlgraph.capture.raw import RawOp
 from pytest_tlgraph.draw import build_plan
 from pytest_tlgraph.draw.collapse.records import CollapsedRecord, FoldRecord
-from pytest_tlgraph.encoding.sources import resolve_source
+from pytest_tlgraph.draw.encoding.sources import resolve_source
 from pytest_tlgraph.fields import BOX_SUMMED, FIELDS, MEASURED, Field, check_record
 from pytest_tlgraph.trace import Layer, Op, Trace
 from tests.corpus.registry import build

@@ -3,7 +3,9 @@
 The only import that may point back up the pipeline is ``Trace.draw``'s call into the
 drawing stage (``pytest_tlgraph.trace -> pytest_tlgraph.draw``, the public facade);
 any other cycle among the package's modules fails here, whether the import is at the
-top of a module, lazy inside a function, or only for the type checker.
+top of a module, lazy inside a function, or only for the type checker. The same holds
+between packages: with each subpackage, each top-level module and each room of
+``snapshots/`` a node, the package graph has no cycle but the same facade.
 """
 
 from __future__ import annotations
@@ -14,12 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.import_graph import cycles, import_graph
+from tests.import_graph import cycles, import_graph, package_graph
 
 PACKAGE = Path(__file__).resolve().parents[2] / "pytest_tlgraph"
 
 #: The one back-pointing import the architecture allows: ``Trace.draw`` -> ``draw``.
 ALLOWED_BACK_EDGES = {("pytest_tlgraph.trace", "pytest_tlgraph.draw")}
+#: The same facade between packages, the one package edge that may close a circle.
+ALLOWED_PACKAGE_EDGES = {("trace", "draw")}
+#: The packages whose subpackages are rooms of their own in the package graph.
+SPLIT = ("snapshots",)
 
 
 def _graph_without_allowed() -> dict[str, set[str]]:
@@ -43,6 +49,51 @@ def test_the_allowed_back_edge_is_really_the_facade() -> None:
     assert {"pytest_tlgraph.trace", "pytest_tlgraph.draw"} <= set(knots[0])
 
 
+def _packages() -> dict[str, set[str]]:
+    return package_graph(import_graph(PACKAGE), SPLIT)
+
+
+def test_the_packages_have_no_circle_but_the_facade() -> None:
+    graph = _packages()
+    # Every stage the architecture names is a node of its own.
+    stages = {"capture", "trace", "draw", "render", "schema", "options", "cli", "plugin"}
+    rooms = {f"snapshots.{room}" for room in ("compare", "pixels", "review", "results", "disk")}
+    assert stages | rooms | {"snapshots"} <= set(graph)
+    for source, target in ALLOWED_PACKAGE_EDGES:
+        graph[source].discard(target)
+    assert cycles(graph) == []
+
+
+def test_the_allowed_package_edge_is_really_the_facade() -> None:
+    graph = _packages()
+    assert "draw" in graph["trace"]
+    assert cycles(graph) == [["draw", "trace"]]
+
+
+def test_encoding_is_a_stage_inside_draw() -> None:
+    graph = _packages()
+    # The value channels live in draw/encoding/ and the request they read in draw/:
+    # the orchestrator and the vocabulary it shares with encoding (plan, DOT, style,
+    # font metrics) are one package, so no package points back at drawing.
+    assert "encoding" not in graph and "request" not in graph
+    assert (PACKAGE / "draw" / "encoding" / "channels.py").is_file()
+    drawing = import_graph(PACKAGE)["pytest_tlgraph.draw.encoding.channels"]
+    assert {"pytest_tlgraph.draw.plan", "pytest_tlgraph.draw.dot"} <= drawing
+    # Drawing reads no snapshot room: the PNG header it checks sits below both.
+    assert not {p for p in graph["draw"] if p.startswith("snapshots")}
+    assert "pngheader" in graph["draw"] and "pngheader" in graph["snapshots.pixels"]
+
+
+def test_the_snapshot_rooms_stand_in_layers() -> None:
+    graph = _packages()
+    # disk < results < review < the glue: each reads only those below it.
+    assert graph["snapshots.disk"] <= {"errors"}
+    assert "snapshots.review" not in graph["snapshots.results"]
+    assert "snapshots.results" in graph["snapshots.review"]
+    for room in ("snapshots.results", "snapshots.review", "snapshots.disk"):
+        assert "snapshots" not in graph[room], room
+
+
 def test_stages_do_not_reach_back() -> None:
     graph = import_graph(PACKAGE)
     # plan and labels never import collapse: the orchestrator chooses between them.
@@ -50,9 +101,9 @@ def test_stages_do_not_reach_back() -> None:
         assert not {m for m in graph[stage] if m.startswith("pytest_tlgraph.draw.collapse")}
     # Encoding reads plans, never the orchestrator; nothing below capture reads it.
     for module, imported in graph.items():
-        if module.startswith("pytest_tlgraph.encoding"):
+        if module.startswith("pytest_tlgraph.draw.encoding"):
             assert "pytest_tlgraph.draw" not in imported, module
-        if module.startswith(("pytest_tlgraph.draw", "pytest_tlgraph.encoding")):
+        if module.startswith("pytest_tlgraph.draw"):
             assert not {m for m in imported if m.startswith("pytest_tlgraph.capture")}, module
 
 
@@ -99,7 +150,7 @@ def test_moved_public_paths_still_work() -> None:
     assert callable(compare_png)
     from pytest_tlgraph.snapshots import compare
 
-    # The comparison stage's values under the names ARCHITECTURE.md gives them.
+    # The comparison stage's values under their short names (docs/architecture.md).
     assert compare.Graph is compare.graph.GraphModel
     assert compare.Change is compare.comparison.Comparison
 
@@ -138,3 +189,26 @@ def test_cycles_are_found_through_subpackages(tmp_path: Path) -> None:
     }
     found = cycles(import_graph(_package(tmp_path, files)))
     assert found == [["pkg.draw.plan", "pkg.trace"]]
+
+
+def test_a_circle_between_packages_is_found_where_modules_have_none(tmp_path: Path) -> None:
+    # a.x -> b.y and b.z -> a.w: no module cycle, yet the packages a and b import each
+    # other; and a room of a split package is a node of its own.
+    files = {
+        "__init__.py": "",
+        "a/__init__.py": "",
+        "a/x.py": "from pkg.b.y import f\n",
+        "a/w.py": "",
+        "b/__init__.py": "",
+        "b/y.py": "def f(): ...\n",
+        "b/z.py": "from pkg.a import w\n",
+        "s/__init__.py": "",
+        "s/glue.py": "from pkg.s.low.m import g\n",
+        "s/low/__init__.py": "",
+        "s/low/m.py": "def g(): ...\n",
+    }
+    graph = import_graph(_package(tmp_path, files))
+    assert cycles(graph) == []
+    packages = package_graph(graph, ["s"])
+    assert cycles(packages) == [["a", "b"]]
+    assert packages["s"] == {"s.low"} and packages["s.low"] == set()

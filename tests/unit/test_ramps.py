@@ -6,8 +6,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from pytest_tlgraph.encoding import ramps
-from pytest_tlgraph.encoding.ramps import (
+from pytest_tlgraph.draw.encoding import ramps
+from pytest_tlgraph.draw.encoding.ramps import (
     VIRIDIS,
     YLORBR,
     Ramp,

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_tlgraph.encoding.units import (
+from pytest_tlgraph.draw.encoding.units import (
     format_bytes,
     format_device_time,
     format_flops,

@@ -1,4 +1,5 @@
-"""Collapsed plans (ENCODING.md §4): module boxes, segments and repeat folds.
+"""Collapsed plans: module boxes, segments and repeat folds
+(docs/decisions.md, "Collapsed drawings").
 
 * ``depth=N``: every module call nested deeper than ``N`` is one box (top-level children
   have depth 1, so ``depth=0`` boxes every top-level call); its ops are hidden and its

@@ -1,4 +1,5 @@
-"""Repeat folds drawn as "Nx" clusters (REVIEW.md §1.2): which ops fold onto which.
+"""Repeat folds drawn as "Nx" clusters: which ops fold onto which
+(docs/decisions.md, "Drawings a reviewer can read (0.2)").
 
 A run of repetitions among sibling calls (:func:`.folds.repeat_runs`) draws its first
 repetition; every op of a later one is drawn by the representative's op at the same
@@ -24,9 +25,9 @@ Chain = tuple[Key, ...]
 
 @dataclass
 class Repeats:
-    """The repeat folds of one drawing (REVIEW.md §1.2): each folded op's
-    representative op, the runs and repetitions each op belongs to, the clusters that
-    draw the folds, and where a fold of several calls sits in a module-call chain."""
+    """The repeat folds of one drawing: each folded op's representative op, the runs
+    and repetitions each op belongs to, the clusters that draw the folds, and where a
+    fold of several calls sits in a module-call chain."""
 
     target: dict[str, str] = field(default_factory=dict)
     runs_of: dict[str, list[tuple[int, int]]] = field(default_factory=dict)

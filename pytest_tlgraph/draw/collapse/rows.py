@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from typing import Final
 
 from pytest_tlgraph.draw.collapse.records import BoxRecord, FoldRecord, SegmentRecord
+from pytest_tlgraph.draw.encoding.units import format_bytes, format_flops
 from pytest_tlgraph.draw.labels import Row, args_row, check_label_fields, dtype_name, format_shape
 from pytest_tlgraph.draw.plan import PlanNode, relative_address, wrap_row
-from pytest_tlgraph.encoding.units import format_bytes, format_flops
 from pytest_tlgraph.options import DrawOptions
 from pytest_tlgraph.trace import Trace
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pytest_tlgraph.snapshots.compare.comparison import Comparison, compare
 from pytest_tlgraph.snapshots.compare.graph import GraphModel, read_graph
 
-#: The names ARCHITECTURE.md gives the stage's two values.
+#: The stage's two values by their short names (docs/architecture.md).
 Graph = GraphModel
 Change = Comparison
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from pytest_tlgraph.draw.dot import DotGraph, html_escape
-from pytest_tlgraph.encoding.key import KEY_ID
+from pytest_tlgraph.draw.encoding.key import KEY_ID
 from pytest_tlgraph.schema import (
     ClusterRecord,
     NodeRecord,

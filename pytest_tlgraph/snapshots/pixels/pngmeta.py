@@ -14,6 +14,7 @@ import zlib
 from collections.abc import Iterator, Mapping
 
 from pytest_tlgraph.errors import UsageError
+from pytest_tlgraph.pngheader import CHUNK_HEADER, PNG_SIGNATURE, read_png_size
 
 __all__ = [
     "PNG_SIGNATURE",
@@ -23,13 +24,9 @@ __all__ = [
     "read_text_chunks",
 ]
 
-#: The eight bytes every PNG file starts with.
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
 # length (4) + type (4) before the data, CRC (4) after it.
-_HEADER = struct.Struct(">I4s")
+_HEADER = CHUNK_HEADER
 _CRC = struct.Struct(">I")
-_IHDR_SIZE = struct.Struct(">II")
 
 
 class _Chunk:
@@ -144,20 +141,6 @@ def read_text_chunks(png: bytes) -> dict[str, str]:
     except ValueError:
         return {}
     return found
-
-
-def read_png_size(png: bytes) -> tuple[int, int] | None:
-    """Return ``(width, height)`` from the ``IHDR`` chunk, or ``None`` if not a PNG.
-
-    Only the header is read, so this is cheap even for a huge or damaged image.
-    """
-    if not png.startswith(PNG_SIGNATURE) or len(png) < 33:
-        return None
-    length, ctype = _HEADER.unpack_from(png, len(PNG_SIGNATURE))
-    if ctype != b"IHDR" or length != 13:
-        return None
-    width, height = _IHDR_SIZE.unpack_from(png, len(PNG_SIGNATURE) + _HEADER.size)
-    return int(width), int(height)
 
 
 #: The chunks that decide the decoded pixels: header, palette, transparency, data.

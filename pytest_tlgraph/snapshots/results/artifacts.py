@@ -33,18 +33,41 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
-from pytest_tlgraph.snapshots.files import SnapshotWriteError, atomic_write, fitted_name
-from pytest_tlgraph.snapshots.nofollow import FileInTheWay, LinkRefused, NotRegular, open_folder
+from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError, atomic_write, fitted_name
+from pytest_tlgraph.snapshots.disk.nofollow import (
+    FileInTheWay,
+    LinkRefused,
+    NotRegular,
+    open_folder,
+)
 
-if TYPE_CHECKING:
-    from pytest_tlgraph.snapshots.review.report import Report
+__all__ = [
+    "MANIFEST",
+    "RECORDS",
+    "REPORT_NAME",
+    "Artifacts",
+    "Message",
+    "ResultsDir",
+    "read_record_files",
+]
 
-__all__ = ["MANIFEST", "RECORDS", "REPORT_NAME", "Artifacts", "ResultsDir", "read_record_files"]
+
+class Message(Protocol):
+    """What a failure record keeps of a failure's message: its title and its sections
+    of plain lines (``snapshots.review.report.Report`` is one). Declared here, below the
+    review, so the results folder never imports the review that reads its records."""
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def sections(self) -> Sequence[tuple[str, Sequence[str]]]: ...
+
 
 RECORDS: Final = ".records"
 REPORT_NAME: Final = "report.html"
@@ -222,7 +245,7 @@ class ResultsDir:
         stem: Path,
         *,
         nodeid: str,
-        report: Report,
+        report: Message,
         artifacts: Artifacts,
         base: Path | None = None,
         rootdir: Path | None = None,

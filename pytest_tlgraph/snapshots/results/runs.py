@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
 
-from pytest_tlgraph.snapshots.files import atomic_write
-from pytest_tlgraph.snapshots.nofollow import LinkRefused, NotRegular
+from pytest_tlgraph.snapshots.disk.files import atomic_write
+from pytest_tlgraph.snapshots.disk.nofollow import LinkRefused, NotRegular
 from pytest_tlgraph.snapshots.results.artifacts import MANIFEST, ResultsDir
 from pytest_tlgraph.snapshots.results.runlock import RunLock
 

@@ -372,7 +372,7 @@ def write_html(
 ) -> Path:
     """Write the report page to ``path`` (in the results folder ``root``: atomically,
     never through a link) and return it."""
-    from pytest_tlgraph.snapshots.files import atomic_write
+    from pytest_tlgraph.snapshots.disk.files import atomic_write
 
     page = render_html(records, root, notes=notes)
     atomic_write(path, page.encode("utf-8"), anchor=root)

@@ -1,4 +1,5 @@
-"""The failure report: one message, readable in a CI log (PLUGIN.md §5).
+"""The failure report: one message, readable in a CI log
+(docs/usage.md, "What a failure looks like").
 
 Sections, in order: the structural summary (the comparison's story,
 :mod:`.compare.story`), the unified DOT diff (capped), the encoding state of the
@@ -29,7 +30,7 @@ from pytest_tlgraph.snapshots.compare.story import (
 from pytest_tlgraph.snapshots.review.dotdiff import unified_dot_diff
 
 if TYPE_CHECKING:
-    from pytest_tlgraph.snapshots.provenance import PngMatch
+    from pytest_tlgraph.snapshots.pixels.pixeldiff import PngMatch
 
 __all__ = [
     "EVERY_CHANGE",
@@ -232,7 +233,8 @@ def build_report(
     png_skipped: str | None = None,
     drift: str | None = None,
 ) -> Report:
-    """The failure message of one snapshot, section by section (PLUGIN.md §5).
+    """The failure message of one snapshot, section by section
+    (docs/usage.md, "What a failure looks like").
 
     A snapshot that does not exist yet gets a short message instead: nothing to compare.
     So does one that ``--snapshot-update`` could not write (``write_errors``): the

@@ -1,4 +1,5 @@
-"""CI summaries (REVIEW.md §2.6): ``summary.json`` and ``summary.md`` in the results folder.
+"""CI summaries: ``summary.json`` and ``summary.md`` in the results folder
+(docs/usage.md, "In CI (GitHub Actions)").
 
 With ``--tlgraph-summary=json,markdown`` every ``tlgraph_snapshot`` call leaves one small
 record (``.records/<stem>.call``: a file per snapshot, so pytest-xdist workers never
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pytest_tlgraph.errors import UsageError
 from pytest_tlgraph.escaping import markdown
-from pytest_tlgraph.snapshots.nofollow import NotRegular, kind_of
+from pytest_tlgraph.snapshots.disk.nofollow import NotRegular, kind_of
 from pytest_tlgraph.snapshots.results.artifacts import read_record_files
 from pytest_tlgraph.suggest import did_you_mean
 

@@ -2,11 +2,12 @@
 
 A :class:`~pytest_tlgraph.snapshots.review.report.Report` holds every line (``report.html``
 shows them all, the results folder keeps the full DOT diff). In a terminal or a CI log
-(REVIEW.md §2.5): no line is longer than :data:`MAX_LINE_CHARS` characters (DOT diff
-lines are cut, saying how much, a changed pair around its first difference; prose
-wraps, so a remedy is never lost), the DOT diff stops at :data:`MAX_DIFF_LINES`
-lines, and the encoding state is shown only where it changed against the snapshot,
-and the list of every change node by node is left to ``report.html``.
+(docs/decisions.md, "Failures a reviewer can act on (0.2)"): no line is longer than
+:data:`MAX_LINE_CHARS` characters (DOT diff lines are cut, saying how much, a changed
+pair around its first difference; prose wraps, so a remedy is never lost), the DOT
+diff stops at :data:`MAX_DIFF_LINES` lines, and the encoding state is shown only where
+it changed against the snapshot, and the list of every change node by node is left to
+``report.html``.
 """
 
 from __future__ import annotations

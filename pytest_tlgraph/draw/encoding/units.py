@@ -1,4 +1,4 @@
-"""Value formatting for the drawn key (ENCODING.md §3, §3.5).
+"""Value formatting for the drawn key (docs/decisions.md, "One house (0.4)").
 
 Every formatter is deterministic and locale-independent: numbers go through
 :mod:`decimal` starting from the float's shortest round-trip repr, never through

@@ -1,5 +1,6 @@
 """Collect one channel's values over the visible nodes, applying the eligibility rules
-for rolled multi-pass nodes and collapsed boxes, segments and folds (§3.1, §4)."""
+for rolled multi-pass nodes and collapsed boxes, segments and folds
+(docs/usage.md, "Value sources"; docs/decisions.md, "Channels", "Collapsed drawings")."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_tlgraph.draw.encoding.sources import ValueSource
 from pytest_tlgraph.draw.plan import Plan, PlanNode
-from pytest_tlgraph.encoding.sources import ValueSource
 from pytest_tlgraph.errors import EncodingRefusal
 from pytest_tlgraph.trace import PER_PASS_FIELDS, SUMMED_FIELDS, Layer
 

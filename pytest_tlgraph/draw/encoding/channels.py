@@ -1,4 +1,4 @@
-"""``encode``: the channels of one draw (ENCODING.md §3).
+"""``encode``: the channels of one draw (docs/decisions.md, "Channels").
 
 Strictly presentation: it only adds ``fillcolor`` to colour-encoded nodes,
 ``width``/``height``/``fixedsize`` to size-encoded nodes, rank groups with ``newrank``,
@@ -16,17 +16,22 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from pytest_tlgraph.draw.dot import NodeStatement, html_escape
+from pytest_tlgraph.draw.encoding.key import KEY_ID, BarLine, KeyLine, TextLine, key_label
+from pytest_tlgraph.draw.encoding.ramps import ramp_for_page
+from pytest_tlgraph.draw.encoding.scales import normalise, transform
+from pytest_tlgraph.draw.encoding.sources import (
+    VALUE_FIELDS,
+    ValueSource,
+    coerce,
+    require_available,
+)
+from pytest_tlgraph.draw.encoding.stack import require_unrolled, stack
+from pytest_tlgraph.draw.encoding.state import ChannelState, EncodingState
+from pytest_tlgraph.draw.encoding.values import Collected, collect
 from pytest_tlgraph.draw.fontmetrics import estimate_label_box
 from pytest_tlgraph.draw.plan import Plan
+from pytest_tlgraph.draw.request import DrawRequest
 from pytest_tlgraph.draw.style import FONTSIZE, PAGES
-from pytest_tlgraph.encoding.key import KEY_ID, BarLine, KeyLine, TextLine, key_label
-from pytest_tlgraph.encoding.ramps import ramp_for_page
-from pytest_tlgraph.encoding.scales import normalise, transform
-from pytest_tlgraph.encoding.sources import VALUE_FIELDS, ValueSource, coerce, require_available
-from pytest_tlgraph.encoding.stack import require_unrolled, stack
-from pytest_tlgraph.encoding.state import ChannelState, EncodingState
-from pytest_tlgraph.encoding.values import Collected, collect
-from pytest_tlgraph.request import DrawRequest
 from pytest_tlgraph.trace import Trace
 
 __all__ = ["Encoding", "encode"]

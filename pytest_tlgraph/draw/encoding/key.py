@@ -1,4 +1,4 @@
-"""The drawn key: one node, compact lines only (ENCODING.md §3.5)."""
+"""The drawn key: one node, compact lines only (docs/decisions.md, "One house (0.4)")."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from pytest_tlgraph.draw.dot import html_escape
-from pytest_tlgraph.encoding.ramps import Ramp
+from pytest_tlgraph.draw.encoding.ramps import Ramp
 
 __all__ = ["KEY_ID", "NA_TEXT", "BarLine", "KeyLine", "TextLine", "key_label"]
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_tlgraph.encoding.sources import ValueSource, resolve_source
+from pytest_tlgraph.draw.encoding.sources import ValueSource, resolve_source
 from pytest_tlgraph.errors import EncodingRefusal
 from pytest_tlgraph.options import SIZE_SCALES, DrawOptions, is_auto
 

@@ -1,4 +1,4 @@
-"""``stack_by``: rank columns (ENCODING.md §3.4).
+"""``stack_by``: rank columns (docs/decisions.md, "Channels").
 
 The auto form pins multi-pass ops that share a pass number to one rank, under the
 lockstep licence: taken in execution order over all multi-pass ops, pass numbers never
@@ -12,8 +12,8 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_tlgraph.draw.encoding.sources import ValueSource, tensor_item
 from pytest_tlgraph.draw.plan import Plan
-from pytest_tlgraph.encoding.sources import ValueSource, tensor_item
 from pytest_tlgraph.errors import EncodingRefusal
 from pytest_tlgraph.trace import Op, Trace
 

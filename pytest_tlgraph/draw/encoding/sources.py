@@ -1,4 +1,4 @@
-"""Value sources (ENCODING.md §3, §3.1): builtin tokens, record fields, callables.
+"""Value sources (docs/usage.md, "Value sources"): builtin tokens, record fields, callables.
 
 A source is resolved once per draw into a ``ValueSource``; ``ValueSource.read`` applies
 the value rules to one record.
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any, Final
 
-from pytest_tlgraph.encoding.units import format_value, key_name
+from pytest_tlgraph.draw.encoding.units import format_value, key_name
 from pytest_tlgraph.errors import EncodingRefusal
 from pytest_tlgraph.fields import SUMMABLE, VALUE_READ, VOLATILE
 from pytest_tlgraph.suggest import did_you_mean

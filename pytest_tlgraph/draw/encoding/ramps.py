@@ -1,4 +1,4 @@
-"""Sequential colour ramps blended in OKLab (ENCODING.md §3.2).
+"""Sequential colour ramps blended in OKLab (docs/decisions.md, "One house (0.4)").
 
 A ramp is a list of sRGB stops. Each stop sits at its share of the path's
 perceptual length, so equal value steps read as equal colour steps, and colours

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Final
 
 from pytest_tlgraph.errors import TlgraphError
-from pytest_tlgraph.snapshots.nofollow import (
+from pytest_tlgraph.snapshots.disk.nofollow import (
     FileInTheWay,
     Folder,
     LinkRefused,

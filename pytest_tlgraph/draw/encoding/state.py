@@ -1,4 +1,5 @@
-"""The encoding state: every detail the drawing leaves out (ENCODING.md §3.6)."""
+"""The encoding state: every detail the drawing leaves out
+(docs/decisions.md, "One house (0.4)")."""
 
 from __future__ import annotations
 
