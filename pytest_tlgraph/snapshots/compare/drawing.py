@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pytest_tlgraph.draw import style
 from pytest_tlgraph.draw.dot import DotGraph, NodeStatement, emit, html_escape
-from pytest_tlgraph.draw.plan import Cluster
+from pytest_tlgraph.draw.plan import Cluster, wrap_row
 from pytest_tlgraph.snapshots.compare.comparison import (
     ClusterChange,
     Comparison,
@@ -174,14 +174,17 @@ def _shown_rows(
         return [("", text) for text in after.rows]
     if node_id in comparison.split_of:  # a part of a fold that now stands apart
         what = comparison.split_of[node_id]
-        return [("", text) for text in after.rows] + ([] if what is None else [("", what)])
+        return [("", text) for text in after.rows] + [
+            ("", line) for line in (wrap_row(what) if what else ())
+        ]
     change = comparison.changed.get(node_id)
     before = old.nodes[comparison.pairing.reverse[node_id]]
     title_changed = status == REPLACED or (change is not None and change.title is not None)
     old_rows = before.rows if title_changed else (after.title, *before.body)
     shown = _row_diff(old_rows, after.rows)
     if change is not None and change.inside is not None:
-        shown.append(("", f"inside: {change.inside}"))
+        # Wrapped like any long row: a box stays as wide as its own rows make it.
+        shown += [("", line) for line in wrap_row(f"inside: {change.inside}")]
     return shown
 
 
