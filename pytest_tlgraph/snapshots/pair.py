@@ -14,7 +14,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from pytest_tlgraph.snapshots.pixels.pixeldiff import PngMatch
+from pytest_tlgraph.snapshots.pixels.match import PngMatch
 from pytest_tlgraph.snapshots.provenance import (
     Provenance,
     dot_sha256,

@@ -100,14 +100,13 @@ def outer_site_dirs() -> list[str]:
     base interpreter's, without what the venv installed (pytest, syrupy, ...). Their
     ``.pth`` files are not read, so an editable install of this checkout stays out.
     """
-    checkout = str(ROOT)
     return [
         entry
         for entry in sys.path
         if Path(entry).name in ("site-packages", "dist-packages")
         and Path(entry).is_dir()
-        and not entry.startswith(checkout)
-    ]
+        and not Path(entry).resolve().is_relative_to(ROOT.resolve())
+    ]  # (a venv beside the checkout, /tmp/ci-venv by /tmp/ci, is not inside it)
 
 
 def make_venv(venv: Path) -> Path:

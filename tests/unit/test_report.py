@@ -9,7 +9,8 @@ import torch
 
 from pytest_tlgraph import capture
 from pytest_tlgraph.draw import Drawing
-from pytest_tlgraph.snapshots.pixels.pixeldiff import PngMatch, compare_png
+from pytest_tlgraph.snapshots.pixels.match import PngMatch
+from pytest_tlgraph.snapshots.pixels.pixeldiff import compare_png
 from pytest_tlgraph.snapshots.provenance import render_snapshot_png
 from pytest_tlgraph.snapshots.review.report import (
     EVERY_CHANGE,

@@ -30,7 +30,7 @@ from pytest_tlgraph.pngheader import read_png_size
 from pytest_tlgraph.snapshots.pixels.antialias import antialiased
 from pytest_tlgraph.snapshots.pixels.unioncanvas import mark_missing, padded_pair
 
-__all__ = ["MAX_IMAGE_PIXELS", "PngComparison", "PngMatch", "compare_png"]
+__all__ = ["MAX_IMAGE_PIXELS", "PngComparison", "compare_png"]
 
 #: The largest union canvas (pixels) a size change is drawn on; above it the change is
 #: reported from the PNG headers alone, without decoding either image.
@@ -78,16 +78,6 @@ class PngComparison:
     actual_size: tuple[int, int]
     threshold: float
     max_diff_pixels: int
-
-
-@dataclass(frozen=True, slots=True)
-class PngMatch:
-    """The outcome of one PNG comparison, kept for the failure report."""
-
-    comparison: PngComparison | None
-    mismatch_line: str | None
-    error: str | None
-    stale_provenance: bool = False
 
 
 def compare_png(

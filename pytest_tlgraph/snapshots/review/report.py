@@ -30,7 +30,7 @@ from pytest_tlgraph.snapshots.compare.story import (
 from pytest_tlgraph.snapshots.review.dotdiff import unified_dot_diff
 
 if TYPE_CHECKING:
-    from pytest_tlgraph.snapshots.pixels.pixeldiff import PngMatch
+    from pytest_tlgraph.snapshots.pixels.match import PngMatch
 
 __all__ = [
     "EVERY_CHANGE",
