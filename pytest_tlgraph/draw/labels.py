@@ -199,12 +199,13 @@ def args_row(
     if not show_redundant:
         hidden = hidden_args(args, family, input_shape, output_shape)
         hidden += hidden_defaults(args)
-    parts = [
-        f"{name}={value if type(value) in _ATOMS else _format_arg(value)}"
-        for name, value in args.items()
-        if name not in hidden
-    ]
+    parts = [_arg_text(name, value) for name, value in args.items() if name not in hidden]
     return ", ".join(parts) if parts else None
+
+
+def _arg_text(name: str, value: Any) -> str:
+    """``kernel_size=(3, 3)``: one arg as an args row writes it."""
+    return f"{name}={value if type(value) in _ATOMS else _format_arg(value)}"
 
 
 def defaults_text(args: Mapping[str, Any] | None) -> str | None:
@@ -216,11 +217,7 @@ def defaults_text(args: Mapping[str, Any] | None) -> str | None:
     if not args:
         return None
     hidden = set(hidden_defaults(args))
-    parts = [
-        f"{name}={value if type(value) in _ATOMS else _format_arg(value)}"
-        for name, value in args.items()
-        if name in hidden
-    ]
+    parts = [_arg_text(name, value) for name, value in args.items() if name in hidden]
     return ", ".join(parts) if parts else None
 
 

@@ -306,6 +306,12 @@ def _title_change(old: GraphNode, new: GraphNode) -> tuple[str, str] | None:
 _SHOWS: Final = re.compile(r"(?:now|no longer) shows (\w+)=")
 
 
+def _valued_args(edits: Sequence[RowEdit]) -> set[str]:
+    """The args an args row edit names with their values (``eps 1e-05 (default) ->
+    1e-06``), not the ones it only says are now shown or no longer shown."""
+    return {e.what.split(" ", 1)[0] for e in edits if e.kind == "args" and not _SHOWS.match(e.what)}
+
+
 def _node_edits(
     was: GraphNode, node: GraphNode, old: GraphModel, new: GraphModel, union: Mapping[str, str]
 ) -> tuple[RowEdit, ...]:
@@ -318,9 +324,7 @@ def _node_edits(
         # Each argument change reads once: a row with both values (``eps 1e-05
         # (default) -> 1e-06``) over the call's, the call's over a row that only says
         # the argument is now shown.
-        valued = {
-            e.what.split(" ", 1)[0] for e in edits if e.kind == "args" and not _SHOWS.match(e.what)
-        }
+        valued = _valued_args(edits)
         edits = [
             e
             for e in edits
@@ -437,7 +441,7 @@ def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
             said = {e.what for e in edits}
             # An argument the args row names with its values (``eps 1e-05 (default) ->
             # 1e-06``) is said there.
-            valued = {e.what.split(" ", 1)[0] for e in edits if e.kind == "args"}
+            valued = _valued_args(edits)
             # What changed in the hidden ops, in the full view's words (their shapes,
             # args and params), then their calls' arguments not said by those.
             members = [

@@ -202,9 +202,13 @@ def _old_clusters(comparison: Comparison) -> dict[str, GraphCluster]:
 
 
 def _cluster_attrs(
-    comparison: Comparison, cid: str, status: str, change: ClusterChange | None
+    comparison: Comparison,
+    cid: str,
+    status: str,
+    change: ClusterChange | None,
+    old_by_union: Mapping[str, GraphCluster],
 ) -> dict[str, Any]:
-    new, old = comparison.new.clusters.get(cid), _old_clusters(comparison).get(cid)
+    new, old = comparison.new.clusters.get(cid), old_by_union.get(cid)
     if status in (ADDED, REMOVED):
         cluster = new or old
         assert cluster is not None
@@ -357,6 +361,7 @@ def draw_comparison(comparison: Comparison, *, context: int | None = CONTEXT_HOP
                 attrs["style"] = "dashed"
         edge_attrs[edge] = attrs
     cluster_status = _cluster_status(comparison)
+    old_by_union = _old_clusters(comparison)  # once: each frame's attributes read it
     changes = {change.id: change for change in comparison.clusters_changed}
     drawn = [clusters[cid] for cid in drawn_clusters]
     direction = {v: k for k, v in style.RANKDIR.items()}.get(new.rankdir, "bottomup")
@@ -369,7 +374,11 @@ def draw_comparison(comparison: Comparison, *, context: int | None = CONTEXT_HOP
         clusters=drawn,
         cluster_attrs={
             c.id: _cluster_attrs(
-                comparison, c.id, cluster_status.get(c.id, UNCHANGED), changes.get(c.id)
+                comparison,
+                c.id,
+                cluster_status.get(c.id, UNCHANGED),
+                changes.get(c.id),
+                old_by_union,
             )
             for c in drawn
         },
@@ -381,7 +390,6 @@ def draw_comparison(comparison: Comparison, *, context: int | None = CONTEXT_HOP
     }
     for run in runs:
         nodes[run.id] = Node(RUN, tuple(run_label(run, titles).split("\n")), (), None)
-    old_by_union = _old_clusters(comparison)
     cluster_titles = tuple((new.clusters.get(c.id) or old_by_union[c.id]).title for c in drawn)
     return Drawing(
         dot=emit(graph), state=None, nodes=MappingProxyType(nodes), edges=tuple(drawn_edges),

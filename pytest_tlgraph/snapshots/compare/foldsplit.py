@@ -174,7 +174,7 @@ def _frame_splits(
         stored = [n for n in old.members(old_cid) if old.nodes[n].kind != "input"]
         marks: dict[str, str] = {}
         for address in apart:
-            held = [n for n, node in new.nodes.items() if _under(node.address, address)]
+            held = new.nodes_under(address)
             members.update(held)
             after = funcs_of(new, held)
             what = None

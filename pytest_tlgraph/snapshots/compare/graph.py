@@ -165,6 +165,8 @@ class GraphModel:
     _succs: dict[str, list[str]] = field(default_factory=dict, repr=False, compare=False)
     #: Cluster id -> the nodes it holds at any depth, filled on first use.
     _members: dict[str, list[str]] = field(default_factory=dict, repr=False, compare=False)
+    #: Module address -> the nodes at it or below it, filled on first use.
+    _under: dict[str, list[str]] = field(default_factory=dict, repr=False, compare=False)
 
     def preds(self, node_id: str) -> list[str]:
         """The nodes with an edge into ``node_id``, in edge order."""
@@ -182,6 +184,17 @@ class GraphModel:
                 for cid in self.cluster_path(node_id):
                     self._members.setdefault(cid, []).append(node_id)
         return self._members.get(cluster_id, [])
+
+    def nodes_under(self, address: str) -> list[str]:
+        """The nodes whose module address is ``address`` or lies below it, in drawing
+        order (worked out for every address at once, the first time any is asked for)."""
+        if not self._under and self.nodes:
+            for node_id, node in self.nodes.items():
+                parts = node.address.split(".") if node.address else []
+                for cut in range(1, len(parts)):
+                    self._under.setdefault(".".join(parts[:cut]), []).append(node_id)
+                self._under.setdefault(node.address, []).append(node_id)
+        return self._under.get(address, [])
 
     def cluster_path(self, node_id: str) -> tuple[str, ...]:
         """The clusters holding ``node_id``, outermost first."""

@@ -304,12 +304,7 @@ def _chain(succs: Mapping[str, list[str]], start: str, limit: int) -> list[str]:
 
 def _only_op(comparison: Comparison, old_address: str) -> str | None:
     """The received id of the one op a stored module holds, if it holds one op only."""
-    translated = comparison.pairing.alignment.translate(old_address)
-    held = [
-        n
-        for n, node in comparison.new.nodes.items()
-        if node.address == translated or node.address.startswith(f"{translated}.")
-    ]
+    held = comparison.new.nodes_under(comparison.pairing.alignment.translate(old_address))
     only = held[0] if len(held) == 1 else None
     return only if only is not None and comparison.new.nodes[only].kind == "op" else None
 
