@@ -29,9 +29,9 @@ def drawn_data(
 
 
 def reads_back(drawing: Drawing) -> bool:
-    """Whether :func:`~pytest_tlgraph.snapshots.compare.graph.read_graph` reads the
+    """Whether :func:`~pytest_tlgraph.diff.graph.read_graph` reads the
     drawing's DOT back as exactly what the drawing holds (clusters in any order)."""
-    from pytest_tlgraph.snapshots.compare.graph import read_graph
+    from pytest_tlgraph.diff.graph import read_graph
 
     graph = read_graph(drawing.dot)
     nodes, edges, clusters = drawn_data(drawing)

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from pytest_tlgraph.diff.graph import read_graph, read_records
 from pytest_tlgraph.draw import draw, schema_records
 from pytest_tlgraph.schema import SCHEMA_VERSION
-from pytest_tlgraph.snapshots.compare.graph import read_graph, read_records
 from tests.corpus.traces import corpus_trace
 
 #: A CNN with residuals, HF transformers (folds under auto, plumbing segments), a

@@ -15,10 +15,10 @@ from itertools import pairwise
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_tlgraph.diff.dotparse import label_rows, strip_tags
+from pytest_tlgraph.diff.graph import read_graph
 from pytest_tlgraph.snapshots.compare.comparison import compare
-from pytest_tlgraph.snapshots.compare.dotparse import label_rows, strip_tags
 from pytest_tlgraph.snapshots.compare.drawing import draw_comparison
-from pytest_tlgraph.snapshots.compare.graph import read_graph
 from pytest_tlgraph.snapshots.compare.story import story_lines
 from tests.robustness.test_hostile_gv import HEAD, assert_linear, chain
 

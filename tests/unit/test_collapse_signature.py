@@ -10,6 +10,9 @@ import torch
 from torch import nn
 
 from pytest_tlgraph import capture
+from pytest_tlgraph.diff.dotparse import parse_gv
+from pytest_tlgraph.diff.graph import GraphModel, read_graph
+from pytest_tlgraph.diff.inside import fold_name, inside_change
 from pytest_tlgraph.draw.collapse.signature import (
     DIGEST_HEX,
     MAX_LISTED_GROUPS,
@@ -19,9 +22,6 @@ from pytest_tlgraph.draw.collapse.signature import (
 )
 from pytest_tlgraph.draw.dot import emit
 from pytest_tlgraph.snapshots.compare.comparison import compare
-from pytest_tlgraph.snapshots.compare.dotparse import parse_gv
-from pytest_tlgraph.snapshots.compare.graph import GraphModel, read_graph
-from pytest_tlgraph.snapshots.compare.inside import fold_name, inside_change
 from pytest_tlgraph.snapshots.compare.story import every_change, story_lines
 from pytest_tlgraph.snapshots.review.summary import structure_data
 

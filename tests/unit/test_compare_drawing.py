@@ -14,11 +14,11 @@ import torch
 from torch import nn
 
 from pytest_tlgraph.capture import capture
+from pytest_tlgraph.diff.dotparse import DotParseError, parse_attrs, parse_gv
 from pytest_tlgraph.draw import Drawing
 from pytest_tlgraph.draw.dot import emit
 from pytest_tlgraph.snapshots import graph_diff
 from pytest_tlgraph.snapshots.compare.comparison import compare
-from pytest_tlgraph.snapshots.compare.dotparse import DotParseError, parse_attrs, parse_gv
 from pytest_tlgraph.snapshots.compare.story import story_lines
 from tests.models import TwoBranches
 

@@ -1,5 +1,5 @@
 """Reading canonical DOT back into the comparison's graph model
-(:func:`~pytest_tlgraph.snapshots.compare.graph.read_graph`), checked against real
+(:func:`~pytest_tlgraph.diff.graph.read_graph`), checked against real
 drawings."""
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from torch import nn
 
 from pytest_tlgraph import capture
 from pytest_tlgraph.controls import visible
+from pytest_tlgraph.diff.dotparse import DotParseError, parse_gv
+from pytest_tlgraph.diff.graph import GraphModel, read_graph
 from pytest_tlgraph.draw import build_plan
 from pytest_tlgraph.draw.dot import DotGraph, NodeStatement, emit, html_label
 from pytest_tlgraph.draw.plan import Cluster
-from pytest_tlgraph.snapshots.compare.dotparse import DotParseError, parse_gv
-from pytest_tlgraph.snapshots.compare.graph import GraphModel, read_graph
 from tests.drawn import drawn_data
 from tests.models import CNN, MLP, HostileNames, RecurrentCell, ResidualMLP, seeded
 

@@ -10,9 +10,9 @@ import torch
 from torch import nn
 
 from pytest_tlgraph import capture
+from pytest_tlgraph.diff.graph import read_graph
 from pytest_tlgraph.snapshots.compare.comparison import Comparison, compare
 from pytest_tlgraph.snapshots.compare.drawing import graph_diff
-from pytest_tlgraph.snapshots.compare.graph import read_graph
 from pytest_tlgraph.snapshots.compare.rows import row_kind, split_args
 from pytest_tlgraph.snapshots.compare.story import UNCHANGED, every_change, story_lines
 from tests.models import MLP, seeded

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_tlgraph import capture
+from pytest_tlgraph.diff.dotparse import parse_gv
 from pytest_tlgraph.snapshots.compare.context import (
     CONTEXT_HOPS,
     ContextView,
@@ -19,7 +20,6 @@ from pytest_tlgraph.snapshots.compare.context import (
     context_view,
     run_label,
 )
-from pytest_tlgraph.snapshots.compare.dotparse import parse_gv
 from tests.corpus import build
 
 Edges = list[tuple[str, str]]

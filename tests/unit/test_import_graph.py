@@ -128,7 +128,7 @@ def test_the_drawing_schema_stands_below_drawing_and_comparison() -> None:
     # The grammar both ends share imports nothing of the package; both ends read it.
     assert not {m for m in graph["pytest_tlgraph.schema"] if m.startswith("pytest_tlgraph")}
     assert "pytest_tlgraph.schema" in graph["pytest_tlgraph.draw.identity"]
-    assert "pytest_tlgraph.schema" in graph["pytest_tlgraph.snapshots.compare.graph"]
+    assert "pytest_tlgraph.schema" in graph["pytest_tlgraph.diff.graph"]
 
 
 def test_every_module_imports() -> None:
@@ -148,10 +148,11 @@ def test_moved_public_paths_still_work() -> None:
     from pytest_tlgraph.snapshots import compare_png
 
     assert callable(compare_png)
+    # The comparison stage's values under their short names (docs/architecture.md).
+    from pytest_tlgraph.diff import graph
     from pytest_tlgraph.snapshots import compare
 
-    # The comparison stage's values under their short names (docs/architecture.md).
-    assert compare.Graph is compare.graph.GraphModel
+    assert compare.Graph is graph.GraphModel
     assert compare.Change is compare.comparison.Comparison
 
 

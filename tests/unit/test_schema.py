@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytest_tlgraph.diff.dotparse import parse_attrs
 from pytest_tlgraph.draw.dot import attr_list
 from pytest_tlgraph.schema import (
     ClusterRecord,
@@ -20,7 +21,6 @@ from pytest_tlgraph.schema import (
     read_cluster,
     read_node,
 )
-from pytest_tlgraph.snapshots.compare.dotparse import parse_attrs
 
 #: Text a module address, a function name or a call may hold: quotes, unicode,
 #: control characters, DOT's and the drawing's own punctuation.
@@ -124,7 +124,7 @@ def test_a_node_spec_fn_cannot_write_over_the_drawings_identity() -> None:
     import torch
 
     from pytest_tlgraph import capture
-    from pytest_tlgraph.snapshots.compare.graph import read_records
+    from pytest_tlgraph.diff.graph import read_records
     from tests.models import MLP, seeded
 
     trace = capture(seeded(MLP()), torch.zeros(2, 8))

@@ -19,8 +19,11 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
+from pytest_tlgraph.diff.alignment import fold_count, frame_fold_count
+from pytest_tlgraph.diff.graph import GraphModel, GraphNode, read_graph
+from pytest_tlgraph.diff.inside import GENERIC_INSIDE, inside_change
+from pytest_tlgraph.diff.pairing import Pairing, pair_graphs
 from pytest_tlgraph.draw.collapse.signature import read_signature
-from pytest_tlgraph.snapshots.compare.alignment import fold_count, frame_fold_count
 from pytest_tlgraph.snapshots.compare.calls import (
     call_edits,
     inside_edits,
@@ -29,9 +32,6 @@ from pytest_tlgraph.snapshots.compare.calls import (
     reorder_edit,
 )
 from pytest_tlgraph.snapshots.compare.foldsplit import FoldSplit, fold_splits
-from pytest_tlgraph.snapshots.compare.graph import GraphModel, GraphNode, read_graph
-from pytest_tlgraph.snapshots.compare.inside import GENERIC_INSIDE, inside_change
-from pytest_tlgraph.snapshots.compare.pairing import Pairing, pair_graphs
 from pytest_tlgraph.snapshots.compare.rows import RowEdit, row_edits
 
 __all__ = [

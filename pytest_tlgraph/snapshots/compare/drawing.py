@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
+from pytest_tlgraph.diff.dotparse import DotParseError
+from pytest_tlgraph.diff.graph import GraphCluster
 from pytest_tlgraph.draw import style
 from pytest_tlgraph.draw.dot import DotGraph, NodeStatement, emit, html_escape
 from pytest_tlgraph.draw.plan import Cluster, wrap_row
@@ -33,8 +35,6 @@ from pytest_tlgraph.snapshots.compare.comparison import (
     union_order,
 )
 from pytest_tlgraph.snapshots.compare.context import CONTEXT_HOPS, context_view, run_label
-from pytest_tlgraph.snapshots.compare.dotparse import DotParseError
-from pytest_tlgraph.snapshots.compare.graph import GraphCluster
 
 if TYPE_CHECKING:
     from pytest_tlgraph.draw import Drawing

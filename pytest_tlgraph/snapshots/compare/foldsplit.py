@@ -18,16 +18,16 @@ import difflib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pytest_tlgraph.draw.collapse.signature import Signature
-from pytest_tlgraph.snapshots.compare.alignment import (
+from pytest_tlgraph.diff.alignment import (
     Alignment,
     fold_count,
     frame_fold_count,
     repetitions,
 )
+from pytest_tlgraph.diff.graph import GraphModel, GraphNode
+from pytest_tlgraph.diff.inside import inside_change
+from pytest_tlgraph.draw.collapse.signature import Signature
 from pytest_tlgraph.snapshots.compare.calls import inside_edits
-from pytest_tlgraph.snapshots.compare.graph import GraphModel, GraphNode
-from pytest_tlgraph.snapshots.compare.inside import inside_change
 from pytest_tlgraph.snapshots.compare.rows import row_edits
 
 __all__ = ["FoldSplit", "fold_splits", "funcs_of", "rep_change"]

@@ -19,9 +19,9 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
+from pytest_tlgraph.diff.graph import GraphModel, GraphNode
 from pytest_tlgraph.draw.collapse.signature import read_signature
 from pytest_tlgraph.snapshots.compare.comparison import Comparison
-from pytest_tlgraph.snapshots.compare.graph import GraphModel, GraphNode
 
 __all__ = [
     "MAX_EXAMPLES",

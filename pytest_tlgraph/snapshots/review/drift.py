@@ -65,7 +65,7 @@ def _inside_kinds(inside: str | None) -> list[str] | None:
     """The upgrade kinds a hidden-content change reads as (``relu -> gelu (2 ops)``
     renamed, ``mul now runs (1 op)`` a decomposition), or ``None`` when its functions
     are the same (args, shapes or wiring changed) or it cannot be read."""
-    from pytest_tlgraph.snapshots.compare.inside import GENERIC_INSIDE
+    from pytest_tlgraph.diff.inside import GENERIC_INSIDE
 
     if inside is None or inside.startswith((GENERIC_INSIDE, "content changed")):
         return None

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from pytest_tlgraph.controls import visible
+from pytest_tlgraph.diff.dotparse import DotParseError
 from pytest_tlgraph.snapshots.compare.comparison import Comparison, compare
-from pytest_tlgraph.snapshots.compare.dotparse import DotParseError
 from pytest_tlgraph.snapshots.compare.story import (
     UNCHANGED,
     every_change,

@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
-from pytest_tlgraph.snapshots.compare.alignment import Alignment, align_modules
-from pytest_tlgraph.snapshots.compare.graph import GraphModel, GraphNode
+from pytest_tlgraph.diff.alignment import Alignment, align_modules
+from pytest_tlgraph.diff.graph import GraphModel, GraphNode
 
 __all__ = ["Pairing", "pair_graphs"]
 

@@ -17,6 +17,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from pytest_tlgraph.diff.dotparse import (
+    DotParseError,
+    ParsedGraph,
+    label_rows,
+    parse_gv,
+)
+from pytest_tlgraph.diff.inside import fold_name
 from pytest_tlgraph.draw.dot import DotGraph, html_escape
 from pytest_tlgraph.draw.encoding.key import KEY_ID
 from pytest_tlgraph.schema import (
@@ -27,13 +34,6 @@ from pytest_tlgraph.schema import (
     read_node,
     schema_version,
 )
-from pytest_tlgraph.snapshots.compare.dotparse import (
-    DotParseError,
-    ParsedGraph,
-    label_rows,
-    parse_gv,
-)
-from pytest_tlgraph.snapshots.compare.inside import fold_name
 
 __all__ = ["GraphCluster", "GraphModel", "GraphNode", "read_graph", "read_records"]
 

@@ -32,7 +32,7 @@ from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from pytest_tlgraph.snapshots.compare.graph import GraphCluster, GraphModel, GraphNode
+from pytest_tlgraph.diff.graph import GraphCluster, GraphModel, GraphNode
 
 __all__ = ["Alignment", "align_modules", "fold_count", "frame_fold_count", "repetitions"]
 
