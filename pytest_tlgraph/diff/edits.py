@@ -1,0 +1,337 @@
+"""What changed in the model, as typed values: one frozen dataclass per kind of edit.
+
+:mod:`.engine` produces them by comparing two drawings at op level, whatever the view;
+:mod:`.text` is the one place they become lines. Every address is a full module address
+of the model (``blocks.2.mlp.fc1``; ``""`` at the top), never a drawn node's id, so the
+same edit reads the same in every view. Each edit has a JSON form (:func:`to_json`,
+:func:`from_json`) that the failure records, ``summary.json`` and ``tlgraph report``
+keep, so no reader ever parses a sentence back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Final
+
+__all__ = [
+    "EDIT_KINDS",
+    "ArgChanged",
+    "BlockInserted",
+    "BlockMoved",
+    "BlockRemoved",
+    "BlocksReordered",
+    "DtypeChanged",
+    "Edit",
+    "GradModeChanged",
+    "InsideChanged",
+    "OpAdded",
+    "OpRemoved",
+    "OpReplaced",
+    "OpsRenumbered",
+    "ParamsChanged",
+    "Renamed",
+    "RepeatCountChanged",
+    "Rewired",
+    "ShapeChanged",
+    "SkipAdded",
+    "SkipRemoved",
+    "from_json",
+    "to_json",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """The base of every edit: :attr:`kind` names it in JSON, :attr:`address` is where
+    it sits in the model (the received side's address, the stored one's for what only
+    the stored side has)."""
+
+    kind: ClassVar[str] = "edit"
+    #: How telling the kind is, lowest first: what the model did (a block, an argument)
+    #: before what follows from it (a shape downstream, ids renumbered).
+    rank: ClassVar[int] = 2
+
+    @property
+    def address(self) -> str:
+        """The module address the edit sits at."""
+        return str(getattr(self, "at", ""))
+
+    @property
+    def removed_side(self) -> bool:
+        """Whether the edit names what only the stored drawing has."""
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class BlockInserted(Edit):
+    """A module only the received side has (with everything in it)."""
+
+    kind: ClassVar[str] = "block_inserted"
+    rank: ClassVar[int] = 0
+    at: str
+    type: str
+    ops: int
+    unused: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class BlockRemoved(Edit):
+    """A module only the stored side has."""
+
+    kind: ClassVar[str] = "block_removed"
+    rank: ClassVar[int] = 0
+    at: str
+    type: str
+    ops: int
+    unused: bool = False
+
+    @property
+    def removed_side(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class BlockMoved(Edit):
+    """A module with the same content at another place in the module tree."""
+
+    kind: ClassVar[str] = "block_moved"
+    rank: ClassVar[int] = 0
+    at: str
+    old: str
+    type: str
+
+
+@dataclass(frozen=True, slots=True)
+class BlocksReordered(Edit):
+    """Siblings that run in another order: their stored addresses, before and after."""
+
+    kind: ClassVar[str] = "blocks_reordered"
+    rank: ClassVar[int] = 0
+    at: str
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    #: Whether the dataflow between them is the same (only the order they run in).
+    same_flow: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Renamed(Edit):
+    """A module under another name, same content."""
+
+    kind: ClassVar[str] = "renamed"
+    rank: ClassVar[int] = 0
+    at: str
+    old: str
+    type: str
+
+
+@dataclass(frozen=True, slots=True)
+class RepeatCountChanged(Edit):
+    """A module called another number of times (a loop over one cell)."""
+
+    kind: ClassVar[str] = "repeat_count_changed"
+    rank: ClassVar[int] = 1
+    at: str
+    type: str
+    old: int
+    new: int
+
+
+@dataclass(frozen=True, slots=True)
+class OpAdded(Edit):
+    """An op only the received side runs (outside any module it adds whole)."""
+
+    kind: ClassVar[str] = "op_added"
+    at: str
+    op: str
+    unused: bool = False
+    #: Its own arguments (``dtype=torch.bfloat16``), as the drawing records them.
+    args: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class OpRemoved(Edit):
+    """An op only the stored side runs."""
+
+    kind: ClassVar[str] = "op_removed"
+    at: str
+    op: str
+    unused: bool = False
+    args: str = ""
+
+    @property
+    def removed_side(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class OpReplaced(Edit):
+    """Another function in the same place (``relu`` -> ``silu``)."""
+
+    kind: ClassVar[str] = "op_replaced"
+    rank: ClassVar[int] = 1
+    at: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True, slots=True)
+class ArgChanged(Edit):
+    """One argument of one op (a module's constructor argument, or a call's) with
+    both values; ``None``: the side does not show it."""
+
+    kind: ClassVar[str] = "arg_changed"
+    rank: ClassVar[int] = 1
+    at: str
+    op: str
+    name: str
+    old: str | None
+    new: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ShapeChanged(Edit):
+    """An op's output shape."""
+
+    kind: ClassVar[str] = "shape_changed"
+    at: str
+    op: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True, slots=True)
+class DtypeChanged(Edit):
+    """An op's output dtype (``float32`` -> ``bfloat16``)."""
+
+    kind: ClassVar[str] = "dtype_changed"
+    rank: ClassVar[int] = 1
+    at: str
+    op: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True, slots=True)
+class ParamsChanged(Edit):
+    """An op's parameters (``weight 128x32, bias 128`` -> ``weight 64x32, bias 64``)."""
+
+    kind: ClassVar[str] = "params_changed"
+    at: str
+    op: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True, slots=True)
+class GradModeChanged(Edit):
+    """An op run under another grad mode (``no_grad``, ``inference_mode``)."""
+
+    kind: ClassVar[str] = "grad_mode_changed"
+    rank: ClassVar[int] = 1
+    at: str
+    op: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rewired(Edit):
+    """An op reading other inputs (each input as ``op @address``), or the same ones in
+    another order."""
+
+    kind: ClassVar[str] = "rewired"
+    at: str
+    op: str
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SkipAdded(Edit):
+    """A new op joining a value from further up (``source``) into the flow at ``at``:
+    a residual connection."""
+
+    kind: ClassVar[str] = "skip_added"
+    rank: ClassVar[int] = 1
+    at: str
+    op: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class SkipRemoved(Edit):
+    """A joining op the stored side had (a residual connection removed)."""
+
+    kind: ClassVar[str] = "skip_removed"
+    rank: ClassVar[int] = 1
+    at: str
+    op: str
+    source: str
+
+    @property
+    def removed_side(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class InsideChanged(Edit):
+    """A collapsed node whose content signature moved while every op it hides
+    records the same function, shape, args and params: what changed is what the
+    drawing keeps only in the digest (the names of the modules inside, their
+    wiring, a parameter's name)."""
+
+    kind: ClassVar[str] = "inside_changed"
+    at: str
+    type: str
+
+
+@dataclass(frozen=True, slots=True)
+class OpsRenumbered(Edit):
+    """Nothing changed but the numbers of op ids (``conv2d_3`` is now ``conv2d_4``)."""
+
+    kind: ClassVar[str] = "ops_renumbered"
+    rank: ClassVar[int] = 3
+    count: int
+
+
+#: Every edit class by its JSON kind.
+EDIT_KINDS: Final[Mapping[str, type[Edit]]] = {
+    cls.kind: cls
+    for cls in (
+        BlockInserted, BlockRemoved, BlockMoved, BlocksReordered, Renamed,
+        RepeatCountChanged, OpAdded, OpRemoved, OpReplaced, ArgChanged, ShapeChanged,
+        DtypeChanged, ParamsChanged, GradModeChanged, Rewired, SkipAdded, SkipRemoved,
+        InsideChanged, OpsRenumbered,
+    )
+}  # fmt: skip
+
+
+def to_json(edit: Edit) -> dict[str, Any]:
+    """``{"kind": "arg_changed", "at": ..., ...}``: the edit's fields as JSON values
+    (tuples as lists)."""
+    out: dict[str, Any] = {"kind": edit.kind}
+    for item in dataclasses.fields(edit):
+        value = getattr(edit, item.name)
+        out[item.name] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+def from_json(data: Mapping[str, Any]) -> Edit:
+    """The edit :func:`to_json` wrote. Raises :class:`ValueError` naming the kind or
+    field that does not read."""
+    kind = data.get("kind")
+    cls = EDIT_KINDS.get(str(kind))
+    if cls is None:
+        raise ValueError(f"unknown edit kind {kind!r}; known: {', '.join(EDIT_KINDS)}")
+    values: dict[str, Any] = {}
+    for item in dataclasses.fields(cls):
+        if item.name not in data:
+            if item.default is not dataclasses.MISSING:
+                continue
+            raise ValueError(f"edit {kind!r} without its field {item.name!r}")
+        value = data[item.name]
+        values[item.name] = tuple(value) if isinstance(value, list) else value
+    return cls(**values)

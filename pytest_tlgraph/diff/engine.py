@@ -1,0 +1,352 @@
+"""Two drawings compared at op level, whatever their view, as typed edits.
+
+:func:`model_edits` opens both drawings (:func:`.record.op_level`), pairs their
+modules, then their ops by structure and dataflow (:func:`.pairing.pair_graphs`), and
+says what changed as :mod:`.edits` values, most telling first: blocks inserted,
+removed, moved, renamed or reordered; then what each paired op changed (function,
+argument, dtype, grad mode, inputs) and the ops only one side runs (a skip connection
+by its two ends); then what follows from those (shapes, params, ids renumbered). An op
+whose result reaches no output is marked ``unused``.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from pytest_tlgraph.diff.alignment import align_modules, repetitions
+from pytest_tlgraph.diff.edits import (
+    ArgChanged,
+    BlockInserted,
+    BlockMoved,
+    BlockRemoved,
+    BlocksReordered,
+    DtypeChanged,
+    Edit,
+    GradModeChanged,
+    InsideChanged,
+    OpAdded,
+    OpRemoved,
+    OpReplaced,
+    OpsRenumbered,
+    ParamsChanged,
+    Renamed,
+    RepeatCountChanged,
+    Rewired,
+    ShapeChanged,
+    SkipAdded,
+    SkipRemoved,
+)
+from pytest_tlgraph.diff.facts import op_facts
+from pytest_tlgraph.diff.graph import GraphModel
+from pytest_tlgraph.diff.pairing import Pairing, pair_graphs
+from pytest_tlgraph.diff.record import coarsened, is_hidden, op_level
+from pytest_tlgraph.diff.text import back
+
+__all__ = ["ModelDiff", "model_diff", "model_edits"]
+
+#: Ops that join two values: one of them new reads as a skip connection.
+_JOINS: Final = frozenset({"add", "add_", "iadd", "cat", "concat", "stack", "sub", "mul"})
+
+
+@dataclass(frozen=True, slots=True)
+class ModelDiff:
+    """Both drawings opened, their pairing and the edits (see the module docstring)."""
+
+    old: GraphModel
+    new: GraphModel
+    pairing: Pairing
+    edits: tuple[Edit, ...]
+
+
+def _parent(address: str) -> str:
+    return address.rpartition(".")[0]
+
+
+def _top(addresses: Iterable[str]) -> list[str]:
+    """The addresses not below another of them, in the given order."""
+    chosen = set(addresses)
+    return [a for a in chosen if not any(p in chosen for p in _prefixes(a))]
+
+
+def _prefixes(address: str) -> list[str]:
+    parts = address.split(".") if address else []
+    return [".".join(parts[:cut]) for cut in range(1, len(parts))]
+
+
+def _under(address: str, modules: Iterable[str]) -> str | None:
+    """The module of ``modules`` that ``address`` lies in (or is), if any."""
+    found = set(modules)
+    if address in found:
+        return address
+    return next((p for p in reversed(_prefixes(address)) if p in found), None)
+
+
+def _reaching(graph: GraphModel) -> set[str]:
+    """The nodes an output is reached from (outputs included)."""
+    queue = deque(n for n, node in graph.nodes.items() if node.kind == "output")
+    seen = set(queue)
+    while queue:
+        for pred in graph.preds(queue.popleft()):
+            if pred not in seen:
+                seen.add(pred)
+                queue.append(pred)
+    return seen
+
+
+def _type(graph: GraphModel, address: str) -> str:
+    cluster = graph.clusters.get(address)
+    return (cluster.type or "") if cluster is not None else ""
+
+
+class _Diff:
+    """The state one diff shares: both opened sides, the pairing, the edits so far
+    with the run position each sorts by."""
+
+    def __init__(self, old: GraphModel, new: GraphModel) -> None:
+        self.old, self.new = old, new
+        self.pairing = pair_graphs(old, new)
+        self.alignment = self.pairing.alignment
+        self.reverse = self.pairing.reverse
+        self.order = {n: i for i, n in enumerate(new.nodes)}
+        self.old_order = {n: i for i, n in enumerate(old.nodes)}
+        self.found: list[tuple[int, int, Edit]] = []
+        self.added = _top(self.alignment.added)
+        self.removed = _top(self.alignment.removed)
+
+    def add(self, edit: Edit, position: int) -> None:
+        self.found.append((edit.rank, position, edit))
+
+    def old_position(self, old_id: str) -> int:
+        """Where a stored node would run on the received side: after its nearest
+        stored predecessor's partner."""
+        ids = list(self.old.nodes)
+        for index in range(self.old_order[old_id], -1, -1):
+            partner = self.pairing.pairs.get(ids[index])
+            if partner is not None:
+                return self.order[partner]
+        return 0
+
+    def name(self, graph: GraphModel, node_id: str) -> str:
+        node = graph.nodes[node_id]
+        if node.kind in ("input", "output"):
+            return node.name
+        return f"{node.func} @{node.address}" if node.address else node.func
+
+
+def _blocks(diff: _Diff) -> None:
+    """Modules only one side has, moved, renamed and reordered."""
+    new, old = diff.new, diff.old
+    used_new, used_old = _reaching(new), _reaching(old)
+    for address in diff.added:
+        held = new.nodes_under(address)
+        position = min((diff.order[n] for n in held), default=0)
+        unused = bool(held) and not any(n in used_new for n in held)
+        diff.add(BlockInserted(address, _type(new, address), len(held), unused), position)
+    for address in diff.removed:
+        held = old.nodes_under(address)
+        position = min((diff.old_position(n) for n in held), default=0)
+        unused = bool(held) and not any(n in used_old for n in held)
+        diff.add(BlockRemoved(address, _type(old, address), len(held), unused), position)
+    translate = diff.alignment.translate
+    for was, now in diff.alignment.moves():
+        held = new.nodes_under(now)
+        position = min((diff.order[n] for n in held), default=0)
+        same_parent = translate(_parent(was)) == _parent(now)
+        old_name, new_name = was.rpartition(".")[2], now.rpartition(".")[2]
+        if same_parent and old_name.isdigit() and new_name.isdigit():
+            continue  # shifted by a sibling inserted or removed: that edit says it
+        kind = Renamed if same_parent else BlockMoved
+        diff.add(kind(now, was, _type(new, now)), position)
+    for before, after in diff.alignment.reordered:
+        held = [n for a in before for n in new.nodes_under(translate(a))]
+        position = min((diff.order[n] for n in held), default=0)
+        diff.add(BlocksReordered(_parent(before[0]), before, after), position)
+
+
+def _repeats(diff: _Diff) -> None:
+    """Modules called another number of times."""
+    counts: dict[str, list[int]] = {}
+    for graph, side in ((diff.old, 0), (diff.new, 1)):
+        for node in graph.nodes.values():
+            address = diff.alignment.translate(node.address) if side == 0 else node.address
+            calls = counts.setdefault(address, [1, 1])
+            calls[side] = max(calls[side], node.call_number or 1)
+    for address, (before, after) in counts.items():
+        if before != after and address in diff.new.clusters:
+            held = diff.new.nodes_under(address)
+            position = min((diff.order[n] for n in held), default=0)
+            diff.add(RepeatCountChanged(address, _type(diff.new, address), before, after), position)
+
+
+def _changes(diff: _Diff, old_id: str, new_id: str) -> list[Edit]:
+    """What one paired op changed."""
+    was, now = diff.old.nodes[old_id], diff.new.nodes[new_id]
+    at = now.address
+    if old_id in diff.pairing.replaced or was.func != now.func:
+        return [OpReplaced(at, was.func, now.func)]
+    a, b = op_facts(was), op_facts(now)
+    out: list[Edit] = []
+    names = dict.fromkeys([*b.args, *a.args])
+    if is_hidden(was) != is_hidden(now):  # one records every argument, one its own
+        names = dict.fromkeys(n for n in names if n in a.args and n in b.args)
+    for name in names:
+        if a.args.get(name) != b.args.get(name):
+            out.append(ArgChanged(at, now.func, name, a.args.get(name), b.args.get(name)))
+    if a.dtype != b.dtype:
+        out.append(DtypeChanged(at, now.func, a.dtype or "default", b.dtype or "default"))
+    if a.grad != b.grad:
+        out.append(GradModeChanged(at, now.func, a.grad or "grad", b.grad or "grad"))
+    if a.shape != b.shape:
+        out.append(ShapeChanged(at, now.func, a.shape, b.shape))
+    if a.params != b.params:
+        out.append(ParamsChanged(at, now.func, a.params, b.params))
+    return out
+
+
+def _rewired(diff: _Diff, old_id: str, new_id: str) -> Edit | None:
+    """The inputs of a paired op, when all are paired on both sides and differ."""
+    before = [diff.pairing.pairs.get(p) for p in diff.old.preds(old_id)]
+    after = diff.new.preds(new_id)
+    if is_hidden(diff.old.nodes[old_id]) or is_hidden(diff.new.nodes[new_id]):
+        return None  # a collapsed node's inner wiring is not drawn: only its order is
+    if None in before or any(p not in diff.reverse for p in after):
+        return None
+    if sorted(b for b in before if b is not None) == sorted(after):
+        return None
+    names = tuple(diff.name(diff.new, p) for p in before if p is not None)
+    now = diff.new.nodes[new_id]
+    lost = [p for p in before if p is not None and p not in after]
+    gained = [p for p in after if p not in before]
+    if now.func in _JOINS and bool(lost) != bool(gained):
+        ends = lost or gained
+        source = min(ends, key=diff.order.__getitem__)
+        kind = SkipRemoved if lost else SkipAdded
+        return kind(now.address, now.func, diff.new.nodes[source].address)
+    return Rewired(now.address, now.func, names, tuple(diff.name(diff.new, p) for p in after))
+
+
+def _paired(diff: _Diff) -> None:
+    """What each paired op changed, its inputs included."""
+    for old_id, new_id in diff.pairing.pairs.items():
+        if diff.new.nodes[new_id].kind in ("input", "output"):
+            continue
+        position = diff.order[new_id]
+        rewired = _rewired(diff, old_id, new_id)
+        skip = isinstance(rewired, SkipAdded | SkipRemoved)
+        for edit in _changes(diff, old_id, new_id):
+            if not (skip and isinstance(edit, ArgChanged) and None in (edit.old, edit.new)):
+                diff.add(edit, position)  # an operand that became a tensor says the skip
+        if rewired is not None:
+            diff.add(rewired, position)
+
+
+def _loose(
+    diff: _Diff, graph: GraphModel, ids: Sequence[str], blocks: Sequence[str], stored: bool
+) -> None:
+    """The ops only one side runs, outside the blocks only it has: a new join of two
+    values that both sides have is a skip connection."""
+    used = _reaching(graph)
+    partner = diff.pairing.pairs if stored else diff.reverse
+    for node_id in ids:
+        node = graph.nodes[node_id]
+        if node.kind in ("input", "output") or _under(node.address, blocks) is not None:
+            continue
+        position = diff.old_position(node_id) if stored else diff.order[node_id]
+        preds = graph.preds(node_id)
+        if node.func in _JOINS and len(preds) >= 2 and all(p in partner for p in preds):
+            source = min(preds, key=(diff.old_order if stored else diff.order).__getitem__)
+            where = graph.nodes[source].address
+            kind = SkipRemoved if stored else SkipAdded
+            diff.add(kind(node.address, node.func, where), position)
+            continue
+        unused = node_id not in used
+        edit = OpRemoved if stored else OpAdded
+        args = ", ".join(f"{k}={v}" for k, v in op_facts(node).args.items())
+        diff.add(edit(node.address, node.func, unused, args), position)
+
+
+def _digest(signature: str | None) -> str | None:
+    return None if signature is None else signature.partition(" ")[0]
+
+
+def _collapsed(graph: GraphModel) -> dict[str, tuple[str, str, tuple[str, ...]]]:
+    """Each collapsed node's and fold frame's address -> its type, digest and the
+    module addresses it stands for."""
+    out: dict[str, tuple[str, str, tuple[str, ...]]] = {}
+    for node in graph.nodes.values():
+        digest = _digest(node.signature)
+        if node.kind in ("box", "fold", "segment") and digest:
+            reps = tuple(repetitions(node.address, node.fold_count or 1))
+            out[node.address] = (node.type or node.kind, digest, reps)
+    for cluster in graph.clusters.values():
+        digest = _digest(cluster.signature)
+        if cluster.kind == "fold" and digest:
+            first = cluster.fold_first or cluster.address
+            reps = tuple(repetitions(first, cluster.fold_count or 1))
+            out.setdefault(first, (cluster.type or "", digest, reps))
+    return out
+
+
+def _inside(diff: _Diff, old: GraphModel, new: GraphModel) -> None:
+    """A collapsed node whose digest moved with no edit found below it."""
+    translate = diff.alignment.translate
+    stored = {
+        translate(a): (kind, digest, tuple(translate(r) for r in reps))
+        for a, (kind, digest, reps) in _collapsed(old).items()
+    }
+    told = [edit.address for _, _, edit in diff.found]
+    for address, (kind, digest, reps) in _collapsed(new).items():
+        before = stored.get(address)
+        if before is None or before[1] == digest or before[2] != reps:
+            continue  # a fold of another count: the block added or removed says it
+        if any(_under(at, reps) is not None for at in told):
+            continue
+        held = [n for rep in reps for n in diff.new.nodes_under(rep)]
+        position = min((diff.order[n] for n in held), default=0)
+        diff.add(InsideChanged(address, kind), position)
+
+
+def _renumbered(diff: _Diff, originals: Mapping[str, str]) -> None:
+    """Drawn ops paired under another id, when nothing else changed."""
+    count = sum(1 for a, b in originals.items() if a != b)
+    if count and not diff.found:
+        diff.add(OpsRenumbered(count), 0)
+
+
+def _opened(old: GraphModel, new: GraphModel) -> tuple[GraphModel, GraphModel]:
+    """Both drawings opened, each op at an address both sides record: below a box
+    either side draws, neither side's address is kept (modules paired once first)."""
+    old_side, new_side = op_level(old), op_level(new)
+    old_open, new_open = old_side.graph, new_side.graph
+    old_cuts, new_cuts = old_side.collapsed, new_side.collapsed
+    if not old_cuts and not new_cuts:
+        return old_open, new_open
+    first = align_modules(old_open, new_open)
+    to_new = set(new_cuts) | {first.translate(a) for a in old_cuts}
+    to_old = set(old_cuts) | {back(first, a) for a in new_cuts}
+    return coarsened(old_open, to_old), coarsened(new_open, to_new)
+
+
+def model_diff(old: GraphModel, new: GraphModel) -> ModelDiff:
+    """Both drawings opened and compared (see the module docstring)."""
+    diff = _Diff(*_opened(old, new))
+    _blocks(diff)
+    _repeats(diff)
+    _paired(diff)
+    taken = set(diff.pairing.pairs.values())
+    _loose(diff, diff.new, [n for n in diff.new.nodes if n not in taken], diff.added, False)
+    free = [n for n in diff.old.nodes if n not in diff.pairing.pairs]
+    _loose(diff, diff.old, free, [a for a in diff.removed], True)
+    _inside(diff, old, new)
+    drawn = {a: b for a, b in diff.pairing.pairs.items() if a in old.nodes and b in new.nodes}
+    _renumbered(diff, drawn)
+    edits = tuple(edit for _, _, edit in sorted(diff.found, key=lambda item: item[:2]))
+    return ModelDiff(diff.old, diff.new, diff.pairing, edits)
+
+
+def model_edits(old: GraphModel, new: GraphModel) -> tuple[Edit, ...]:
+    """The typed edits between two drawings of one view (see the module docstring)."""
+    return model_diff(old, new).edits

@@ -1,0 +1,102 @@
+"""What one op node of an opened drawing says of its op, as values: shape, dtype,
+params, grad mode and every argument it records (the drawn args row, the call's
+``tl_call`` and the constructor defaults ``tl_defaults``).
+
+These are read from the drawing's rows and attributes, which the drawing wrote in
+fixed forms (``draw/labels.py``, ``draw/callrows.py``); no sentence of a story is
+ever read here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Final
+
+from pytest_tlgraph.diff.graph import GraphNode
+from pytest_tlgraph.draw.callrows import GRAD_MODES
+
+__all__ = ["OpFacts", "op_facts", "split_args"]
+
+_ARG: Final = re.compile(r"[A-Za-z_]\w*=")
+_SHAPE: Final = re.compile(r"\d+(?:x\d+)*|scalar|\?")
+_SIZE: Final = re.compile(r"[\d.,]+ (?:B|KB|MB|GB|TB)")
+#: A call argument that names a tensor input or a parameter, not a value.
+_TENSOR: Final = re.compile(r"(?:in\d+|param |\(in\d|\[in\d)")
+_SKIPPED: Final = ("saved for backward: ",)
+
+
+@dataclass(frozen=True, slots=True)
+class OpFacts:
+    """One op as its node records it."""
+
+    shape: str = ""
+    dtype: str = ""
+    params: str = ""
+    grad: str = ""
+    args: Mapping[str, str] = field(default_factory=dict)
+
+
+def split_args(text: str) -> dict[str, str]:
+    """``kernel_size=(3, 3), stride=1`` -> ``{"kernel_size": "(3, 3)", "stride": "1"}``
+    (commas inside brackets kept; a part without ``=`` belongs to the previous arg)."""
+    parts: list[str] = []
+    depth, start = 0, 0
+    for i, char in enumerate(text):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(depth - 1, 0)
+        elif char == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    out: dict[str, str] = {}
+    for part in parts:
+        name, sep, value = part.strip().partition("=")
+        if sep and name.isidentifier():
+            out[name] = value.strip()
+        elif out:
+            last = next(reversed(out))
+            out[last] += "," + part
+    return out
+
+
+def _shape_row(text: str) -> tuple[str, str] | None:
+    """``1x8, i64, 64 B`` -> ``("1x8", "i64")``; ``None`` for a row of another kind."""
+    head, *rest = text.split(", ")
+    if not _SHAPE.fullmatch(head):
+        return None
+    dtypes = [part for part in rest if not _SIZE.fullmatch(part)]
+    return head, ", ".join(dtypes)
+
+
+def _is_grad(text: str) -> bool:
+    return text in GRAD_MODES or ("/" in text and set(text.split("/")) <= {*GRAD_MODES, "grad"})
+
+
+def op_facts(node: GraphNode) -> OpFacts:
+    """What ``node`` records of its op (see the module docstring)."""
+    shape = dtype = params = grad = ""
+    args: dict[str, str] = {}
+    if node.defaults:
+        args.update(split_args(node.defaults))
+    for text in node.body:
+        if text.startswith("@") or text.startswith(_SKIPPED) or text.startswith("· "):
+            continue
+        if text.startswith("params: "):
+            params = text.removeprefix("params: ")
+        elif _is_grad(text):
+            grad = text
+        elif _ARG.match(text):
+            args.update(split_args(text))
+        elif not shape and (found := _shape_row(text)) is not None:
+            shape, dtype = found
+    for text in (node.call or "").split(" | "):
+        for name, value in split_args(text).items():
+            if name == "grad":
+                grad = value
+            elif not _TENSOR.match(value):
+                args[name] = value
+    return OpFacts(shape, dtype, params, grad, args)
