@@ -30,6 +30,7 @@ __all__ = [
     "OpRemoved",
     "OpReplaced",
     "OpsRenumbered",
+    "OpsReordered",
     "ParamsChanged",
     "Renamed",
     "RepeatCountChanged",
@@ -149,6 +150,8 @@ class OpAdded(Edit):
     unused: bool = False
     #: Its own arguments (``dtype=torch.bfloat16``), as the drawing records them.
     args: str = ""
+    #: The op's node id where the drawing draws it on its own.
+    id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +163,9 @@ class OpRemoved(Edit):
     op: str
     unused: bool = False
     args: str = ""
+
+    #: The op's node id where the drawing draws it on its own.
+    id: str = ""
 
     @property
     def removed_side(self) -> bool:
@@ -175,6 +181,8 @@ class OpReplaced(Edit):
     at: str
     old: str
     new: str
+    #: The op's node id where the drawing draws it on its own.
+    id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +197,8 @@ class ArgChanged(Edit):
     name: str
     old: str | None
     new: str | None
+    #: The op's node id where the drawing draws it on its own.
+    id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +210,8 @@ class ShapeChanged(Edit):
     op: str
     old: str
     new: str
+    #: The op's node id where the drawing draws it on its own.
+    id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +224,8 @@ class DtypeChanged(Edit):
     op: str
     old: str
     new: str
+    #: The op's node id where the drawing draws it on its own.
+    id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,6 +237,8 @@ class ParamsChanged(Edit):
     op: str
     old: str
     new: str
+    #: The op's node id where the drawing draws it on its own.
+    id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,6 +251,8 @@ class GradModeChanged(Edit):
     op: str
     old: str
     new: str
+    #: The op's node id where the drawing draws it on its own.
+    id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,6 +265,8 @@ class Rewired(Edit):
     op: str
     before: tuple[str, ...]
     after: tuple[str, ...]
+    #: The op's node id where the drawing draws it on its own.
+    id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,6 +279,8 @@ class SkipAdded(Edit):
     at: str
     op: str
     source: str
+    #: The op's node id where the drawing draws it on its own.
+    id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,9 +293,23 @@ class SkipRemoved(Edit):
     op: str
     source: str
 
+    #: The op's node id where the drawing draws it on its own.
+    id: str = ""
+
     @property
     def removed_side(self) -> bool:
         return True
+
+
+@dataclass(frozen=True, slots=True)
+class OpsReordered(Edit):
+    """The ops a collapsed node hides run in another order (same functions)."""
+
+    kind: ClassVar[str] = "ops_reordered"
+    rank: ClassVar[int] = 1
+    at: str
+    before: tuple[str, ...]
+    after: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,7 +340,7 @@ EDIT_KINDS: Final[Mapping[str, type[Edit]]] = {
         BlockInserted, BlockRemoved, BlockMoved, BlocksReordered, Renamed,
         RepeatCountChanged, OpAdded, OpRemoved, OpReplaced, ArgChanged, ShapeChanged,
         DtypeChanged, ParamsChanged, GradModeChanged, Rewired, SkipAdded, SkipRemoved,
-        InsideChanged, OpsRenumbered,
+        OpsReordered, InsideChanged, OpsRenumbered,
     )
 }  # fmt: skip
 

@@ -31,6 +31,7 @@ from pytest_tlgraph.diff.edits import (
     OpRemoved,
     OpReplaced,
     OpsRenumbered,
+    OpsReordered,
     ParamsChanged,
     Renamed,
     RepeatCountChanged,
@@ -40,7 +41,7 @@ from pytest_tlgraph.diff.edits import (
     SkipRemoved,
 )
 from pytest_tlgraph.diff.facts import op_facts
-from pytest_tlgraph.diff.graph import GraphModel
+from pytest_tlgraph.diff.graph import GraphModel, GraphNode
 from pytest_tlgraph.diff.pairing import Pairing, pair_graphs
 from pytest_tlgraph.diff.record import coarsened, is_hidden, op_level
 from pytest_tlgraph.diff.text import back
@@ -184,9 +185,9 @@ def _repeats(diff: _Diff) -> None:
 def _changes(diff: _Diff, old_id: str, new_id: str) -> list[Edit]:
     """What one paired op changed."""
     was, now = diff.old.nodes[old_id], diff.new.nodes[new_id]
-    at = now.address
+    at, drawn = now.address, _drawn_id(now)
     if old_id in diff.pairing.replaced or was.func != now.func:
-        return [OpReplaced(at, was.func, now.func)]
+        return [OpReplaced(at, was.func, now.func, drawn)]
     a, b = op_facts(was), op_facts(now)
     out: list[Edit] = []
     names = dict.fromkeys([*b.args, *a.args])
@@ -194,16 +195,22 @@ def _changes(diff: _Diff, old_id: str, new_id: str) -> list[Edit]:
         names = dict.fromkeys(n for n in names if n in a.args and n in b.args)
     for name in names:
         if a.args.get(name) != b.args.get(name):
-            out.append(ArgChanged(at, now.func, name, a.args.get(name), b.args.get(name)))
-    if a.dtype != b.dtype:
-        out.append(DtypeChanged(at, now.func, a.dtype or "default", b.dtype or "default"))
+            old, new = a.args.get(name), b.args.get(name)
+            out.append(ArgChanged(at, now.func, name, old, new, drawn))
+    if a.dtype != b.dtype and not any(isinstance(e, ArgChanged) and e.name == "dtype" for e in out):
+        out.append(DtypeChanged(at, now.func, a.dtype or "default", b.dtype or "default", drawn))
     if a.grad != b.grad:
-        out.append(GradModeChanged(at, now.func, a.grad or "grad", b.grad or "grad"))
+        out.append(GradModeChanged(at, now.func, a.grad or "grad", b.grad or "grad", drawn))
     if a.shape != b.shape:
-        out.append(ShapeChanged(at, now.func, a.shape, b.shape))
+        out.append(ShapeChanged(at, now.func, a.shape, b.shape, drawn))
     if a.params != b.params:
-        out.append(ParamsChanged(at, now.func, a.params, b.params))
+        out.append(ParamsChanged(at, now.func, a.params, b.params, drawn))
     return out
+
+
+def _drawn_id(node: GraphNode) -> str:
+    """An op's id where the drawing draws it as a node of its own, else ``""``."""
+    return "" if is_hidden(node) or node.kind != "op" else node.id
 
 
 def _rewired(diff: _Diff, old_id: str, new_id: str) -> Edit | None:
@@ -224,8 +231,9 @@ def _rewired(diff: _Diff, old_id: str, new_id: str) -> Edit | None:
         ends = lost or gained
         source = min(ends, key=diff.order.__getitem__)
         kind = SkipRemoved if lost else SkipAdded
-        return kind(now.address, now.func, diff.new.nodes[source].address)
-    return Rewired(now.address, now.func, names, tuple(diff.name(diff.new, p) for p in after))
+        return kind(now.address, now.func, diff.new.nodes[source].address, _drawn_id(now))
+    after_names = tuple(diff.name(diff.new, p) for p in after)
+    return Rewired(now.address, now.func, names, after_names, _drawn_id(now))
 
 
 def _paired(diff: _Diff) -> None:
@@ -260,12 +268,40 @@ def _loose(
             source = min(preds, key=(diff.old_order if stored else diff.order).__getitem__)
             where = graph.nodes[source].address
             kind = SkipRemoved if stored else SkipAdded
-            diff.add(kind(node.address, node.func, where), position)
+            diff.add(kind(node.address, node.func, where, _drawn_id(node)), position)
             continue
         unused = node_id not in used
         edit = OpRemoved if stored else OpAdded
         args = ", ".join(f"{k}={v}" for k, v in op_facts(node).args.items())
-        diff.add(edit(node.address, node.func, unused, args), position)
+        diff.add(edit(node.address, node.func, unused, args, _drawn_id(node)), position)
+
+
+def _hidden_runs(graph: GraphModel) -> dict[str, list[str]]:
+    """Each collapsed address -> the functions of the ops it hides, in run order."""
+    out: dict[str, list[str]] = {}
+    for node in graph.nodes.values():
+        if is_hidden(node):
+            out.setdefault(node.address, []).append(node.func)
+    return out
+
+
+def _reordered(diff: _Diff) -> None:
+    """A collapsed node whose hidden ops run in another order (same functions)."""
+    stored = {diff.alignment.translate(a): f for a, f in _hidden_runs(diff.old).items()}
+    for address, funcs in _hidden_runs(diff.new).items():
+        before = stored.get(address)
+        if before is not None and before != funcs and sorted(before) == sorted(funcs):
+            start = 0
+            while before[start] == funcs[start]:
+                start += 1
+            end = len(funcs)
+            while before[end - 1] == funcs[end - 1]:
+                end -= 1
+            held = diff.new.nodes_under(address)
+            position = min((diff.order[n] for n in held), default=0)
+            diff.add(
+                OpsReordered(address, tuple(before[start:end]), tuple(funcs[start:end])), position
+            )
 
 
 def _digest(signature: str | None) -> str | None:
@@ -340,6 +376,7 @@ def model_diff(old: GraphModel, new: GraphModel) -> ModelDiff:
     _loose(diff, diff.new, [n for n in diff.new.nodes if n not in taken], diff.added, False)
     free = [n for n in diff.old.nodes if n not in diff.pairing.pairs]
     _loose(diff, diff.old, free, [a for a in diff.removed], True)
+    _reordered(diff)
     _inside(diff, old, new)
     drawn = {a: b for a, b in diff.pairing.pairs.items() if a in old.nodes and b in new.nodes}
     _renumbered(diff, drawn)

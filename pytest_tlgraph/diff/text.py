@@ -34,6 +34,7 @@ from pytest_tlgraph.diff.edits import (
     OpRemoved,
     OpReplaced,
     OpsRenumbered,
+    OpsReordered,
     ParamsChanged,
     Renamed,
     RepeatCountChanged,
@@ -45,7 +46,17 @@ from pytest_tlgraph.diff.edits import (
 from pytest_tlgraph.diff.graph import GraphModel
 from pytest_tlgraph.diff.inside import fold_name
 
-__all__ = ["Holder", "ViewPair", "back", "counts", "edit_lines", "holder", "view_pair", "what"]
+__all__ = [
+    "Holder",
+    "ViewPair",
+    "back",
+    "counts",
+    "edit_lines",
+    "every_line",
+    "holder",
+    "view_pair",
+    "what",
+]
 
 _NUMERIC: Final = re.compile(r"\d+")
 #: Modules a grouped line lists by address (more read as a count and a pattern).
@@ -183,7 +194,7 @@ def _relative(address: str, held: Holder) -> str:
 
 
 def _value(value: str | None) -> str:
-    return "(not shown)" if value is None else value
+    return "(default)" if value is None else value
 
 
 def _op_what(edit: Edit) -> str:
@@ -197,6 +208,10 @@ def _op_what(edit: Edit) -> str:
     if isinstance(edit, ParamsChanged):
         return f"params {edit.old} -> {edit.new}"
     if isinstance(edit, GradModeChanged):
+        if edit.old == "grad":
+            return f"now runs under {edit.new}"
+        if edit.new == "grad":
+            return f"no longer runs under {edit.old}"
         return f"runs under {edit.new} (was {edit.old})"
     if isinstance(edit, Rewired):
         return f"reads {', '.join(edit.after) or 'nothing'} (was {', '.join(edit.before)})"
@@ -208,9 +223,8 @@ def what(edit: Edit) -> str:
     output)``; ``eps 1e-05 -> 1e-06``)."""
     if isinstance(edit, BlockInserted | BlockRemoved):
         verb = "added" if isinstance(edit, BlockInserted) else "removed"
-        typed = f" ({edit.type})" if edit.type else ""
-        ops = f" ({edit.ops} op{'s' * (edit.ops != 1)})"
-        return f"block @{edit.at}{typed} {verb}{ops}" + (_UNUSED if edit.unused else "")
+        ops = f"{edit.ops} op{'s' * (edit.ops != 1)}"
+        return f"block @{edit.at} {verb} ({ops})" + (_UNUSED if edit.unused else "")
     if isinstance(edit, OpAdded | OpRemoved):
         verb = "added" if isinstance(edit, OpAdded) else "removed"
         args = f"({edit.args})" if edit.args else ""
@@ -220,10 +234,12 @@ def what(edit: Edit) -> str:
     if isinstance(edit, SkipAdded | SkipRemoved):
         verb = "added" if isinstance(edit, SkipAdded) else "removed"
         return f"skip {verb}: @{edit.source or '(top level)'} -> {edit.op} @{edit.at}"
+    if isinstance(edit, OpsReordered):
+        return f"order changed: {', '.join(edit.before)} -> {', '.join(edit.after)}"
     if isinstance(edit, InsideChanged):
         return (
-            "same ops, shapes and args; only what this view keeps in its digest changed "
-            "(the names, wiring or parameter names inside)"
+            "same ops, shapes and args; what changed is kept only in its digest (the "
+            "names, wiring or parameters inside: a parameter's name or whether it trains)"
         )
     text = _op_what(edit)
     op = getattr(edit, "op", "")
@@ -275,8 +291,11 @@ def _subject(view: ViewPair, edit: Edit) -> tuple[str, str]:
     name = _holder_name(view, held, edit.removed_side)
     if isinstance(edit, BlockInserted | BlockRemoved) and held.kind != "fold":
         return "", ""
-    if isinstance(edit, InsideChanged) and held.address == edit.address:
+    if isinstance(edit, InsideChanged | OpsReordered) and held.address == edit.address:
         return name, ""
+    drawn = str(getattr(edit, "id", ""))
+    if drawn and held.kind == "op" and held.address == edit.address:
+        return f"{drawn} @{edit.address}" if edit.address else drawn, ""
     return name, _relative(edit.address, held)
 
 
@@ -289,10 +308,18 @@ def _line(view: ViewPair, edits: Sequence[Edit]) -> str:
     name, below = _subject(view, first)
     ops = {getattr(e, "op", None) for e in edits}
     op = ops.pop() if len(ops) == 1 else None
-    if op and all(_op_what(e) for e in edits):  # the op named once
+    if op and getattr(first, "id", "") and not below and all(_op_what(e) for e in edits):
+        said = "; ".join(dict.fromkeys(_op_what(e) for e in edits))  # the id names the op
+    elif op and all(_op_what(e) for e in edits):  # the op named once
         said = f"{op} " + "; ".join(dict.fromkeys(_op_what(e) for e in edits))
     else:
         said = "; ".join(dict.fromkeys(what(e) for e in edits))
+    if isinstance(first, BlockInserted | BlockRemoved) and not name:
+        verb = "added" if isinstance(first, BlockInserted) else "removed"
+        typed = f" ({first.type})" if first.type else ""
+        count = f"{first.ops} op{'s' * (first.ops != 1)}"
+        unused = _UNUSED if first.unused else ""
+        return f"{verb} @{first.address}{typed}: {count}{unused}" + _note(view, first)
     if isinstance(first, BlockInserted | BlockRemoved | SkipAdded | SkipRemoved):
         below = ""
     text = f"{below} {said}" if below else said
@@ -340,6 +367,11 @@ def edit_lines(edits: Sequence[Edit], view: ViewPair) -> list[str]:
             line = f"{len(alike)} modules ({where}): {'; '.join(what(e) for e in alike[0])}"
         out.append(line)
     return out
+
+
+def every_line(edits: Sequence[Edit], view: ViewPair) -> list[str]:
+    """Each edit on its own line, none grouped (``report.html``'s full list)."""
+    return [_line(view, [edit]) for edit in edits]
 
 
 def counts(edits: Sequence[Edit]) -> Mapping[str, int]:

@@ -20,6 +20,8 @@ from types import MappingProxyType
 from typing import Final
 
 from pytest_tlgraph.diff.alignment import fold_count, frame_fold_count
+from pytest_tlgraph.diff.edits import Edit
+from pytest_tlgraph.diff.engine import model_edits
 from pytest_tlgraph.diff.graph import GraphModel, GraphNode, read_graph
 from pytest_tlgraph.diff.inside import GENERIC_INSIDE, inside_change
 from pytest_tlgraph.diff.pairing import Pairing, pair_graphs
@@ -194,6 +196,9 @@ class Comparison:
     #: Received id of each node of a part that now stands apart -> what changed in the
     #: part, on the node that stands for it (``None``: nothing, or told elsewhere).
     split_of: Mapping[str, str | None] = field(default_factory=dict)
+    #: What changed in the model, as typed edits (:mod:`pytest_tlgraph.diff.engine`):
+    #: both drawings compared at op level, whatever their view.
+    edits: tuple[Edit, ...] = ()
     _union: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
     _cluster_union: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
@@ -552,6 +557,7 @@ def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
         regrouped=tuple(regrouped),
         splits=tuple(splits),
         split_of=MappingProxyType(split_of),
+        edits=model_edits(old, new) if old.schema == new.schema else (),
         _union=MappingProxyType(union),
         _cluster_union=MappingProxyType(cluster_union),
     )

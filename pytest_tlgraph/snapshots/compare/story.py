@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 from pytest_tlgraph.diff.graph import GraphModel, GraphNode
+from pytest_tlgraph.diff.text import ViewPair, edit_lines, every_line, view_pair
 from pytest_tlgraph.draw.collapse.signature import read_signature
 from pytest_tlgraph.snapshots.compare.comparison import Comparison
 
@@ -455,15 +456,46 @@ def _predates_signatures(comparison: Comparison) -> bool:
     return any(n.signature for n in new.nodes.values())
 
 
+def _view(comparison: Comparison) -> ViewPair:
+    return view_pair(comparison.old, comparison.new, comparison.pairing.alignment)
+
+
+def _edit_story(comparison: Comparison) -> list[str]:
+    """The model's typed edits, told at the view's addresses, then what only the
+    drawing says (a stored drawing older than what the received one records)."""
+    out = [PREDATES_CALLS] if _predates_calls(comparison.old) and not _predates_calls(
+        comparison.new
+    ) else []
+    out += edit_lines(comparison.edits, _view(comparison))
+    if comparison.unsigned:
+        line = (
+            f"content signature on one side only ({len(comparison.unsigned)}): "
+            f"{_examples(list(comparison.unsigned))}"
+        )
+        if _predates_signatures(comparison):
+            line += f"; {PREDATES_SIGNATURES}"
+        out.append(line)
+    return out
+
+
 def story_lines(comparison: Comparison) -> list[str]:
     """The comparison as the lines of a failure's structural summary (see the module
-    docstring), most telling first."""
+    docstring), most telling first: the model's typed edits when the op-level
+    comparison found any, else what the drawings show."""
+    return _story(comparison)[0]
+
+
+def _story(comparison: Comparison) -> tuple[list[str], int]:
+    """:func:`story_lines`, and how many of them are no change of their own (the line
+    of nodes that only moved follows from the change)."""
     new, old = comparison.new, comparison.old
     schema = schema_line(old, new)
     if schema is not None:
-        return [schema]
+        return [schema], 0
     if comparison.unchanged:
-        return [UNCHANGED]
+        return [UNCHANGED], 0
+    if comparison.edits:
+        return _edit_story(comparison), 0
     out: list[str] = []
     if _predates_calls(old) and not _predates_calls(new):
         out.append(PREDATES_CALLS)
@@ -521,6 +553,7 @@ def story_lines(comparison: Comparison) -> list[str]:
             redrawn.append(f"drawn as boxes ({len(closed)}, were open frames): {_examples(closed)}")
     out += redrawn
     moves = moved_items(comparison)
+    followers = 1 if moves and out else 0
     if moves:
         out.append(
             f"{MOVED} ({_nodes_word(len(comparison.moved))} at another module address): "
@@ -536,7 +569,7 @@ def story_lines(comparison: Comparison) -> list[str]:
         out.append(line)
     if not out and comparison.renumbered:
         out.append(f"only node ids renumbered ({len(comparison.renumbered)})")
-    return out
+    return out, followers
 
 
 def recolour_line(comparison: Comparison) -> str | None:
@@ -551,12 +584,11 @@ def recolour_line(comparison: Comparison) -> str | None:
     )
 
 
-def headline(comparison: Comparison, lines: Sequence[str] | None = None) -> str:
-    """The comparison in one line (``tlgraph report``'s pending list, summary.md);
-    ``lines``: its :func:`story_lines`, when the caller has them already."""
-    lines = story_lines(comparison) if lines is None else lines
+def headline(comparison: Comparison) -> str:
+    """The comparison in one line (``tlgraph report``'s pending list, summary.md)."""
+    lines, followers = _story(comparison)
     # Nodes that only moved follow from the change; they are no change of their own.
-    more = sum(1 for line in lines[1:] if not line.startswith(MOVED))
+    more = len(lines) - 1 - followers
     return lines[0] + (f" (and {more} more change{'s' * (more != 1)})" if more > 0 else "")
 
 
@@ -566,6 +598,8 @@ def every_change(comparison: Comparison) -> list[str]:
     schema = schema_line(old, new)
     if schema is not None:
         return [schema]
+    if comparison.edits:
+        return every_line(comparison.edits, _view(comparison))
     out = [f"added {node_name(new.nodes[n])}" for n in comparison.added]
     out += [f"removed {node_name(old.nodes[n])}" for n in comparison.removed]
     out += [f"replaced {a} -> {b} (@{new.nodes[b].address})" for a, b in comparison.replaced]

@@ -69,6 +69,7 @@ def parse_kinds(text: str | None, where: str) -> tuple[str, ...]:
 def structure_data(comparison: Comparison | None) -> dict[str, Any] | None:
     """The comparison of a DOT mismatch as data (``None`` without a readable stored
     side): its story, the headline, and each kind of change listed."""
+    from pytest_tlgraph.diff.edits import to_json
     from pytest_tlgraph.snapshots.compare.story import (
         every_change,
         headline,
@@ -81,8 +82,9 @@ def structure_data(comparison: Comparison | None) -> dict[str, Any] | None:
         return None
     story = story_lines(comparison)
     return {
-        "headline": headline(comparison, story),
+        "headline": headline(comparison),
         "story": story,
+        "edits": [to_json(edit) for edit in comparison.edits],
         "changes": every_change(comparison),
         "nodes_added": list(comparison.added),
         "nodes_removed": list(comparison.removed),
