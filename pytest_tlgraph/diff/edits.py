@@ -183,6 +183,8 @@ class OpReplaced(Edit):
     new: str
     #: The op's node id where the drawing draws it on its own.
     id: str = ""
+    #: The stored op's node id, where drawn on its own.
+    old_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -137,16 +137,45 @@ class _Diff:
         return f"{node.func} @{node.address}" if node.address else node.func
 
 
+def _swapped(diff: _Diff) -> dict[str, str]:
+    """Received address -> stored address of each one-op module only one side has
+    where the other side has one of another type: a layer swapped for another
+    (``ReLU`` -> ``GELU``), told as its op replaced."""
+    removed = {}
+    for address in diff.removed:
+        held = diff.old.nodes_under(address)
+        if len(held) == 1:
+            removed[
+                diff.alignment.translate(_parent(address)) + "." + address.rpartition(".")[2]
+            ] = (address, held[0])
+    out: dict[str, str] = {}
+    for address in diff.added:
+        held = diff.new.nodes_under(address)
+        key = address if _parent(address) else "." + address
+        hit = removed.get(key)
+        if len(held) == 1 and hit is not None:
+            was, now = diff.old.nodes[hit[1]], diff.new.nodes[held[0]]
+            replaced = OpReplaced(address, was.func, now.func, _drawn_id(now), _drawn_id(was))
+            diff.add(replaced, diff.order[held[0]])
+            out[address] = hit[0]
+    return out
+
+
 def _blocks(diff: _Diff) -> None:
     """Modules only one side has, moved, renamed and reordered."""
     new, old = diff.new, diff.old
     used_new, used_old = _reaching(new), _reaching(old)
+    swapped = _swapped(diff)
     for address in diff.added:
+        if address in swapped:
+            continue
         held = new.nodes_under(address)
         position = min((diff.order[n] for n in held), default=0)
         unused = bool(held) and not any(n in used_new for n in held)
         diff.add(BlockInserted(address, _type(new, address), len(held), unused), position)
     for address in diff.removed:
+        if diff.alignment.translate(address) in swapped or address in swapped.values():
+            continue
         held = old.nodes_under(address)
         position = min((diff.old_position(n) for n in held), default=0)
         unused = bool(held) and not any(n in used_old for n in held)
@@ -187,12 +216,17 @@ def _changes(diff: _Diff, old_id: str, new_id: str) -> list[Edit]:
     was, now = diff.old.nodes[old_id], diff.new.nodes[new_id]
     at, drawn = now.address, _drawn_id(now)
     if old_id in diff.pairing.replaced or was.func != now.func:
-        return [OpReplaced(at, was.func, now.func, drawn)]
+        return [OpReplaced(at, was.func, now.func, drawn, _drawn_id(was))]
     a, b = op_facts(was), op_facts(now)
     out: list[Edit] = []
     names = dict.fromkeys([*b.args, *a.args])
-    if is_hidden(was) != is_hidden(now):  # one records every argument, one its own
-        names = dict.fromkeys(n for n in names if n in a.args and n in b.args)
+    # An argument one side records and the other does not is a change only where
+    # the call's own arguments leave it out (at its default); a constructor argument
+    # the drawing shows on one side only is how it was drawn.
+    both = {n for n in names if n in a.args and n in b.args}
+    if is_hidden(was) == is_hidden(now):
+        both |= a.called ^ b.called
+    names = dict.fromkeys(n for n in names if n in both)
     for name in names:
         if a.args.get(name) != b.args.get(name):
             old, new = a.args.get(name), b.args.get(name)

@@ -36,6 +36,9 @@ class OpFacts:
     params: str = ""
     grad: str = ""
     args: Mapping[str, str] = field(default_factory=dict)
+    #: The names of ``args`` that are the call's own (``tl_call``): one missing on a
+    #: side is at its default there, not merely left undrawn.
+    called: frozenset[str] = frozenset()
 
 
 def split_args(text: str) -> dict[str, str]:
@@ -93,10 +96,12 @@ def op_facts(node: GraphNode) -> OpFacts:
             args.update(split_args(text))
         elif not shape and (found := _shape_row(text)) is not None:
             shape, dtype = found
+    called: set[str] = set()
     for text in (node.call or "").split(" | "):
         for name, value in split_args(text).items():
             if name == "grad":
                 grad = value
             elif not _TENSOR.match(value):
                 args[name] = value
-    return OpFacts(shape, dtype, params, grad, args)
+                called.add(name)
+    return OpFacts(shape, dtype, params, grad, args, frozenset(called))

@@ -204,10 +204,14 @@ def _wire(
     into it from the previous repetition's last node, out of it from the last one's."""
     exits: dict[str, str] = {}
     for tail, head in graph.edges:
+        if tail not in graph.nodes or head not in graph.nodes:
+            continue
         frame = _frame_of(graph, frames, tail)
         if frame is not None and _frame_of(graph, frames, head) != frame:
             exits[frame] = tail
     for tail, head in graph.edges:
+        if tail not in graph.nodes or head not in graph.nodes:
+            continue  # an edge to a node the drawing never declares: nothing to open
         tail_frame, head_frame = _frame_of(graph, frames, tail), _frame_of(graph, frames, head)
         if tail_frame is not None and tail_frame == head_frame:
             for tag in tags[tail_frame]:
@@ -216,7 +220,7 @@ def _wire(
         last = tags[tail_frame][-1] if tail_frame is not None else ""
         build.edges.append((build.exit[tail + last], build.entry[head]))
         if head_frame is not None:
-            for before, tag in zip(tags[head_frame], tags[head_frame][1:], strict=False):
+            for before, tag in itertools.pairwise(tags[head_frame]):
                 exit_node = exits.get(head_frame, tail)
                 build.edges.append((build.exit[exit_node + before], build.entry[head + tag]))
 

@@ -302,6 +302,9 @@ def _subject(view: ViewPair, edit: Edit) -> tuple[str, str]:
 def _line(view: ViewPair, edits: Sequence[Edit]) -> str:
     """One op's (or one block's) edits on one line."""
     first = edits[0]
+    if isinstance(first, OpReplaced) and first.id and first.old_id:
+        where = f" (@{first.address})" if first.address else ""
+        return f"replaced {first.old_id} -> {first.id}{where}" + _note(view, first)
     block = _block_line(view, first)
     if block is not None:
         return block
@@ -323,6 +326,10 @@ def _line(view: ViewPair, edits: Sequence[Edit]) -> str:
     if isinstance(first, BlockInserted | BlockRemoved | SkipAdded | SkipRemoved):
         below = ""
     text = f"{below} {said}" if below else said
+    graph = view.old if first.removed_side else view.new
+    boxed = holder(graph, first.address).kind in ("box", "fold")
+    if boxed and not isinstance(first, BlockInserted | BlockRemoved):
+        text = f"inside: {text}"  # an edit of what the box or fold hides
     return (f"{name}: {text}" if name else text) + _note(view, first)
 
 
@@ -362,9 +369,10 @@ def edit_lines(edits: Sequence[Edit], view: ViewPair) -> list[str]:
         line = _line(view, alike[0])
         if len(alike) > 1:
             addresses = [g[0].address for g in alike]
-            listed = ", ".join(f"@{a}" for a in addresses[:_LISTED])
-            where = listed if len(alike) <= _LISTED else _pattern(addresses)
-            line = f"{len(alike)} modules ({where}): {'; '.join(what(e) for e in alike[0])}"
+            where = _pattern(addresses)
+            if len(alike) <= _LISTED and "*" not in where:
+                where = ", ".join(f"@{a}" for a in addresses)
+            line = f"{len(alike)} modules {where}: {'; '.join(what(e) for e in alike[0])}"
         out.append(line)
     return out
 

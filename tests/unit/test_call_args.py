@@ -197,7 +197,7 @@ def test_a_device_argument_naming_the_capture_device_is_left_out() -> None:
          "@blocks.1 (_Block): inside: getitem idx (:, :-1) -> (:, 1:)"),
         ("eps", "add_2 @blocks.1: other 1e-06 -> 1e-05",
          "@blocks.1 (_Block): inside: add other 1e-06 -> 1e-05"),
-        ("dtype", "to_2 @blocks.1: shape 3x17, f16 -> 3x17, bf16; dtype float16 -> bfloat16",
+        ("dtype", "to_2 @blocks.1: dtype float16 -> bfloat16",
          "@blocks.1 (_Block): inside: to dtype float16 -> bfloat16"),
         ("grad", "mul_4 @blocks.1: now runs under no_grad",
          "@blocks.1 (_Block): inside: mul now runs under no_grad"),

@@ -142,8 +142,12 @@ def test_the_ci_summary_counts_and_names_the_change() -> None:
     data = structure_data(compare(old, new.draw(depth=0).dot))
     assert data is not None
     assert list(data["changed_nodes"]) == ["@blocks#1"]
-    assert data["story"] == ["@blocks (Sequential): inside: relu -> gelu (1 op)"]
-    assert data["headline"] == "@blocks (Sequential): inside: relu -> gelu (1 op)"
+    assert data["story"] == ["@blocks (Sequential): inside: relu -> gelu"]
+    assert data["headline"] == "@blocks (Sequential): inside: relu -> gelu"
+    assert data["edits"] == [
+        {"kind": "op_replaced", "at": "blocks", "old": "relu", "new": "gelu", "id": "",
+         "old_id": ""}
+    ]  # fmt: skip
 
 
 def test_a_long_box_lists_no_functions_and_says_its_content_changed() -> None:
@@ -223,7 +227,11 @@ def test_a_repeat_fold_cluster_hashes_every_repetition() -> None:
     assert (change.id, change.new_title) == ("cluster_blocks.0#1", "x3 @blocks.0-2 (_Block)")
     assert change.inside == "content changed (12 ops)"
     assert not comparison.unchanged
-    said = "x3 @blocks.0-2 (_Block): inside: content changed (12 ops)"
+    said = (
+        "x3 @blocks.0-2 (_Block): inside: same ops, shapes and args; what changed is kept "
+        "only in its digest (the names, wiring or parameters inside: a parameter's name or "
+        "whether it trains)"
+    )
     assert story_lines(comparison) == [said]
     diff = graph_diff(old_dot, new_dot, context=None)  # the whole union
     _assert_amber_fold_frame(diff.dot)
@@ -296,6 +304,6 @@ def test_a_moved_box_whose_content_changed_still_reads_changed() -> None:
     after = _boxed(nn.Identity(), _Block(hidden=16))
     lines = story_lines(compare(before, after))
     assert (
-        "@1.fc2 (Linear): inside: linear in_features 8 -> 16, linear params weight 4x8, "
+        "@1.fc2 (Linear): inside: linear in_features 8 -> 16; params weight 4x8, "
         "bias 4 -> weight 4x16, bias 4"
     ) in lines

@@ -179,9 +179,9 @@ def test_activation_change(bert: Drawing) -> None:
         assert any(r.startswith("+ ") and "ReLU" in r for r in node.rows)
     assert not any('color="#1A7F37"' in line or 'color="#CF222E"' in line
                    for line in diff.dot.splitlines() if " -> " in line)  # fmt: skip
+    # The story names the function both activations compute, at their pattern.
     assert story_lines(compare(bert.dot, new)) == [
-        "replaced GELUActivation -> ReLU on 2 nodes "
-        "@encoder.layer.*.intermediate.intermediate_act_fn"
+        "2 modules @encoder.layer.*.intermediate.intermediate_act_fn: gelu -> relu"
     ]
 
 
@@ -197,7 +197,7 @@ def test_added_layer_is_green_and_nothing_else_moves(bert: Drawing) -> None:
     added_edges = [line for line in diff.dot.splitlines() if 'color="#1A7F37"' in line]
     assert any(" -> " in line for line in added_edges)
     assert story_lines(compare(bert.dot, deeper.dot)) == [
-        "added @encoder.layer.2 (BertLayer): 8 nodes"
+        "added @encoder.layer.2 (BertLayer): 25 ops"
     ]
     # With context: the added layer and a few hops around it; the rest grey runs.
     context = _kinds(graph_diff(bert.dot, deeper.dot))
@@ -211,7 +211,7 @@ def test_removed_layer_is_red_and_dashed(bert: Drawing) -> None:
     kinds = _kinds(diff)
     assert "added" not in kinds and "changed" not in kinds
     assert story_lines(compare(deeper, bert.dot)) == [
-        "removed @encoder.layer.2 (BertLayer): 8 nodes"
+        "removed @encoder.layer.2 (BertLayer): 25 ops"
     ]
     assert kinds["removed"] and all(_in_layer_2(diff, n) for n in kinds["removed"])
     removed_line = next(
@@ -328,9 +328,8 @@ def test_the_summary_tells_what_the_picture_shows_on_bert(options: dict[str, Any
     comparison = compare(old, new)
     assert comparison.added == tuple(kinds["added"])
     assert comparison.removed == () and not comparison.changed and not comparison.replaced
-    assert story_lines(comparison) == [
-        f"added @encoder.layer.2 (BertLayer): {len(comparison.added)} nodes"
-    ]
+    # The story counts the model's ops, whatever the view draws of them.
+    assert story_lines(comparison) == ["added @encoder.layer.2 (BertLayer): 25 ops"]
     if options:
         # The pooler's Linear is a box like the layers' Linears, named by its address:
         # the same, unchanged node with nothing to renumber.

@@ -65,14 +65,14 @@ def test_summary_names_added_nodes_edges_and_clusters() -> None:
     assert comparison.new.clusters["cluster_block#1"].title == "@block (Sequential)"
     assert not comparison.changed and not comparison.replaced and not comparison.moved
     # The inserted block is one line; the edges that route through it are its own.
-    assert story_lines(comparison) == ["added @block (Sequential): 2 nodes"]
+    assert story_lines(comparison) == ["added @block (Sequential): 2 ops"]
     reverse = _compare(Deeper(), MLP())
     assert reverse.removed == ("linear_2", "tanh_1")
     assert reverse.union_id("linear_2") == "linear_2 (old)"  # the received side has one
     assert reverse.renumbered == (("linear_3", "linear_2"),)
     assert not reverse.changed
     assert reverse.clusters_removed == comparison.clusters_added
-    assert story_lines(reverse) == ["removed @block (Sequential): 2 nodes"]
+    assert story_lines(reverse) == ["removed @block (Sequential): 2 ops"]
 
 
 def test_the_summary_and_the_diff_drawing_pair_nodes_alike() -> None:
@@ -96,8 +96,10 @@ def test_a_changed_layer_after_a_renumbering_is_still_named() -> None:
     changes = every_change(comparison)
     assert "linear_3 @fc2: shape 2x4 -> 2x6" in changes
     assert "linear_3 @fc2: params weight 4x16, bias 4 -> weight 6x16, bias 6" in changes
-    assert "linear_3 @fc2: params weight 4x16, bias 4 -> weight 6x16, bias 6" in story_lines(
-        comparison
+    # The story tells the op's edits on one line.
+    assert (
+        "linear_3 @fc2: shape 2x4 -> 2x6; params weight 4x16, bias 4 -> weight 6x16, bias 6"
+        in story_lines(comparison)
     )
 
 
@@ -124,10 +126,13 @@ def test_summary_names_changed_arg_values_and_shape_rows() -> None:
     assert "linear_1 @fc1: out_features 16 -> 32" in changes
     assert "linear_1 @fc1: shape 2x16 -> 2x32" in changes
     assert "linear_1 @fc1: params weight 16x8, bias 16 -> weight 32x8, bias 32" in changes
+    # The story: the model's edits, one line per op, what the model did (an argument)
+    # before what follows from it (a shape downstream).
     assert story_lines(comparison) == [
-        "2 nodes (linear_1, relu_1) @*: shape 2x16 -> 2x32",
-        "linear_1 @fc1: out_features 16 -> 32; params weight 16x8, bias 16 -> weight 32x8, bias 32",
+        "linear_1 @fc1: out_features 16 -> 32; shape 2x16 -> 2x32; "
+        "params weight 16x8, bias 16 -> weight 32x8, bias 32",
         "linear_2 @fc2: in_features 16 -> 32; params weight 4x16, bias 4 -> weight 4x32, bias 4",
+        "relu_1 @act: shape 2x16 -> 2x32",
     ]
 
 
@@ -172,7 +177,7 @@ def test_the_terminal_lines_leave_the_renumbering_to_the_full_list() -> None:
     comparison = _compare(MLP(), Deeper())
     # linear_2 -> linear_3 is only a new number: the story does not call it a change.
     lines = story_lines(comparison)
-    assert lines == ["added @block (Sequential): 2 nodes"]
+    assert lines == ["added @block (Sequential): 2 ops"]
     assert not any("linear_3" in line for line in lines)
     changes = every_change(comparison)
     assert "renumbered linear_2 is now linear_3" in changes

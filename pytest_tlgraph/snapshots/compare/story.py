@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 from pytest_tlgraph.diff.graph import GraphModel, GraphNode
-from pytest_tlgraph.diff.text import ViewPair, edit_lines, every_line, view_pair
+from pytest_tlgraph.diff.text import ViewPair, edit_lines, view_pair
 from pytest_tlgraph.draw.collapse.signature import read_signature
 from pytest_tlgraph.snapshots.compare.comparison import Comparison
 
@@ -598,8 +598,6 @@ def every_change(comparison: Comparison) -> list[str]:
     schema = schema_line(old, new)
     if schema is not None:
         return [schema]
-    if comparison.edits:
-        return every_line(comparison.edits, _view(comparison))
     out = [f"added {node_name(new.nodes[n])}" for n in comparison.added]
     out += [f"removed {node_name(old.nodes[n])}" for n in comparison.removed]
     out += [f"replaced {a} -> {b} (@{new.nodes[b].address})" for a, b in comparison.replaced]
