@@ -197,15 +197,15 @@ def _blocks(diff: _Diff) -> None:
 
 
 def _repeats(diff: _Diff) -> None:
-    """Modules called another number of times."""
+    """Modules both sides have, called another number of times."""
     counts: dict[str, list[int]] = {}
     for graph, side in ((diff.old, 0), (diff.new, 1)):
         for node in graph.nodes.values():
             address = diff.alignment.translate(node.address) if side == 0 else node.address
-            calls = counts.setdefault(address, [1, 1])
+            calls = counts.setdefault(address, [0, 0])
             calls[side] = max(calls[side], node.call_number or 1)
     for address, (before, after) in counts.items():
-        if before != after and address in diff.new.clusters:
+        if before and after and before != after and address in diff.new.clusters:
             held = diff.new.nodes_under(address)
             position = min((diff.order[n] for n in held), default=0)
             diff.add(RepeatCountChanged(address, _type(diff.new, address), before, after), position)

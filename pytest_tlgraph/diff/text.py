@@ -17,7 +17,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from pytest_tlgraph.diff.alignment import Alignment, frame_fold_count, repetitions
 from pytest_tlgraph.diff.edits import (
@@ -59,9 +59,12 @@ __all__ = [
 ]
 
 _NUMERIC: Final = re.compile(r"\d+")
+_NUMERIC_SPLIT: Final = re.compile(r"(\d+)")
 #: Modules a grouped line lists by address (more read as a count and a pattern).
 _LISTED: Final = 3
 _UNUSED: Final = " (reaches no output)"
+#: The fields that say where an edit is, not what it is.
+_PLACE: Final = frozenset({"at", "id", "old_id"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +200,19 @@ def _value(value: str | None) -> str:
     return "(default)" if value is None else value
 
 
+def _params(old: str, new: str) -> str:
+    """``weight 8x3x7x7 -> 8x3x5x5``: the params whose shape changed, by name, when
+    both sides name the same params; else both rows whole."""
+    before = dict(p.partition(" ")[::2] for p in old.split(", "))
+    after = dict(p.partition(" ")[::2] for p in new.split(", "))
+    if list(before) != list(after):
+        return f"{old} -> {new}"
+    changed = [
+        f"{name} {before[name]} -> {after[name]}" for name in after if before[name] != after[name]
+    ]
+    return ", ".join(changed) or f"{old} -> {new}"
+
+
 def _op_what(edit: Edit) -> str:
     """What one op-level edit says, the op and its address left out."""
     if isinstance(edit, ArgChanged):
@@ -206,7 +222,7 @@ def _op_what(edit: Edit) -> str:
     if isinstance(edit, DtypeChanged):
         return f"dtype {edit.old} -> {edit.new}"
     if isinstance(edit, ParamsChanged):
-        return f"params {edit.old} -> {edit.new}"
+        return f"params {_params(edit.old, edit.new)}"
     if isinstance(edit, GradModeChanged):
         if edit.old == "grad":
             return f"now runs under {edit.new}"
@@ -334,47 +350,118 @@ def _line(view: ViewPair, edits: Sequence[Edit]) -> str:
 
 
 def _pattern(addresses: Sequence[str]) -> str:
-    """``@layer*.*.conv1`` for ``layer1.0.conv1`` and ``layer2.1.conv1``."""
-    rows = [a.split(".") for a in dict.fromkeys(addresses)]
-    if len({len(r) for r in rows}) != 1:
-        return ", ".join(f"@{a}" for a in dict.fromkeys(addresses))
-    out = []
-    for column in zip(*rows, strict=True):
-        shapes = {_NUMERIC.sub("*", part) for part in column}
-        out.append(
-            column[0] if len(set(column)) == 1 else shapes.pop() if len(shapes) == 1 else "*"
-        )
-    return "@" + ".".join(out)
+    """``@layer*.*.conv1`` for ``layer1.0.conv1`` and ``layer2.1.conv1``: the common
+    pattern of each depth's addresses (``*`` where they differ, a numeric run inside
+    a segment alone when the rest agrees)."""
+    by_depth: dict[int, list[list[str]]] = {}
+    for address in dict.fromkeys(addresses):
+        parts = address.split(".") if address else []
+        by_depth.setdefault(len(parts), []).append(parts)
+    patterns = []
+    for rows in by_depth.values():
+        out = []
+        for column in zip(*rows, strict=True):
+            shapes = {_NUMERIC.sub("*", part) for part in column}
+            same = len(set(column)) == 1
+            out.append(column[0] if same else shapes.pop() if len(shapes) == 1 else "*")
+        patterns.append(".".join(out))
+    return ", ".join(f"@{p}" if p else "(top level)" for p in patterns)
 
 
 def _key(edit: Edit) -> tuple[object, ...]:
     """An edit with its address left out: the same edit on other modules."""
-    names = [f.name for f in dataclasses.fields(edit) if f.name != "at"]
+    place = _PLACE | {"op"} if isinstance(edit, ShapeChanged) else _PLACE
+    names = [f.name for f in dataclasses.fields(edit) if f.name not in place]
     return (type(edit), *(getattr(edit, name) for name in names))
 
 
 def edit_lines(edits: Sequence[Edit], view: ViewPair) -> list[str]:
-    """``edits`` as lines, most telling first (see the module docstring)."""
-    by_op: dict[tuple[str, str, bool], list[Edit]] = {}
+    """``edits`` as lines, most telling first (see the module docstring): each edit
+    grouped with the same edit on other ops (its values alike but in the sizes they
+    share, written ``*``), and the edits that fall on the same ops on one line."""
+    by_edit: dict[tuple[object, ...], list[Edit]] = {}
     for edit in edits:
-        op = getattr(edit, "op", None)
-        single = op is None or isinstance(edit, OpAdded | OpRemoved | SkipAdded | SkipRemoved)
-        key = (edit.address, str(id(edit)) if single else str(op), edit.removed_side)
-        by_op.setdefault(key, []).append(edit)
-    groups: dict[tuple[object, ...], list[list[Edit]]] = {}
-    for group in by_op.values():
-        groups.setdefault(tuple(_key(e) for e in group), []).append(group)
+        by_edit.setdefault(_general(edit), []).append(edit)
+    by_place: dict[tuple[tuple[str, str, bool], ...], list[list[Edit]]] = {}
+    for alike in by_edit.values():
+        place = tuple((e.address, str(getattr(e, "id", "")), e.removed_side) for e in alike)
+        by_place.setdefault(place, []).append(alike)
     out = []
-    for alike in groups.values():
-        line = _line(view, alike[0])
-        if len(alike) > 1:
-            addresses = [g[0].address for g in alike]
-            where = _pattern(addresses)
-            if len(alike) <= _LISTED and "*" not in where:
-                where = ", ".join(f"@{a}" for a in addresses)
-            line = f"{len(alike)} modules {where}: {'; '.join(what(e) for e in alike[0])}"
-        out.append(line)
+    for place, kinds in by_place.items():
+        if len(place) == 1:
+            out.append(_line(view, [alike[0] for alike in kinds]))
+            continue
+        said = []
+        for alike in kinds:
+            exact = len({_key(e) for e in alike}) == 1
+            said.append(_said([alike[0] if exact else _starred(alike[0])]))
+        out.append(_group_line([alike_[0] for alike_ in zip(*kinds, strict=True)], said))
     return out
+
+
+def _said(edits: Sequence[Edit]) -> str:
+    """What one op's edits say, the op's place left out."""
+    return "; ".join(dict.fromkeys(_op_what(e) or what(e) for e in edits))
+
+
+def _group_line(alike: Sequence[Edit], whats: Sequence[str]) -> str:
+    """The same edits on several ops (one edit of each): ``replaced relu -> silu on 16
+    nodes @layer*.*.relu``, ``16 nodes @layer*.*.conv*: kernel_size (3, 3) -> (5, 5)``."""
+    addresses = [e.address for e in alike]
+    where = _pattern(addresses)
+    if len(alike) <= _LISTED and "*" not in where:
+        where = ", ".join(f"@{a}" for a in addresses)
+    drawn = all(getattr(e, "id", "") for e in alike)
+    noun = f"{len(alike)} {'nodes' if drawn else 'ops'}"
+    first = alike[0]
+    if isinstance(first, OpReplaced) and len(whats) == 1:
+        return f"replaced {first.old} -> {first.new} on {noun} {where}"
+    op = {getattr(e, "op", "") for e in alike}
+    prefix = f"{op.pop()} " if len(op) == 1 and not drawn and _op_what(first) else ""
+    return f"{noun} {where}: {prefix}{'; '.join(whats)}"
+
+
+def _stars(old: str, new: str) -> tuple[str, str] | None:
+    """``8x8x3x3``, ``8x8x5x5`` -> ``*x*x3x3``, ``*x*x5x5``: two values alike but in
+    some numbers, the numbers they share written ``*`` (``None``: not so alike)."""
+    a, b = _NUMERIC_SPLIT.split(old), _NUMERIC_SPLIT.split(new)
+    if len(a) != len(b) or a[0::2] != b[0::2]:
+        return None
+    kept = [x == y for x, y in zip(a[1::2], b[1::2], strict=True)]
+    if all(kept) or not any(kept):
+        return old, new
+
+    def star(parts: list[str]) -> str:
+        return "".join(p if i % 2 == 0 or not kept[i // 2] else "*" for i, p in enumerate(parts))
+
+    return star(a), star(b)
+
+
+def _starred(edit: Edit) -> Edit:
+    """``edit`` with its two values written as :func:`_stars` does, where they read so."""
+    old, new = getattr(edit, "old", None), getattr(edit, "new", None)
+    if not isinstance(old, str) or not isinstance(new, str):
+        return edit
+    if isinstance(edit, ParamsChanged):
+        pairs = [_stars(x, y) for x, y in zip(old.split(", "), new.split(", "), strict=False)]
+        if old.count(", ") != new.count(", ") or not all(pairs):
+            return edit
+        stars = [p for p in pairs if p is not None]
+        starred: Edit = dataclasses.replace(
+            edit, old=", ".join(x for x, _ in stars), new=", ".join(y for _, y in stars)
+        )
+        return starred
+    found = _stars(old, new)
+    plain: Any = edit
+    if found is None:
+        return edit
+    out: Edit = dataclasses.replace(plain, old=found[0], new=found[1])
+    return out
+
+
+def _general(edit: Edit) -> tuple[object, ...]:
+    """The edit's key with its values starred: the same edit at other sizes."""
+    return _key(_starred(edit))
 
 
 def every_line(edits: Sequence[Edit], view: ViewPair) -> list[str]:

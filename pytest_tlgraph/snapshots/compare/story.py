@@ -460,13 +460,31 @@ def _view(comparison: Comparison) -> ViewPair:
     return view_pair(comparison.old, comparison.new, comparison.pairing.alignment)
 
 
+def _redrawn_notes(comparison: Comparison) -> str:
+    """How the view drew modules otherwise after the edits (auto spent its budget
+    elsewhere): ``@features.3.block (Sequential) drawn as one box (was 3 nodes in its
+    frame)``, at most :data:`MAX_EXAMPLES` named."""
+    notes = []
+    for group in comparison.regrouped:
+        count = _nodes_word(len(group.frame))
+        if group.boxed:
+            notes.append(f"{group.title} drawn as one box (was {count} in its frame)")
+        else:
+            notes.append(f"{group.title} drawn open, {count} in its frame (was one box)")
+    return _examples(notes)
+
+
 def _edit_story(comparison: Comparison) -> list[str]:
     """The model's typed edits, told at the view's addresses, then what only the
     drawing says (a stored drawing older than what the received one records)."""
     out = [PREDATES_CALLS] if _predates_calls(comparison.old) and not _predates_calls(
         comparison.new
     ) else []
-    out += edit_lines(comparison.edits, _view(comparison))
+    lines = edit_lines(comparison.edits, _view(comparison))
+    notes = _redrawn_notes(comparison)
+    if lines and notes:  # what the view did because of the edits: a note on the first
+        lines[0] += f" (the view: {notes})"
+    out += lines
     if comparison.unsigned:
         line = (
             f"content signature on one side only ({len(comparison.unsigned)}): "
