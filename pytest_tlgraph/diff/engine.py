@@ -11,6 +11,7 @@ whose result reaches no output is marked ``unused``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -43,7 +44,7 @@ from pytest_tlgraph.diff.edits import (
 from pytest_tlgraph.diff.facts import op_facts
 from pytest_tlgraph.diff.graph import GraphModel, GraphNode
 from pytest_tlgraph.diff.pairing import Pairing, pair_graphs
-from pytest_tlgraph.diff.record import coarsened, is_hidden, op_level
+from pytest_tlgraph.diff.record import coarsened, is_hidden, is_repeated, op_level
 from pytest_tlgraph.diff.text import back
 
 __all__ = ["ModelDiff", "model_diff", "model_edits"]
@@ -116,6 +117,11 @@ class _Diff:
         self.found: list[tuple[int, int, Edit]] = []
         self.added = _top(self.alignment.added)
         self.removed = _top(self.alignment.removed)
+        translate = self.alignment.translate
+        #: The modules that run in another order among their siblings (received).
+        self.reordered = {translate(a) for before, _ in self.alignment.reordered for a in before}
+        #: Whether an op's inputs changed with a reorder (not the same dataflow).
+        self.reorder_rewired = False
 
     def add(self, edit: Edit, position: int) -> None:
         self.found.append((edit.rank, position, edit))
@@ -186,8 +192,8 @@ def _blocks(diff: _Diff) -> None:
         position = min((diff.order[n] for n in held), default=0)
         same_parent = translate(_parent(was)) == _parent(now)
         old_name, new_name = was.rpartition(".")[2], now.rpartition(".")[2]
-        if same_parent and old_name.isdigit() and new_name.isdigit():
-            continue  # shifted by a sibling inserted or removed: that edit says it
+        if same_parent and (old_name == new_name or (old_name.isdigit() and new_name.isdigit())):
+            continue  # shifted by a sibling inserted, removed or reordered: that one says it
         kind = Renamed if same_parent else BlockMoved
         diff.add(kind(now, was, _type(new, now)), position)
     for before, after in diff.alignment.reordered:
@@ -201,6 +207,8 @@ def _repeats(diff: _Diff) -> None:
     counts: dict[str, list[int]] = {}
     for graph, side in ((diff.old, 0), (diff.new, 1)):
         for node in graph.nodes.values():
+            if is_hidden(node):
+                continue  # a fold's repetitions are its count, not calls
             address = diff.alignment.translate(node.address) if side == 0 else node.address
             calls = counts.setdefault(address, [0, 0])
             calls[side] = max(calls[side], node.call_number or 1)
@@ -230,6 +238,10 @@ def _changes(diff: _Diff, old_id: str, new_id: str) -> list[Edit]:
     for name in names:
         if a.args.get(name) != b.args.get(name):
             old, new = a.args.get(name), b.args.get(name)
+            if old is not None and name in a.defaults:
+                old = f"{old} (default)"
+            if new is not None and name in b.defaults:
+                new = f"{new} (default)"
             out.append(ArgChanged(at, now.func, name, old, new, drawn))
     if a.dtype != b.dtype and not any(isinstance(e, ArgChanged) and e.name == "dtype" for e in out):
         out.append(DtypeChanged(at, now.func, a.dtype or "default", b.dtype or "default", drawn))
@@ -244,19 +256,26 @@ def _changes(diff: _Diff, old_id: str, new_id: str) -> list[Edit]:
 
 def _drawn_id(node: GraphNode) -> str:
     """An op's id where the drawing draws it as a node of its own, else ``""``."""
-    return "" if is_hidden(node) or node.kind != "op" else node.id
+    return "" if is_hidden(node) or is_repeated(node) or node.kind != "op" else node.id
 
 
 def _rewired(diff: _Diff, old_id: str, new_id: str) -> Edit | None:
     """The inputs of a paired op, when all are paired on both sides and differ."""
     before = [diff.pairing.pairs.get(p) for p in diff.old.preds(old_id)]
     after = diff.new.preds(new_id)
+    ends = [diff.new.nodes[new_id].address, *(diff.new.nodes[p].address for p in after)]
+    ends += [diff.new.nodes[p].address for p in before if p is not None]
+    in_reorder = bool(diff.reordered) and any(_under(a, diff.reordered) for a in ends)
     if is_hidden(diff.old.nodes[old_id]) or is_hidden(diff.new.nodes[new_id]):
+        diff.reorder_rewired |= in_reorder  # not drawn: the same dataflow is not known
         return None  # a collapsed node's inner wiring is not drawn: only its order is
     if None in before or any(p not in diff.reverse for p in after):
         return None
     if sorted(b for b in before if b is not None) == sorted(after):
         return None
+    if in_reorder:
+        diff.reorder_rewired = True
+        return None  # siblings that run in another order: their reorder says it
     names = tuple(diff.name(diff.new, p) for p in before if p is not None)
     now = diff.new.nodes[new_id]
     lost = [p for p in before if p is not None and p not in after]
@@ -342,21 +361,28 @@ def _digest(signature: str | None) -> str | None:
     return None if signature is None else signature.partition(" ")[0]
 
 
-def _collapsed(graph: GraphModel) -> dict[str, tuple[str, str, tuple[str, ...]]]:
-    """Each collapsed node's and fold frame's address -> its type, digest and the
-    module addresses it stands for."""
-    out: dict[str, tuple[str, str, tuple[str, ...]]] = {}
+def _collapsed(graph: GraphModel) -> dict[tuple[str, str], tuple[str, str, tuple[str, ...]]]:
+    """Each collapsed node's and fold frame's ``(kind, address)`` -> its type, digest
+    and the module addresses its digest covers (a node in a fold frame: its own at
+    every repetition of the frame)."""
+    out: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {}
     for node in graph.nodes.values():
         digest = _digest(node.signature)
         if node.kind in ("box", "fold", "segment") and digest:
-            reps = tuple(repetitions(node.address, node.fold_count or 1))
-            out[node.address] = (node.type or node.kind, digest, reps)
+            reps = repetitions(node.address, node.fold_count or 1)
+            for cid in graph.cluster_path(node.id):
+                frame = graph.clusters[cid]
+                if frame.kind == "fold" and (frame.fold_count or 1) > 1:
+                    first = frame.fold_first or frame.address
+                    rest = node.address[len(first) :]
+                    reps = [rep + rest for rep in repetitions(first, frame.fold_count or 1)]
+            out[(node.kind, node.address)] = (node.type or node.kind, digest, tuple(reps))
     for cluster in graph.clusters.values():
         digest = _digest(cluster.signature)
         if cluster.kind == "fold" and digest:
             first = cluster.fold_first or cluster.address
-            reps = tuple(repetitions(first, cluster.fold_count or 1))
-            out.setdefault(first, (cluster.type or "", digest, reps))
+            covered = tuple(repetitions(first, cluster.fold_count or 1))
+            out.setdefault(("frame", first), (cluster.type or "", digest, covered))
     return out
 
 
@@ -364,12 +390,13 @@ def _inside(diff: _Diff, old: GraphModel, new: GraphModel) -> None:
     """A collapsed node whose digest moved with no edit found below it."""
     translate = diff.alignment.translate
     stored = {
-        translate(a): (kind, digest, tuple(translate(r) for r in reps))
-        for a, (kind, digest, reps) in _collapsed(old).items()
+        (kind, translate(a)): (typ, digest, tuple(translate(r) for r in reps))
+        for (kind, a), (typ, digest, reps) in _collapsed(old).items()
     }
     told = [edit.address for _, _, edit in diff.found]
-    for address, (kind, digest, reps) in _collapsed(new).items():
-        before = stored.get(address)
+    for key, (kind, digest, reps) in _collapsed(new).items():
+        address = key[1]
+        before = stored.get(key)
         if before is None or before[1] == digest or before[2] != reps:
             continue  # a fold of another count: the block added or removed says it
         if any(_under(at, reps) is not None for at in told):
@@ -412,6 +439,15 @@ def model_diff(old: GraphModel, new: GraphModel) -> ModelDiff:
     _loose(diff, diff.old, free, [a for a in diff.removed], True)
     _reordered(diff)
     _inside(diff, old, new)
+    if not diff.reorder_rewired:  # siblings reordered with the same dataflow
+        diff.found = [
+            (
+                rank,
+                at,
+                dataclasses.replace(e, same_flow=True) if isinstance(e, BlocksReordered) else e,
+            )
+            for rank, at, e in diff.found
+        ]
     drawn = {a: b for a, b in diff.pairing.pairs.items() if a in old.nodes and b in new.nodes}
     _renumbered(diff, drawn)
     edits = tuple(edit for _, _, edit in sorted(diff.found, key=lambda item: item[:2]))

@@ -39,6 +39,8 @@ class OpFacts:
     #: The names of ``args`` that are the call's own (``tl_call``): one missing on a
     #: side is at its default there, not merely left undrawn.
     called: frozenset[str] = frozenset()
+    #: The names of ``args`` the drawing records at their constructor default only.
+    defaults: frozenset[str] = frozenset()
 
 
 def split_args(text: str) -> dict[str, str]:
@@ -83,8 +85,8 @@ def op_facts(node: GraphNode) -> OpFacts:
     """What ``node`` records of its op (see the module docstring)."""
     shape = dtype = params = grad = ""
     args: dict[str, str] = {}
-    if node.defaults:
-        args.update(split_args(node.defaults))
+    defaults: dict[str, str] = split_args(node.defaults) if node.defaults else {}
+    args.update(defaults)
     for text in node.body:
         if text.startswith("@") or text.startswith(_SKIPPED) or text.startswith("· "):
             continue
@@ -104,4 +106,5 @@ def op_facts(node: GraphNode) -> OpFacts:
             elif not _TENSOR.match(value):
                 args[name] = value
                 called.add(name)
-    return OpFacts(shape, dtype, params, grad, args, frozenset(called))
+    at_default = frozenset(n for n, v in defaults.items() if args.get(n) == v and n not in called)
+    return OpFacts(shape, dtype, params, grad, args, frozenset(called), at_default)

@@ -40,6 +40,16 @@ _COLLAPSED: Final = frozenset({"box", "fold", "segment"})
 HIDDEN: Final = "tl_ops"
 
 
+#: The fill a drawn node's copy for another repetition of its fold frame carries.
+REPEATED: Final = "tl_repeat"
+
+
+def is_repeated(node: GraphNode) -> bool:
+    """Whether ``node`` is a fold frame's drawn node copied for another repetition:
+    no drawn node has its id."""
+    return node.fill == REPEATED
+
+
 def is_hidden(node: GraphNode) -> bool:
     """Whether ``node`` is an op opened from a collapsed node: it records every
     constructor argument, but no call argument of its own."""
@@ -134,14 +144,16 @@ class _Builder:
         drawn_id = node.id + tag
         address = address_of.get(node.address, node.address)
         if node.kind not in _COLLAPSED or not node.ops:
-            copy = dataclasses.replace(node, id=drawn_id, address=address, cluster=None)
+            fill = REPEATED if tag else node.fill
+            copy = dataclasses.replace(node, id=drawn_id, address=address, cluster=None, fill=fill)
             self.chain(drawn_id, [copy])
             return
         reps = [address]
         if node.kind == "fold" and (node.fold_count or 1) > 1:
             reps = repetitions(address, node.fold_count or 1)
         ops: list[GraphNode] = []
-        self.collapsed.update(reps)
+        if node.kind != "segment":  # a segment's ops lie at several modules' addresses
+            self.collapsed.update(reps)
         for k, rep in enumerate(reps):
             ops += _hidden_nodes(node, rep, tag + (f"#{k + 1}" if k else ""))
         self.chain(drawn_id, ops)

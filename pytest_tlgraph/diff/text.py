@@ -63,6 +63,11 @@ _NUMERIC_SPLIT: Final = re.compile(r"(\d+)")
 #: Modules a grouped line lists by address (more read as a count and a pattern).
 _LISTED: Final = 3
 _UNUSED: Final = " (reaches no output)"
+#: The edits of one op: the same edit on other ops shares a line.
+_OP_EDITS: Final = (
+    OpAdded, OpRemoved, OpReplaced, ArgChanged, ShapeChanged, DtypeChanged, ParamsChanged,
+    GradModeChanged, Rewired, SkipAdded, SkipRemoved,
+)  # fmt: skip
 #: The fields that say where an edit is, not what it is.
 _PLACE: Final = frozenset({"at", "id", "old_id"})
 
@@ -134,7 +139,7 @@ def _index(graph: GraphModel) -> tuple[dict[str, Holder], dict[str, Holder]]:
             held = Holder("fold", first, node.func, node.fold_last or first, count, node.id)
             for rep in repetitions(first, count):
                 folds.setdefault(rep, held)
-        elif node.kind in ("box", "segment", "fold"):
+        elif node.kind in ("box", "fold"):  # a segment's ops lie at several addresses
             boxes.setdefault(node.address, Holder("box", node.address, node.type or "", id=node.id))
     return folds, boxes
 
@@ -277,7 +282,8 @@ def _block_line(view: ViewPair, edit: Edit) -> str | None:
         cut = len(parent) + 1 if parent else 0
         before = ", ".join(a[cut:] for a in edit.before)
         after = ", ".join(a[cut:] for a in edit.after)
-        return f"order changed in @{parent or '(top level)'}: {before} -> {after}"
+        same = "; the same dataflow, only the order they run in" if edit.same_flow else ""
+        return f"order changed in @{parent or '(top level)'}: {before} -> {after}{same}"
     if isinstance(edit, RepeatCountChanged):
         return f"@{edit.at} ({edit.type}) runs {edit.old} -> {edit.new} times"
     if isinstance(edit, OpsRenumbered):
@@ -289,6 +295,8 @@ def _note(view: ViewPair, edit: Edit) -> str:
     """What the view drew otherwise at the edit's place: a box shut on one side and
     open on the other."""
     address = edit.address
+    if isinstance(edit, BlockInserted | BlockRemoved):
+        return ""  # the block is on one side only: nothing of it to draw otherwise
     on_new = address if not edit.removed_side else view.translate(address)
     on_old = address if edit.removed_side else view.back(address)
     old_box = holder(view.old, on_old)
@@ -381,7 +389,8 @@ def edit_lines(edits: Sequence[Edit], view: ViewPair) -> list[str]:
     share, written ``*``), and the edits that fall on the same ops on one line."""
     by_edit: dict[tuple[object, ...], list[Edit]] = {}
     for edit in edits:
-        by_edit.setdefault(_general(edit), []).append(edit)
+        alone = not isinstance(edit, _OP_EDITS)  # an edit of modules: a line of its own
+        by_edit.setdefault((id(edit),) if alone else _general(edit), []).append(edit)
     by_place: dict[tuple[tuple[str, str, bool], ...], list[list[Edit]]] = {}
     for alike in by_edit.values():
         place = tuple((e.address, str(getattr(e, "id", "")), e.removed_side) for e in alike)
@@ -407,7 +416,7 @@ def _said(edits: Sequence[Edit]) -> str:
 def _group_line(alike: Sequence[Edit], whats: Sequence[str]) -> str:
     """The same edits on several ops (one edit of each): ``replaced relu -> silu on 16
     nodes @layer*.*.relu``, ``16 nodes @layer*.*.conv*: kernel_size (3, 3) -> (5, 5)``."""
-    addresses = [e.address for e in alike]
+    addresses = list(dict.fromkeys(e.address for e in alike))
     where = _pattern(addresses)
     if len(alike) <= _LISTED and "*" not in where:
         where = ", ".join(f"@{a}" for a in addresses)

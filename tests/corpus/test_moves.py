@@ -26,62 +26,57 @@ VIEWS: dict[str, dict[str, object]] = {
 STORIES: dict[str, dict[str, list[str]]] = {
     "head_inserted": {
         "full": [
-            "added @layer2.0 (BasicBlock): 7 nodes",
-            "moved, same content (16 nodes at another module address): @layer2.0 (BasicBlock) -> @layer2.1, @layer2.1 (BasicBlock) -> @layer2.2",
+            "added @layer2.0 (BasicBlock): 7 ops",
         ],
         "depth1": [
-            "added @layer2.0 (BasicBlock) (7 ops)",
-            "moved, same content (2 nodes at another module address): @layer2.0 (BasicBlock) -> @layer2.1, @layer2.1 (BasicBlock) -> @layer2.2",
+            "added @layer2.0 (BasicBlock): 7 ops",
         ],
         "auto": [
-            "added @layer2.0 (BasicBlock) (7 ops)",
-            "moved, same content (2 nodes at another module address): @layer2.0 (BasicBlock) -> @layer2.1, @layer2.1 (BasicBlock) -> @layer2.2",
+            "added @layer2.0 (BasicBlock): 7 ops",
         ],
     },
     "middle_inserted": {
         "full": [
-            "added @layer2.2 (BasicBlock): 7 nodes",
+            "added @layer2.2 (BasicBlock): 7 ops",
         ],
         "depth1": [
-            "added @layer2.2 (BasicBlock) (7 ops)",
+            "added @layer2.2 (BasicBlock): 7 ops",
         ],
         "auto": [
-            "x2 @layer2.1-2 (BasicBlock): repeats x1 -> x2",
+            "x2 @layer2.1-2 (BasicBlock): block @layer2.2 added (7 ops)",
         ],
     },
     "block_removed": {
         "full": [
-            "removed @layer3.1 (BasicBlock): 7 nodes",
+            "removed @layer3.1 (BasicBlock): 7 ops",
         ],
         "depth1": [
-            "removed @layer3.1 (BasicBlock) (7 ops)",
+            "removed @layer3.1 (BasicBlock): 7 ops",
         ],
         "auto": [
-            "removed @layer3.1 (BasicBlock) (7 ops)",
-            "drawn open in their frames (6, were boxes): x2 @layer1.0-1 (BasicBlock), @layer2.0 (BasicBlock), @layer2.1 (BasicBlock), ... and 3 more",
+            "removed @layer3.1 (BasicBlock): 7 ops (the view: x2 @layer1.0-1 (BasicBlock) drawn open, 7 nodes in its frame (was one box), @layer2.0 (BasicBlock) drawn open, 9 nodes in its frame (was one box), @layer2.1 (BasicBlock) drawn open, 7 nodes in its frame (was one box), ... and 3 more)",
         ],
     },
     "blocks_swapped": {
         "full": [
-            "order changed: @layer1.0 (BasicBlock), @layer1.1 (BasicBlock) -> @layer1.1, @layer1.0 (stored addresses)",
+            "order changed in @layer1: 0, 1 -> 1, 0",
         ],
         "depth1": [
-            "order changed: @layer1.0 (BasicBlock), @layer1.1 (BasicBlock) -> @layer1.1, @layer1.0 (stored addresses)",
+            "order changed in @layer1: 0, 1 -> 1, 0",
         ],
         "auto": [
-            "order changed: @layer1.0 (BasicBlock), @layer1.1 (BasicBlock) -> @layer1.1, @layer1.0 (stored addresses)",
+            "order changed in @layer1: 0, 1 -> 1, 0",
         ],
     },
     "fold_broken": {
         "full": [
             "replaced relu -> gelu on 2 nodes @layer1.2.relu",
-            "2 nodes (gelu_1:1, gelu_1:2) @layer1.2.relu: inplace True -> (default)",
         ],
         "depth1": [
-            "@layer1.2 (BasicBlock): inside: relu -> gelu (2 ops)",
+            "replaced relu -> gelu on 2 ops @layer1.2",
         ],
         "auto": [
-            "@layer1.2 (BasicBlock): relu -> gelu (2 ops); fold x4 -> x2 + 1 + 1",
+            "replaced relu -> gelu on 2 ops @layer1.2 (the view: fold x4 -> x2 + 1 + 1)",
         ],
     },
     "decoder_fold_broken": {
@@ -89,11 +84,10 @@ STORIES: dict[str, dict[str, list[str]]] = {
             "replaced silu_3 -> gelu_1 (@model.layers.2.mlp.act_fn)",
         ],
         "depth1": [
-            "@model.layers.2 (LlamaDecoderLayer): inside: silu -> gelu (1 op)",
+            "@model.layers.2 (LlamaDecoderLayer): inside: silu -> gelu",
         ],
         "auto": [
-            "@model.layers.2 (LlamaDecoderLayer): silu -> gelu (1 op); fold x4 -> x2 + 1 + 1",
-            "@model.layers.0.self_attn (LlamaAttention): drawn as one box (was 32 nodes in its frame)",
+            "gelu_1 @model.layers.2.mlp.act_fn: silu -> gelu (the view: fold x4 -> x2 + 1 + 1, @model.layers.0.self_attn (LlamaAttention) drawn as one box (was 32 nodes in its frame))",
         ],
     },
     "olmo2_fold_broken": {
@@ -101,22 +95,21 @@ STORIES: dict[str, dict[str, list[str]]] = {
             "replaced silu_2 -> gelu_1 (@model.layers.1.mlp.act_fn)",
         ],
         "depth1": [
-            "@model.layers.1 (Olmo2DecoderLayer): inside: silu -> gelu (1 op)",
+            "@model.layers.1 (Olmo2DecoderLayer): inside: silu -> gelu",
         ],
         "auto": [
-            "@model.layers.1 (Olmo2DecoderLayer): silu -> gelu (1 op); fold x2 -> 1 + 1",
-            "@model.layers.0.self_attn (Olmo2Attention): drawn as one box (was 36 nodes in its frame)",
+            "gelu_1 @model.layers.1.mlp.act_fn: silu -> gelu (the view: fold x2 -> 1 + 1, @model.layers.0.self_attn (Olmo2Attention) drawn as one box (was 36 nodes in its frame))",
         ],
     },
     "fold_count_changed": {
         "full": [
-            "removed @layer1.3 (BasicBlock): 7 nodes",
+            "removed @layer1.3 (BasicBlock): 7 ops",
         ],
         "depth1": [
-            "removed @layer1.3 (BasicBlock) (7 ops)",
+            "removed @layer1.3 (BasicBlock): 7 ops",
         ],
         "auto": [
-            "x3 @layer1.0-2 (BasicBlock): repeats x4 -> x3",
+            "x4 -> x3 @layer1.0-2 (BasicBlock): block @layer1.3 removed (7 ops)",
         ],
     },
     "box_moved": {
@@ -132,24 +125,24 @@ STORIES: dict[str, dict[str, list[str]]] = {
     },
     "order_swapped": {
         "full": [
-            "order changed: batch_norm_1 @bn1, relu_1 @relu -> relu_1 @relu, batch_norm_1 @bn1",
+            "order changed in @(top level): bn1, relu -> relu, bn1",
         ],
         "depth1": [
-            "order changed: batch_norm_1 @bn1, relu_1 @relu -> relu_1 @relu, batch_norm_1 @bn1",
+            "order changed in @(top level): bn1, relu -> relu, bn1",
         ],
         "auto": [
-            "order changed: batch_norm_1 @bn1, relu_1 @relu -> relu_1 @relu, batch_norm_1 @bn1",
+            "order changed in @(top level): bn1, relu -> relu, bn1",
         ],
     },
     "helper_refactored": {
         "full": [
-            "order changed: linear_3 @attn.q_proj, linear_2 @attn.k_proj, linear_1 @attn.v_proj -> linear_1 @attn.v_proj, linear_2 @attn.k_proj, linear_3 @attn.q_proj; the same dataflow, only the order they run in",
+            "order changed in @attn: q_proj, k_proj, v_proj -> v_proj, k_proj, q_proj; the same dataflow, only the order they run in",
         ],
         "depth1": [
-            "order changed: @attn.q_proj (Linear), @attn.k_proj (Linear), @attn.v_proj (Linear) -> @attn.v_proj, @attn.k_proj, @attn.q_proj (stored addresses); the same dataflow, only the order they run in",
+            "order changed in @attn: q_proj, k_proj, v_proj -> v_proj, k_proj, q_proj",
         ],
         "auto": [
-            "order changed: linear_3 @attn.q_proj, linear_2 @attn.k_proj, linear_1 @attn.v_proj -> linear_1 @attn.v_proj, linear_2 @attn.k_proj, linear_3 @attn.q_proj; the same dataflow, only the order they run in",
+            "order changed in @attn: q_proj, k_proj, v_proj -> v_proj, k_proj, q_proj; the same dataflow, only the order they run in",
         ],
     },
 }

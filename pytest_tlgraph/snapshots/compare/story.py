@@ -464,7 +464,7 @@ def _redrawn_notes(comparison: Comparison) -> str:
     """How the view drew modules otherwise after the edits (auto spent its budget
     elsewhere): ``@features.3.block (Sequential) drawn as one box (was 3 nodes in its
     frame)``, at most :data:`MAX_EXAMPLES` named."""
-    notes = []
+    notes = [split.count_line for split in comparison.splits]
     for group in comparison.regrouped:
         count = _nodes_word(len(group.frame))
         if group.boxed:
