@@ -50,7 +50,7 @@ def _compared(name: str, view: str) -> Comparison:
 @pytest.mark.parametrize("view", ["full", "flops", "depth2"])
 def test_an_inserted_block_is_one_line_and_nothing_else_changed(view: str) -> None:
     comparison = _compared("block_inserted", view)
-    assert story_lines(comparison) == ["added @layer1.2 (BasicBlock): 7 nodes"]
+    assert story_lines(comparison) == ["added @layer1.2 (BasicBlock): 7 ops"]
     assert not comparison.changed and not comparison.removed and not comparison.replaced
     # Its edges are its own: the block's and the two that now route through it.
     assert rewired_edges(comparison) == ([], [])
@@ -60,27 +60,28 @@ def test_an_inserted_block_is_one_line_and_nothing_else_changed(view: str) -> No
 
 def test_an_inserted_block_in_a_fold_reads_as_its_count() -> None:
     comparison = _compared("block_inserted", "auto")
-    assert story_lines(comparison) == ["x3 @layer1.0-2 (BasicBlock): repeats x2 -> x3"]
+    assert story_lines(comparison) == ["x2 -> x3 @layer1.0-2 (BasicBlock): block @layer1.2 added (7 ops)"]
 
 
 @pytest.mark.parametrize("view", ["full", "depth2", "flops"])
 def test_a_layer_inserted_before_one_of_its_type_is_one_added_node(view: str) -> None:
     comparison = _compared("same_type_inserted", view)
     lines = story_lines(comparison)
-    assert lines[0] == "added dropout_1 @classifier.2"
+    assert lines[0] == "added @classifier.2 (Dropout): 1 op"
     assert len(comparison.added) == 1 and not comparison.removed
     # The Dropout(0.2) it was inserted in front of is the same node, one index later.
     assert not comparison.changed
-    assert lines[1:] == [
-        "moved, same content (2 nodes at another module address): "
-        "dropout_2 @classifier.2 -> @classifier.3, linear_2 @classifier.3 -> @classifier.4"
-    ]
+    # The layers after it, one index on, moved with the insertion: no edit of their own.
+    assert lines[1:] == []
 
 
 def test_a_box_drawn_open_on_one_side_reads_as_redrawn() -> None:
     lines = story_lines(_compared("same_type_inserted", "auto"))
-    assert "@features.3.block (Sequential): drawn as one box (was 3 nodes in its frame)" in lines
-    assert "added dropout_1 @classifier.2" in lines
+    # What auto drew otherwise because of the edit is a note on the edit's line.
+    assert lines == [
+        "added @classifier.2 (Dropout): 1 op (the view: @features.3.block (Sequential) "
+        "drawn as one box (was 3 nodes in its frame))"
+    ]
     assert not [line for line in lines if line.startswith("removed")]
 
 
@@ -97,7 +98,7 @@ def test_a_swap_is_a_replacement_with_its_edges_unchanged(view: str) -> None:
 
 def test_a_swapped_box_is_a_replacement_too() -> None:
     lines = story_lines(_compared("activation_swapped", "depth2"))
-    assert lines[0] == "replaced ReLU -> SiLU on 16 nodes @layer*.*.relu"
+    assert lines[0] == "replaced relu -> silu on 16 ops @layer*.*.relu"
 
 
 def test_a_kernel_changed_in_every_block_is_one_line_with_full_addresses() -> None:
@@ -117,8 +118,8 @@ def test_one_change_names_the_node_and_its_full_address() -> None:
         "params weight 8x3x7x7 -> 8x3x5x5"
     ]
     assert story_lines(_compared("stem_kernel_changed", "depth2")) == [
-        "@conv1 (Conv2d): kernel_size (7, 7) -> (5, 5); padding (3, 3) -> (2, 2); "
-        "inside: conv2d params weight 8x3x7x7 -> weight 8x3x5x5"
+        "@conv1 (Conv2d): inside: conv2d kernel_size (7, 7) -> (5, 5); padding (3, 3) -> "
+        "(2, 2); params weight 8x3x7x7 -> 8x3x5x5"
     ]
 
 
@@ -183,10 +184,11 @@ def _bert(layers: int) -> tuple[str, ...]:
 def test_two_to_three_encoder_layers() -> None:
     (auto2, depth2, full2), (auto3, depth3, full3) = _bert(2), _bert(3)
     assert story_lines(compare(auto2, auto3)) == [
-        "x3 @encoder.layer.0-2 (BertLayer): repeats x2 -> x3"
+        "x2 -> x3 @encoder.layer.0-2 (BertLayer): block @encoder.layer.2 added (25 ops)"
     ]
-    assert story_lines(compare(depth2, depth3)) == ["added @encoder.layer.2 (BertLayer): 3 nodes"]
-    assert story_lines(compare(full2, full3)) == ["added @encoder.layer.2 (BertLayer): 25 nodes"]
+    # The same edit in every view, counted in the model's ops.
+    assert story_lines(compare(depth2, depth3)) == ["added @encoder.layer.2 (BertLayer): 25 ops"]
+    assert story_lines(compare(full2, full3)) == ["added @encoder.layer.2 (BertLayer): 25 ops"]
 
 
 def _gpt2(epsilon: float) -> str:
