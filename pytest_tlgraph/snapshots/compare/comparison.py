@@ -25,6 +25,7 @@ from pytest_tlgraph.diff.engine import model_edits
 from pytest_tlgraph.diff.graph import GraphModel, GraphNode, read_graph
 from pytest_tlgraph.diff.inside import GENERIC_INSIDE, inside_change
 from pytest_tlgraph.diff.pairing import Pairing, pair_graphs
+from pytest_tlgraph.diff.text import holder
 from pytest_tlgraph.draw.collapse.signature import read_signature
 from pytest_tlgraph.snapshots.compare.calls import (
     call_edits,
@@ -242,9 +243,32 @@ class Comparison:
         added = set(self.added)
         for node_id in added:
             statuses[node_id] = "added"
+        for node_id in self._edit_marks():  # what an edit falls on, though drawn the same
+            if statuses.get(node_id) == "unchanged":
+                statuses[node_id] = "changed"
         order = union_order(list(self.new.nodes), [self.union_id(n) for n in self.old.nodes])
         removed = {self.union_id(n) for n in self.removed}
         return {n: ("removed" if n in removed else statuses[n]) for n in order}
+
+
+    def _edit_marks(self) -> set[str]:
+        """Union ids of the nodes that hold a typed edit in this view (the fold, box
+        or op it falls on): a view that draws them the same still marks them."""
+        marks: set[str] = set()
+        for edit in self.edits:
+            graph = self.old if edit.removed_side else self.new
+            held = holder(graph, edit.address)
+            if held.id in graph.clusters:
+                ids = graph.members(held.id)
+            elif held.id in graph.nodes:
+                ids = [held.id]
+            elif held.kind == "module":  # an edit of a module drawn open: all of it
+                ids = graph.nodes_under(edit.address)
+            else:
+                ids = [n for n in graph.nodes_under(edit.address)
+                       if graph.nodes[n].address == edit.address]  # fmt: skip
+            marks.update(self.union_id(n) if edit.removed_side else n for n in ids)
+        return marks
 
 
 def union_order(new: Sequence[str], old: Sequence[str]) -> list[str]:

@@ -19,6 +19,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
+from pytest_tlgraph.diff.edits import BlockInserted, BlockRemoved
 from pytest_tlgraph.diff.graph import GraphModel, GraphNode
 from pytest_tlgraph.diff.text import ViewPair, edit_lines, view_pair
 from pytest_tlgraph.draw.collapse.signature import read_signature
@@ -464,7 +465,9 @@ def _redrawn_notes(comparison: Comparison) -> str:
     """How the view drew modules otherwise after the edits (auto spent its budget
     elsewhere): ``@features.3.block (Sequential) drawn as one box (was 3 nodes in its
     frame)``, at most :data:`MAX_EXAMPLES` named."""
-    notes = [split.count_line for split in comparison.splits]
+    # A fold broken in parts, unless an edit's line names the fold's new count already.
+    counted = any(isinstance(e, BlockInserted | BlockRemoved) for e in comparison.edits)
+    notes = [] if counted else [split.count_line for split in comparison.splits]
     for group in comparison.regrouped:
         count = _nodes_word(len(group.frame))
         if group.boxed:
