@@ -75,6 +75,8 @@ class BlockInserted(Edit):
     type: str
     ops: int
     unused: bool = False
+    #: Its one op's node id, where it holds one op drawn on its own.
+    id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +89,8 @@ class BlockRemoved(Edit):
     type: str
     ops: int
     unused: bool = False
+    #: Its one op's node id, where it holds one op drawn on its own.
+    id: str = ""
 
     @property
     def removed_side(self) -> bool:

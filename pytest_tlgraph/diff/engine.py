@@ -178,14 +178,18 @@ def _blocks(diff: _Diff) -> None:
         held = new.nodes_under(address)
         position = min((diff.order[n] for n in held), default=0)
         unused = bool(held) and not any(n in used_new for n in held)
-        diff.add(BlockInserted(address, _type(new, address), len(held), unused), position)
+        drawn = _drawn_id(new.nodes[held[0]]) if len(held) == 1 else ""
+        edit = BlockInserted(address, _type(new, address), len(held), unused, drawn)
+        diff.add(edit, position)
     for address in diff.removed:
         if diff.alignment.translate(address) in swapped or address in swapped.values():
             continue
         held = old.nodes_under(address)
         position = min((diff.old_position(n) for n in held), default=0)
         unused = bool(held) and not any(n in used_old for n in held)
-        diff.add(BlockRemoved(address, _type(old, address), len(held), unused), position)
+        drawn = _drawn_id(old.nodes[held[0]]) if len(held) == 1 else ""
+        gone = BlockRemoved(address, _type(old, address), len(held), unused, drawn)
+        diff.add(gone, position)
     translate = diff.alignment.translate
     for was, now in diff.alignment.moves():
         held = new.nodes_under(now)

@@ -343,6 +343,8 @@ def _line(view: ViewPair, edits: Sequence[Edit]) -> str:
         said = "; ".join(dict.fromkeys(what(e) for e in edits))
     if isinstance(first, BlockInserted | BlockRemoved) and not name:
         verb = "added" if isinstance(first, BlockInserted) else "removed"
+        if first.id:  # a module of one op drawn on its own: the op
+            return f"{verb} {first.id} @{first.address}" + (_UNUSED if first.unused else "")
         typed = f" ({first.type})" if first.type else ""
         count = f"{first.ops} op{'s' * (first.ops != 1)}"
         unused = _UNUSED if first.unused else ""

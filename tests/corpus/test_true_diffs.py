@@ -60,14 +60,16 @@ def test_an_inserted_block_is_one_line_and_nothing_else_changed(view: str) -> No
 
 def test_an_inserted_block_in_a_fold_reads_as_its_count() -> None:
     comparison = _compared("block_inserted", "auto")
-    assert story_lines(comparison) == ["x2 -> x3 @layer1.0-2 (BasicBlock): block @layer1.2 added (7 ops)"]
+    assert story_lines(comparison) == [
+        "x2 -> x3 @layer1.0-2 (BasicBlock): block @layer1.2 added (7 ops)"
+    ]
 
 
 @pytest.mark.parametrize("view", ["full", "depth2", "flops"])
 def test_a_layer_inserted_before_one_of_its_type_is_one_added_node(view: str) -> None:
     comparison = _compared("same_type_inserted", view)
     lines = story_lines(comparison)
-    assert lines[0] == "added @classifier.2 (Dropout): 1 op"
+    assert lines[0] == "added dropout_1 @classifier.2"
     assert len(comparison.added) == 1 and not comparison.removed
     # The Dropout(0.2) it was inserted in front of is the same node, one index later.
     assert not comparison.changed
@@ -79,7 +81,7 @@ def test_a_box_drawn_open_on_one_side_reads_as_redrawn() -> None:
     lines = story_lines(_compared("same_type_inserted", "auto"))
     # What auto drew otherwise because of the edit is a note on the edit's line.
     assert lines == [
-        "added @classifier.2 (Dropout): 1 op (the view: @features.3.block (Sequential) "
+        "added dropout_1 @classifier.2 (the view: @features.3.block (Sequential) "
         "drawn as one box (was 3 nodes in its frame))"
     ]
     assert not [line for line in lines if line.startswith("removed")]
