@@ -122,19 +122,22 @@ class _Diff:
         self.reordered = {translate(a) for before, _ in self.alignment.reordered for a in before}
         #: Whether an op's inputs changed with a reorder (not the same dataflow).
         self.reorder_rewired = False
+        self._placed: dict[str, int] = {}
 
     def add(self, edit: Edit, position: int) -> None:
         self.found.append((edit.rank, position, edit))
 
     def old_position(self, old_id: str) -> int:
         """Where a stored node would run on the received side: after its nearest
-        stored predecessor's partner."""
-        ids = list(self.old.nodes)
-        for index in range(self.old_order[old_id], -1, -1):
-            partner = self.pairing.pairs.get(ids[index])
-            if partner is not None:
-                return self.order[partner]
-        return 0
+        stored predecessor's partner (worked out for every stored node at once)."""
+        if not self._placed:
+            last = 0
+            for node_id in self.old.nodes:
+                partner = self.pairing.pairs.get(node_id)
+                if partner is not None:
+                    last = self.order[partner]
+                self._placed[node_id] = last
+        return self._placed[old_id]
 
     def name(self, graph: GraphModel, node_id: str) -> str:
         node = graph.nodes[node_id]
@@ -309,11 +312,12 @@ def _paired(diff: _Diff) -> None:
 
 
 def _loose(
-    diff: _Diff, graph: GraphModel, ids: Sequence[str], blocks: Sequence[str], stored: bool
+    diff: _Diff, graph: GraphModel, ids: Sequence[str], blocks: Iterable[str], stored: bool
 ) -> None:
     """The ops only one side runs, outside the blocks only it has: a new join of two
     values that both sides have is a skip connection."""
     used = _reaching(graph)
+    blocks = set(blocks)
     partner = diff.pairing.pairs if stored else diff.reverse
     for node_id in ids:
         node = graph.nodes[node_id]
@@ -397,13 +401,13 @@ def _inside(diff: _Diff, old: GraphModel, new: GraphModel) -> None:
         (kind, translate(a)): (typ, digest, tuple(translate(r) for r in reps))
         for (kind, a), (typ, digest, reps) in _collapsed(old).items()
     }
-    told = [edit.address for _, _, edit in diff.found]
+    told = {p for _, _, edit in diff.found for p in [*_prefixes(edit.address), edit.address]}
     for key, (kind, digest, reps) in _collapsed(new).items():
         address = key[1]
         before = stored.get(key)
         if before is None or before[1] == digest or before[2] != reps:
             continue  # a fold of another count: the block added or removed says it
-        if any(_under(at, reps) is not None for at in told):
+        if any(rep in told for rep in reps):
             continue
         held = [n for rep in reps for n in diff.new.nodes_under(rep)]
         position = min((diff.order[n] for n in held), default=0)

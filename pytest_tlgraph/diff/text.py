@@ -112,7 +112,18 @@ def back(alignment: Alignment, address: str) -> str:
 
 def view_pair(old: GraphModel, new: GraphModel, alignment: Alignment) -> ViewPair:
     """The two drawings of one view with their modules' alignment."""
-    return ViewPair(old, new, alignment.translate, lambda address: back(alignment, address))
+    reverse = {b: a for a, b in alignment.paired.items()}
+
+    def backwards(address: str) -> str:
+        parts = address.split(".") if address else []
+        for cut in range(len(parts), -1, -1):
+            head = reverse.get(".".join(parts[:cut]))
+            if head is not None:
+                rest = ".".join(parts[cut:])
+                return f"{head}.{rest}" if head and rest else head or rest
+        return address
+
+    return ViewPair(old, new, alignment.translate, backwards)
 
 
 def _prefixes(address: str) -> list[str]:
@@ -122,9 +133,12 @@ def _prefixes(address: str) -> list[str]:
 
 
 def _index(graph: GraphModel) -> tuple[dict[str, Holder], dict[str, Holder]]:
-    """Address -> the fold standing for it, and -> the box or segment holding it."""
+    """Address -> the fold standing for it, and -> the box holding it (and, under
+    ``module:<address>``, the type of the frame drawn for it)."""
     folds: dict[str, Holder] = {}
     boxes: dict[str, Holder] = {}
+    for cluster in graph.clusters.values():
+        boxes.setdefault(f"module:{cluster.address}", Holder("module", "", cluster.type or ""))
     for cid, cluster in graph.clusters.items():
         count = frame_fold_count(cluster)
         if count > 1:
@@ -169,8 +183,8 @@ def holder(graph: GraphModel, address: str) -> Holder:
             return boxes[prefix]
     drawn = (graph.nodes[n] for n in graph.nodes_under(address))
     kind = "op" if any(n.address == address for n in drawn) else "module"
-    cluster = next((c for c in graph.clusters.values() if c.address == address), None)
-    return Holder(kind, address, (cluster.type or "") if cluster is not None else "")
+    frame = boxes.get(f"module:{address}")
+    return Holder(kind, address, frame.type if frame is not None else "")
 
 
 def _fold_span(held: Holder) -> str:
