@@ -266,6 +266,29 @@ def _drawn_id(node: GraphNode) -> str:
     return "" if is_hidden(node) or is_repeated(node) or node.kind != "op" else node.id
 
 
+def _ordered(graph: GraphModel, node_id: str) -> list[str] | None:
+    """An op's inputs in argument order, where its in-edges are numbered."""
+    positions = graph.positions.get(node_id)
+    preds = graph.preds(node_id)
+    if not positions or any(p not in positions for p in preds):
+        return None
+    return sorted(preds, key=positions.__getitem__)
+
+
+def _reordered_inputs(diff: _Diff, old_id: str, new_id: str) -> Edit | None:
+    """The same inputs in another argument order (``cat``, ``sub``, ``matmul``)."""
+    before, after = _ordered(diff.old, old_id), _ordered(diff.new, new_id)
+    if before is None or after is None:
+        return None
+    mapped = [diff.pairing.pairs.get(p, p) for p in before]
+    if mapped == after:
+        return None
+    now = diff.new.nodes[new_id]
+    names = tuple(diff.name(diff.new, p) for p in mapped if p in diff.new.nodes)
+    after_names = tuple(diff.name(diff.new, p) for p in after)
+    return Rewired(now.address, now.func, names, after_names, _drawn_id(now))
+
+
 def _rewired(diff: _Diff, old_id: str, new_id: str) -> Edit | None:
     """The inputs of a paired op, when all are paired on both sides and differ."""
     before = [diff.pairing.pairs.get(p) for p in diff.old.preds(old_id)]
@@ -279,7 +302,7 @@ def _rewired(diff: _Diff, old_id: str, new_id: str) -> Edit | None:
     if None in before or any(p not in diff.reverse for p in after):
         return None
     if sorted(b for b in before if b is not None) == sorted(after):
-        return None
+        return _reordered_inputs(diff, old_id, new_id)
     if in_reorder:
         diff.reorder_rewired = True
         return None  # siblings that run in another order: their reorder says it

@@ -91,6 +91,24 @@ def test_the_story_of_each_mutation_names_the_node_its_address_and_the_argument(
     assert checked >= 3, name
 
 
+@pytest.mark.parametrize("name", SUBJECTS)
+def test_every_mutation_yields_a_typed_edit_at_the_mutated_module(name: str) -> None:
+    """In every view, each mutation that applies reads as at least one typed edit at
+    the middle module's address or below it (the model diff, whatever the view)."""
+    subject = study(name)
+    missed = []
+    for mutation, outcome in subject.outcomes.items():
+        if outcome.status != "applied":
+            continue
+        for view in VIEWS:
+            edits = compare(subject.baseline[view], outcome.dots[view]).edits
+            where = [e.address for e in edits]
+            if not any(a == subject.address or a.startswith(f"{subject.address}.")
+                       for a in where):  # fmt: skip
+                missed.append(f"{mutation} [{view}]: {where[:3]}")
+    assert not missed, f"{name} @{subject.address}: " + "; ".join(missed)
+
+
 def test_the_summary_table_covers_every_model_and_mutation() -> None:
     studies = [study(name) for name in SUBJECTS]
     text = table(studies)

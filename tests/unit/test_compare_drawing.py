@@ -181,7 +181,7 @@ def test_activation_change(bert: Drawing) -> None:
                    for line in diff.dot.splitlines() if " -> " in line)  # fmt: skip
     # The story names the function both activations compute, at their pattern.
     assert story_lines(compare(bert.dot, new)) == [
-        "2 modules @encoder.layer.*.intermediate.intermediate_act_fn: gelu -> relu"
+        "replaced gelu -> relu on 2 ops @encoder.layer.*.intermediate.intermediate_act_fn"
     ]
 
 
