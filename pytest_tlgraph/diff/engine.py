@@ -241,15 +241,17 @@ def _changes(diff: _Diff, old_id: str, new_id: str) -> list[Edit]:
     both = {n for n in names if n in a.args and n in b.args}
     if is_hidden(was) == is_hidden(now):
         both |= a.called ^ b.called
-    names = dict.fromkeys(n for n in names if n in both)
-    for name in names:
-        if a.args.get(name) != b.args.get(name):
-            old, new = a.args.get(name), b.args.get(name)
-            if old is not None and name in a.defaults:
-                old = f"{old} (default)"
-            if new is not None and name in b.defaults:
-                new = f"{new} (default)"
-            out.append(ArgChanged(at, now.func, name, old, new, drawn))
+    for name in (n for n in names if n in both):
+        old, new = a.args.get(name), b.args.get(name)
+        if name in a.called ^ b.called:  # the call's own value, or its default
+            old, new = a.calls.get(name), b.calls.get(name)
+        if old == new:
+            continue
+        if old is not None and name in a.defaults:
+            old = f"{old} (default)"
+        if new is not None and name in b.defaults:
+            new = f"{new} (default)"
+        out.append(ArgChanged(at, now.func, name, old, new, drawn))
     if a.dtype != b.dtype and not any(isinstance(e, ArgChanged) and e.name == "dtype" for e in out):
         out.append(DtypeChanged(at, now.func, a.dtype or "default", b.dtype or "default", drawn))
     if a.grad != b.grad:

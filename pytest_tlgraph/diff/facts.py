@@ -41,6 +41,8 @@ class OpFacts:
     called: frozenset[str] = frozenset()
     #: The names of ``args`` the drawing records at their constructor default only.
     defaults: frozenset[str] = frozenset()
+    #: The call's own arguments (``tl_call``), apart: one left out is at its default.
+    calls: Mapping[str, str] = field(default_factory=dict)
 
 
 def split_args(text: str) -> dict[str, str]:
@@ -99,12 +101,13 @@ def op_facts(node: GraphNode) -> OpFacts:
         elif not shape and (found := _shape_row(text)) is not None:
             shape, dtype = found
     called: set[str] = set()
+    calls: dict[str, str] = {}
     for text in (node.call or "").split(" | "):
         for name, value in split_args(text).items():
             if name == "grad":
                 grad = value
             elif not _TENSOR.match(value):
-                args[name] = value
+                args[name] = calls[name] = value
                 called.add(name)
     at_default = frozenset(n for n, v in defaults.items() if args.get(n) == v and n not in called)
-    return OpFacts(shape, dtype, params, grad, args, frozenset(called), at_default)
+    return OpFacts(shape, dtype, params, grad, args, frozenset(called), at_default, calls)
