@@ -252,6 +252,12 @@ def _changes(diff: _Diff, old_id: str, new_id: str) -> list[Edit]:
         if new is not None and name in b.defaults:
             new = f"{new} (default)"
         out.append(ArgChanged(at, now.func, name, old, new, drawn))
+    if len(diff.old.preds(old_id)) <= 1 and len(diff.new.preds(new_id)) <= 1:
+        # One input read in another order (``(in1[1], in1[0])``): no edge tells it.
+        for name, old_ref in a.operands.items():
+            new_ref = b.operands.get(name)
+            if new_ref is not None and new_ref != old_ref:
+                out.append(ArgChanged(at, now.func, name, old_ref, new_ref, drawn))
     if a.dtype != b.dtype and not any(isinstance(e, ArgChanged) and e.name == "dtype" for e in out):
         out.append(DtypeChanged(at, now.func, a.dtype or "default", b.dtype or "default", drawn))
     if a.grad != b.grad:

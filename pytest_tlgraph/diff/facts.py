@@ -43,6 +43,8 @@ class OpFacts:
     defaults: frozenset[str] = frozenset()
     #: The call's own arguments (``tl_call``), apart: one left out is at its default.
     calls: Mapping[str, str] = field(default_factory=dict)
+    #: The call's tensor arguments as it refers to its inputs (``(in1[0], in1[1])``).
+    operands: Mapping[str, str] = field(default_factory=dict)
 
 
 def split_args(text: str) -> dict[str, str]:
@@ -102,12 +104,17 @@ def op_facts(node: GraphNode) -> OpFacts:
             shape, dtype = found
     called: set[str] = set()
     calls: dict[str, str] = {}
+    operands: dict[str, str] = {}
     for text in (node.call or "").split(" | "):
         for name, value in split_args(text).items():
             if name == "grad":
                 grad = value
-            elif not _TENSOR.match(value):
+            elif _TENSOR.match(value):
+                operands[name] = value
+            else:
                 args[name] = calls[name] = value
                 called.add(name)
     at_default = frozenset(n for n, v in defaults.items() if args.get(n) == v and n not in called)
-    return OpFacts(shape, dtype, params, grad, args, frozenset(called), at_default, calls)
+    return OpFacts(
+        shape, dtype, params, grad, args, frozenset(called), at_default, calls, operands
+    )
