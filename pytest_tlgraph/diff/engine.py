@@ -292,9 +292,12 @@ def _reordered_inputs(diff: _Diff, old_id: str, new_id: str) -> Edit | None:
     if mapped == after:
         return None
     now = diff.new.nodes[new_id]
-    names = tuple(diff.name(diff.new, p) for p in mapped if p in diff.new.nodes)
-    after_names = tuple(diff.name(diff.new, p) for p in after)
-    return Rewired(now.address, now.func, names, after_names, _drawn_id(now))
+
+    def named(node_id: str) -> str:
+        return _drawn_id(diff.new.nodes[node_id]) or diff.name(diff.new, node_id)
+
+    names = tuple(named(p) for p in mapped if p in diff.new.nodes)
+    return Rewired(now.address, now.func, names, tuple(named(p) for p in after), _drawn_id(now))
 
 
 def _rewired(diff: _Diff, old_id: str, new_id: str) -> Edit | None:

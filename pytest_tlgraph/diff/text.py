@@ -248,6 +248,8 @@ def _op_what(edit: Edit) -> str:
         if edit.new == "grad":
             return f"no longer runs under {edit.old}"
         return f"runs under {edit.new} (was {edit.old})"
+    if isinstance(edit, Rewired) and sorted(edit.before) == sorted(edit.after):
+        return f"inputs reordered ({', '.join(edit.before)}) -> ({', '.join(edit.after)})"
     if isinstance(edit, Rewired):
         return f"reads {', '.join(edit.after) or 'nothing'} (was {', '.join(edit.before)})"
     return ""
