@@ -244,7 +244,8 @@ def _changes(diff: _Diff, old_id: str, new_id: str) -> list[Edit]:
     for name in (n for n in names if n in both):
         old, new = a.args.get(name), b.args.get(name)
         if name in a.called ^ b.called:  # the call's own value, or its default
-            old, new = a.calls.get(name), b.calls.get(name)
+            old = a.calls.get(name, a.args.get(name) if name in a.defaults else None)
+            new = b.calls.get(name, b.args.get(name) if name in b.defaults else None)
         if old == new:
             continue
         if old is not None and name in a.defaults:

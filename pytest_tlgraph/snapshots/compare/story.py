@@ -461,6 +461,20 @@ def _view(comparison: Comparison) -> ViewPair:
     return view_pair(comparison.old, comparison.new, comparison.pairing.alignment)
 
 
+def _redrawn_lines(comparison: Comparison, redrawn: list[str]) -> list[str]:
+    """The lines of the boxes drawn otherwise, one line each way when there are many."""
+    if len(redrawn) <= MAX_EXAMPLES:
+        return redrawn
+    opened = [g.title for g in comparison.regrouped if not g.boxed]
+    closed = [g.title for g in comparison.regrouped if g.boxed]
+    out = []
+    if opened:
+        out.append(f"drawn open in their frames ({len(opened)}, were boxes): {_examples(opened)}")
+    if closed:
+        out.append(f"drawn as boxes ({len(closed)}, were open frames): {_examples(closed)}")
+    return out
+
+
 def _redrawn_notes(comparison: Comparison) -> str:
     """How the view drew modules otherwise after the edits (auto spent its budget
     elsewhere): ``@features.3.block (Sequential) drawn as one box (was 3 nodes in its
@@ -562,17 +576,7 @@ def _story(comparison: Comparison) -> tuple[list[str], int]:
     if lost:
         edges = [f"{edge_end(comparison, a)} -> {edge_end(comparison, b)}" for a, b in lost]
         out.append(f"edges removed ({len(lost)}): {_examples(edges)}")
-    if len(redrawn) > MAX_EXAMPLES:  # many boxes redrawn one way: one line
-        opened = [g.title for g in comparison.regrouped if not g.boxed]
-        closed = [g.title for g in comparison.regrouped if g.boxed]
-        redrawn = []
-        if opened:
-            redrawn.append(
-                f"drawn open in their frames ({len(opened)}, were boxes): {_examples(opened)}"
-            )
-        if closed:
-            redrawn.append(f"drawn as boxes ({len(closed)}, were open frames): {_examples(closed)}")
-    out += redrawn
+    out += _redrawn_lines(comparison, redrawn)
     moves = moved_items(comparison)
     followers = 1 if moves and out else 0
     if moves:
