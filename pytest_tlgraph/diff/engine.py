@@ -87,8 +87,11 @@ def _under(address: str, modules: Iterable[str]) -> str | None:
 
 
 def _reaching(graph: GraphModel) -> set[str]:
-    """The nodes an output is reached from (outputs included)."""
+    """The nodes an output is reached from (outputs included); every node where the
+    drawing has no output node (nothing to tell unused work by)."""
     queue = deque(n for n, node in graph.nodes.items() if node.kind == "output")
+    if not queue:
+        return set(graph.nodes)
     seen = set(queue)
     while queue:
         for pred in graph.preds(queue.popleft()):
