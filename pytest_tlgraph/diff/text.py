@@ -139,6 +139,8 @@ def _index(graph: GraphModel) -> tuple[dict[str, Holder], dict[str, Holder]]:
     boxes: dict[str, Holder] = {}
     for cluster in graph.clusters.values():
         boxes.setdefault(f"module:{cluster.address}", Holder("module", "", cluster.type or ""))
+    for node in graph.nodes.values():  # the addresses an op is drawn at
+        boxes.setdefault(f"op:{node.address}", Holder("op", node.address))
     for cid, cluster in graph.clusters.items():
         count = frame_fold_count(cluster)
         if count > 1:
@@ -181,8 +183,7 @@ def holder(graph: GraphModel, address: str) -> Holder:
     for prefix in reversed(_prefixes(address)):
         if prefix in boxes:
             return boxes[prefix]
-    drawn = (graph.nodes[n] for n in graph.nodes_under(address))
-    kind = "op" if any(n.address == address for n in drawn) else "module"
+    kind = "op" if f"op:{address}" in boxes else "module"
     frame = boxes.get(f"module:{address}")
     return Holder(kind, address, frame.type if frame is not None else "")
 

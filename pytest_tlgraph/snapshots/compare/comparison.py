@@ -251,10 +251,19 @@ class Comparison:
         return {n: ("removed" if n in removed else statuses[n]) for n in order}
 
 
+    @staticmethod
+    def _at(graph: GraphModel) -> dict[str, list[str]]:
+        """Module address -> the nodes drawn at exactly that address."""
+        out: dict[str, list[str]] = {}
+        for node_id, node in graph.nodes.items():
+            out.setdefault(node.address, []).append(node_id)
+        return out
+
     def _edit_marks(self) -> set[str]:
         """Union ids of the nodes that hold a typed edit in this view (the fold, box
         or op it falls on): a view that draws them the same still marks them."""
         marks: set[str] = set()
+        at = {False: self._at(self.new), True: self._at(self.old)} if self.edits else {}
         for edit in self.edits:
             graph = self.old if edit.removed_side else self.new
             held = holder(graph, edit.address)
@@ -265,8 +274,7 @@ class Comparison:
             elif held.kind == "module":  # an edit of a module drawn open: all of it
                 ids = graph.nodes_under(edit.address)
             else:
-                ids = [n for n in graph.nodes_under(edit.address)
-                       if graph.nodes[n].address == edit.address]  # fmt: skip
+                ids = at[edit.removed_side].get(edit.address, [])
             marks.update(self.union_id(n) if edit.removed_side else n for n in ids)
         return marks
 
