@@ -252,30 +252,55 @@ class Comparison:
 
 
     @staticmethod
-    def _at(graph: GraphModel) -> dict[str, list[str]]:
-        """Module address -> the nodes drawn at exactly that address."""
-        out: dict[str, list[str]] = {}
+    def _marked(
+        graph: GraphModel, ids: set[str], at: set[str], open_at: set[str]
+    ) -> list[str]:
+        """``ids``, the nodes drawn exactly at an address of ``at`` and those drawn at
+        or below one of ``open_at``: one pass over the nodes, each address's prefixes
+        looked up once."""
+        if not (at or open_at):
+            return [n for n in ids if n in graph.nodes]
+        out: list[str] = []
         for node_id, node in graph.nodes.items():
-            out.setdefault(node.address, []).append(node_id)
+            if node_id in ids or node.address in at or node.address in open_at:
+                out.append(node_id)
+                continue
+            cut = node.address.find(".")
+            while cut != -1 and node.address[:cut] not in open_at:
+                cut = node.address.find(".", cut + 1)
+            if cut != -1:
+                out.append(node_id)
         return out
 
     def _edit_marks(self) -> set[str]:
         """Union ids of the nodes that hold a typed edit in this view (the fold, box
-        or op it falls on): a view that draws them the same still marks them."""
-        marks: set[str] = set()
-        at = {False: self._at(self.new), True: self._at(self.old)} if self.edits else {}
+        or op it falls on): a view that draws them the same still marks them.
+
+        Linear in the edits and the nodes: each (side, address) is placed once, the
+        clusters' members are read from the graph's index, and the nodes of modules
+        drawn open are found in one pass over each side's nodes."""
+        ids: dict[bool, set[str]] = {False: set(), True: set()}
+        at: dict[bool, set[str]] = {False: set(), True: set()}
+        open_at: dict[bool, set[str]] = {False: set(), True: set()}
+        seen: set[tuple[bool, str]] = set()
         for edit in self.edits:
+            key = (edit.removed_side, edit.address)
+            if key in seen:
+                continue
+            seen.add(key)
             graph = self.old if edit.removed_side else self.new
             held = holder(graph, edit.address)
             if held.id in graph.clusters:
-                ids = graph.members(held.id)
+                ids[edit.removed_side].update(graph.members(held.id))
             elif held.id in graph.nodes:
-                ids = [held.id]
-            elif held.kind == "module":  # an edit of a module drawn open: all of it
-                ids = graph.nodes_under(edit.address)
-            else:
-                ids = at[edit.removed_side].get(edit.address, [])
-            marks.update(self.union_id(n) if edit.removed_side else n for n in ids)
+                ids[edit.removed_side].add(held.id)
+            else:  # a module drawn open (all of it), or the ops drawn at the address
+                (open_at if held.kind == "module" else at)[edit.removed_side].add(
+                    edit.address
+                )
+        marks = set(self._marked(self.new, ids[False], at[False], open_at[False]))
+        old = self._marked(self.old, ids[True], at[True], open_at[True])
+        marks.update(self.union_id(n) for n in old)
         return marks
 
 
