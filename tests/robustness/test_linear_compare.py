@@ -134,11 +134,8 @@ def head_inserted(count: int) -> str:
 def test_a_head_insert_before_alike_modules_reads_as_one_insert_and_is_linear() -> None:
     # Alike siblings are aligned run by run: one by one, 16,000 of them cost the square.
     lines = story_lines(compare(sequential(5, "relu"), head_inserted(5)))
-    assert lines == [
-        "added gelu_1 @0",
-        "moved, same content (5 nodes at another module address): relu_1 @0 -> @1, "
-        "relu_2 @1 -> @2, relu_3 @2 -> @3, ... and 2 more",
-    ]
+    # The ReLUs only shifted index because a block went in before them: no edit of theirs.
+    assert lines == ["added gelu_1 @0"]
 
     def make(count: int) -> Callable[[], object]:
         old, new = sequential(count, "relu"), head_inserted(count)

@@ -282,9 +282,10 @@ class Comparison:
         ids: dict[bool, set[str]] = {False: set(), True: set()}
         at: dict[bool, set[str]] = {False: set(), True: set()}
         open_at: dict[bool, set[str]] = {False: set(), True: set()}
-        seen: set[tuple[bool, str]] = set()
+        seen: set[tuple[bool, str, str]] = set()
         for edit in self.edits:
-            key = (edit.removed_side, edit.address)
+            drawn = str(getattr(edit, "id", ""))
+            key = (edit.removed_side, edit.address, drawn)
             if key in seen:
                 continue
             seen.add(key)
@@ -294,6 +295,8 @@ class Comparison:
                 ids[edit.removed_side].update(graph.members(held.id))
             elif held.id in graph.nodes:
                 ids[edit.removed_side].add(held.id)
+            elif drawn in graph.nodes:  # an op drawn on its own: that node, not its module
+                ids[edit.removed_side].add(drawn)
             else:  # a module drawn open (all of it), or the ops drawn at the address
                 (open_at if held.kind == "module" else at)[edit.removed_side].add(
                     edit.address
