@@ -84,11 +84,17 @@ def test_a_tall_drawings_key_is_at_its_top(options: dict[str, object]) -> None:
 
 
 def test_the_key_pin_and_layout_edges_read_back_as_no_data() -> None:
+    from pytest_tlgraph.draw.dot import emit
+    from pytest_tlgraph.snapshots.compare.dotparse import parse_gv
     from pytest_tlgraph.snapshots.compare.graph import read_graph
 
     drawing = _trace("gate_gru_tagger").draw(stack_by=True, direction="leftright")
     graph = read_graph(drawing.dot)
     assert set(graph.edges) == set(drawing.edges)
     assert re.search(r'\[style="invis"\];', drawing.dot)
-    keyed = read_graph(_trace("gate_gru_tagger").draw(color_by="flops").dot)
+    keyed_dot = _trace("gate_gru_tagger").draw(color_by="flops").dot
+    keyed = read_graph(keyed_dot)
     assert keyed.key_rows and "tlgraph_key" not in keyed.nodes
+    # Read back and written again, both drawings are the same bytes.
+    for dot in (drawing.dot, keyed_dot):
+        assert emit(parse_gv(dot).graph) == dot
