@@ -18,7 +18,9 @@ from pytest_tlgraph.render import _pure_executable
 from pytest_tlgraph.trace import Trace
 from tests.corpus import build
 
-RECURRENT = ["script_lstm", "attn_decoder", "gate_gru_tagger", "lstm_cell_loop", "rnn_cell_loop"]
+#: The corpus's recurrent models with more than one op per pass (a fused cell stepped in
+#: a loop, ``lstm_cell_loop``, is one op per pass: nothing to stack).
+RECURRENT = ["script_lstm", "attn_decoder", "gate_gru_tagger"]
 DPI = 96
 
 
@@ -60,7 +62,7 @@ def test_every_edge_inside_a_pass_points_down_its_column(name: str) -> None:
     _, pos = _layout(drawing)
     pass_of = _passes(drawing)
     inside = [(a, b) for a, b in drawing.edges if a in pass_of and pass_of[a] == pass_of.get(b)]
-    assert inside or name.endswith("cell_loop")  # a fused cell is one op per pass
+    assert len(inside) >= 10
     upward = [(a, b) for a, b in inside if pos[b][1] >= pos[a][1]]
     assert upward == [], f"{name}: edges inside a pass not pointing down: {upward}"
     # The columns run left to right in pass order.
