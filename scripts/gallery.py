@@ -103,6 +103,16 @@ ENTRIES = (
         "the salient args only; outputs are named by their path (`[0]`, `[1][0]`).",
         {},
     ),
+    Entry(
+        "attn_decoder_timesteps",
+        "attn_decoder",
+        'Attention decoder, `stack_by=True, direction="leftright"`: the timestep diagram',
+        "The seq2seq tutorial's attention decoder, greedy-decoding three tokens: one column "
+        "per pass, left to right, each pass's own ops top to bottom in dataflow order "
+        "(every edge inside a pass points down); the edges from one step to the next cross "
+        "between the columns. The key sits at the top.",
+        {"stack_by": True, "direction": "leftright"},
+    ),
 )
 
 

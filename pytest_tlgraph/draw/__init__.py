@@ -237,7 +237,9 @@ def _draw(trace: Trace, request: DrawRequest, *, mask_volatile: bool) -> Drawing
         cluster_attrs=_cluster_lists(plan, opts.page, opts.direction, frames),
         rank_groups=encoded.rank_groups if encoded else (),
         extra_nodes=encoded.extra_nodes if encoded else (),
-        edge_attrs=_edge_positions(plan, opts.page),
+        edge_attrs=_edge_attrs(plan, opts.page, encoded),
+        order_edges=encoded.order_edges if encoded else (),
+        rank_pins=encoded.rank_pins if encoded else (),
     )
     return _new_drawing(
         dot=emit(graph),
@@ -395,6 +397,20 @@ def schema_records(
     frames = cluster_records(trace, plan, collapsed=collapsed)
     nodes = tuple(node_records(trace, plan, collapsed=collapsed))
     return nodes, tuple(frames[c.id] for c in plan.clusters)
+
+
+def _edge_attrs(
+    plan: Plan, page: str, encoded: Encoding | None
+) -> Mapping[tuple[str, str], Mapping[str, Any]]:
+    """Each edge's attributes: its argument position (:func:`_edge_positions`), and
+    what the encoding's layout sets on it (``constraint="false"`` between columns)."""
+    attrs = _edge_positions(plan, page)
+    if encoded is None or not encoded.edge_attrs:
+        return attrs
+    merged: dict[tuple[str, str], Mapping[str, Any]] = dict(attrs)
+    for edge, extra in encoded.edge_attrs.items():
+        merged[edge] = {**attrs.get(edge, {}), **extra}
+    return merged
 
 
 def _edge_positions(plan: Plan, page: str) -> dict[tuple[str, str], dict[str, Any]]:

@@ -77,5 +77,6 @@ def _load() -> None:
         models_inception,
         models_mobilenet,
         models_plain,
+        models_recurrent,
         torch_models,
     )
