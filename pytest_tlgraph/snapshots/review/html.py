@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from pytest_tlgraph.escaping import html_text
-from pytest_tlgraph.snapshots.review.html_assets import SCRIPT, STYLE
+from pytest_tlgraph.snapshots.review.html_assets import script, style
 from pytest_tlgraph.snapshots.review.html_images import Inlined, InlinedImages, budget
 
 __all__ = ["accept_command", "call_title", "render_html", "write_html"]
@@ -356,13 +356,13 @@ def render_html(
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>tlgraph snapshot failures ({count})</title><style>{STYLE}</style></head>"
+        f"<title>tlgraph snapshot failures ({count})</title><style>{style()}</style></head>"
         f"<body>{pager}<h1>tlgraph snapshot failures: {count}</h1>"
         '<div class="meta">expected = stored snapshot, actual = this run, pixel diff = '
         "mismatched pixels in red (anti-aliasing in yellow). The structural diff opens at "
         "100%: drag to pan, wheel to zoom. Compare expected and actual side by side, with "
         "the slider or as an onion skin. Press <kbd>?</kbd> for the keys.</div>"
-        f"{capped}{top}<nav><ol>{index}</ol></nav>\n{body}\n{_help()}<script>{SCRIPT}</script>"
+        f"{capped}{top}<nav><ol>{index}</ol></nav>\n{body}\n{_help()}<script>{script()}</script>"
         "</body></html>\n"
     )
 
