@@ -292,6 +292,7 @@ class SnapshotCall:
             if unsaved is None:
                 accept = self._acceptance(drawing.dot, received_png, settings, stem, nodeid, stored)
                 accept |= about | {"results_from_rootdir": _from(settings)}
+                accept["story_lines"] = list(report.story)  # report.html lists it whole
                 settings.results.write_record(
                     stem, nodeid=nodeid, report=report, artifacts=written, base=root,
                     rootdir=settings.project,
