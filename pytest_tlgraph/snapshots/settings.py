@@ -26,6 +26,7 @@ __all__ = [
     "SettingSpec",
     "Settings",
     "check_setting",
+    "markdown_table",
     "setting",
 ]
 
@@ -179,6 +180,22 @@ SETTING_NAMES: Final = tuple(spec.name for spec in SETTINGS if spec.per_call)
 def setting(name: str) -> SettingSpec:
     """The declaration of the setting ``name`` (``KeyError`` if none)."""
     return _BY_NAME[name]
+
+
+def markdown_table() -> str:
+    """The settings reference of docs/usage.md and docs/guide.md: flag, ini key,
+    default and meaning, one row per setting."""
+    rows = ["| command line | ini | default | meaning |", "|---|---|---|---|"]
+    for spec in SETTINGS:
+        flag = spec.flag + ("" if spec.kind is bool else f"={spec.metavar or 'VALUE'}")
+        if spec.choices:
+            flag = f"{spec.flag}=" + "\\|".join(spec.choices)
+        ini = f"`{spec.ini_key}" + (" = false`" if spec.default is True else "`")
+        shown = str(spec.default).lower() if isinstance(spec.default, bool) else spec.default
+        default = "" if spec.default is None else f"`{shown}`"
+        meaning = spec.help.replace("|", "\\|")
+        rows.append(f"| `{flag}` | {ini if spec.ini else ''} | {default} | {meaning} |")
+    return "\n".join(rows) + "\n"
 
 
 def check_setting(name: str, value: Any, where: str) -> Any:

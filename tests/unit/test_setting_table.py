@@ -79,3 +79,13 @@ def test_every_setting_has_its_flag_and_ini_key(pytester: pytest.Pytester) -> No
             assert spec.ini_key in text, spec.ini_key
     flat = " ".join(text.split())  # argparse wraps the help lines
     assert "pixelmatch per-pixel colour threshold, 0 to 1 (default 0.1)" in flat
+
+
+def test_the_docs_list_the_settings_from_the_table() -> None:
+    from pathlib import Path
+
+    from pytest_tlgraph.snapshots.settings import markdown_table
+
+    root = Path(__file__).resolve().parents[2]
+    for doc in ("docs/usage.md", "docs/guide.md"):
+        assert markdown_table() in (root / doc).read_text(encoding="utf-8"), doc

@@ -305,24 +305,24 @@ def _sections(record: Mapping[str, Any]) -> list[tuple[str, Sequence[str]]]:
 
 
 def _details(sections: Sequence[tuple[str, Sequence[str]]]) -> str:
-    """The sections after the pictures: the DOT diff and every change folded (long),
-    the encoding state and the PNG verdict open (a few lines each)."""
-    parts = []
+    """The sections after the pictures: the encoding state and the PNG verdict open (a
+    few lines each), then the DOT diff and every change folded (long)."""
+    shown, folded = [], []
     for heading, lines in sections:
         if heading == STRUCTURE or not heading:
             continue  # told by the story
         is_diff = heading == DOT_DIFF
-        shown = "\n".join(_diff_line(x) if is_diff else html_text(x) for x in lines)
+        text = "\n".join(_diff_line(x) if is_diff else html_text(x) for x in lines)
         if is_diff or heading == EVERY_CHANGE:
             count = f"{len(lines)} line{'s' * (len(lines) != 1)}"
             kind = "dotdiff" if is_diff else "every"
-            parts.append(
+            folded.append(
                 f'<details class="{kind}"><summary>{html_text(heading.rstrip(":"))} '
-                f'<span class="hint">({count})</span></summary><pre>{shown}</pre></details>'
+                f'<span class="hint">({count})</span></summary><pre>{text}</pre></details>'
             )
         else:
-            parts.append(f"<h3>{html_text(heading)}</h3><pre>{shown}</pre>")
-    return "".join(parts)
+            shown.append(f"<h3>{html_text(heading)}</h3><pre>{text}</pre>")
+    return "".join(shown + folded)
 
 
 def _failure(
