@@ -51,6 +51,25 @@ LAYOUT = """(() => {
   };
 })()"""
 
+#: Click the first story line that has a place: the drawing shows its node, outlined,
+#: in the middle of the viewer at 100 %.
+CLICK_PLACE = """(() => {
+  const link = document.querySelector('ol.story a.place');
+  const box = link.closest('section.failure').querySelector('.viewer');
+  const before = box.dataset.scale;
+  box.querySelector('button[data-act="fit"]').click();
+  link.click();
+  const port = box.querySelector('.port').getBoundingClientRect();
+  const mark = box.querySelector('.mark');
+  const r = mark.getBoundingClientRect();
+  return {
+    text: link.textContent, scale: box.dataset.scale, hidden: mark.hidden,
+    dx: Math.abs((r.left + r.right) / 2 - (port.left + port.right) / 2),
+    dy: Math.abs((r.top + r.bottom) / 2 - (port.top + port.bottom) / 2),
+    places: document.querySelectorAll('ol.story a.place').length,
+  };
+})()"""
+
 SCROLL_TO_LAST = """new Promise((done) => {
   const sections = [...document.querySelectorAll('section.failure')];
   const last = sections[sections.length - 1];
@@ -78,6 +97,7 @@ def test_story_then_drawing_then_pixels_and_lazy_images_past_the_budget(
     with Browser(timeout=60) as browser:
         browser.open(report)
         layout = browser.evaluate(LAYOUT)
+        clicked = browser.evaluate(CLICK_PLACE)
         last = browser.evaluate(SCROLL_TO_LAST)
         assert browser.errors == []
     assert layout["orders"] == [["story", "drawing", "pixels", "dotdiff"]] * 6
@@ -89,4 +109,8 @@ def test_story_then_drawing_then_pixels_and_lazy_images_past_the_budget(
     assert layout["inlined"] >= 4 and layout["linked"]  # inlined first, then linked
     assert all(not src.startswith(("data:", "/")) for src in layout["linked"])
     assert all((results / src).is_file() for src in layout["linked"])
+    # Every MLP's story names linear_1, which its drawing shows: each line links there.
+    assert clicked["places"] >= 5 and "linear_1" in clicked["text"]
+    assert clicked["scale"] == "1" and clicked["hidden"] is False
+    assert clicked["dx"] <= 4 and clicked["dy"] <= 4  # the node in the middle of the viewer
     assert last["shown"] >= 1 and last["decoded"] == last["shown"]  # loaded once scrolled to

@@ -266,31 +266,60 @@ def _accept_bar(record: Mapping[str, Any]) -> str:
     )
 
 
+#: A story line's place in the structural diff drawing: ``x, y, w, h`` in its pixels.
+Place = tuple[int, int, int, int]
+
+
 def _story_lines(
     record: Mapping[str, Any], sections: Sequence[tuple[str, Sequence[str]]]
-) -> list[str]:
-    """What changed, every line (the record's ``story_lines``); a record without them
-    (written before 0.5) shows its structure section, a missing snapshot its message."""
+) -> list[tuple[str, Place | None]]:
+    """What changed, every line (the record's ``story_lines``), each with its place in
+    the drawing where the record found one; a record without them (written before 0.5)
+    shows its structure section, a missing snapshot its message."""
     found = record.get("story_lines")
     if isinstance(found, list) and found and all(isinstance(x, str) for x in found):
-        return found
+        places = record.get("story_places")
+        places = places if isinstance(places, list) and len(places) == len(found) else []
+        return [(line, _place(places[i] if places else None)) for i, line in enumerate(found)]
     lines = next((lines for heading, lines in sections if heading == STRUCTURE), None)
     if lines is None:
         lines = next((lines for heading, lines in sections if not heading), ())
-    return list(lines)
+    return [(line, None) for line in lines]
 
 
-def _story(lines: Sequence[str], sections: Sequence[tuple[str, Sequence[str]]]) -> str:
-    """The story: what changed, one list item a line; then, muted, the structure
-    section's other lines (where the diff drawings are, or why one was not made)."""
+def _place(value: object) -> Place | None:
+    """``[x, y, w, h]`` of whole non-negative numbers, else ``None``."""
+    if not isinstance(value, list) or len(value) != 4:
+        return None
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value):
+        return None
+    return (value[0], value[1], value[2], value[3])
+
+
+def _story(
+    lines: Sequence[tuple[str, Place | None]], sections: Sequence[tuple[str, Sequence[str]]]
+) -> str:
+    """The story: what changed, one list item a line, each a link to its place in the
+    drawing where it has one; then, muted, the structure section's other lines (where
+    the diff drawings are, or why one was not made)."""
     if not lines:
         return ""
-    items = "".join(f"<li>{html_text(str(line))}</li>" for line in lines)
-    told = set(lines)
+    items = "".join(_story_item(line, place) for line, place in lines)
+    told = {line for line, _ in lines}
     structure = next((lines for heading, lines in sections if heading == STRUCTURE), ())
     notes = "".join(f"<li>{html_text(x)}</li>" for x in structure if x not in told)
     return f'<h3>what changed</h3><ol class="story">{items}</ol>' + (
         f'<ul class="notes">{notes}</ul>' if notes else ""
+    )
+
+
+def _story_item(line: str, place: Place | None) -> str:
+    if place is None:
+        return f"<li>{html_text(line)}</li>"
+    x, y, w, h = place
+    return (
+        f'<li><a class="place" href="#" data-x="{x}" data-y="{y}" data-w="{w}" '
+        f'data-h="{h}" title="show it in the drawing">{html_text(line)}</a></li>'
     )
 
 

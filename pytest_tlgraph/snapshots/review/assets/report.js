@@ -164,10 +164,32 @@
       one();
     }
     const centre = () => [port.clientWidth / 2, port.clientHeight / 2];
+    // A story line's node: the drawing at 100 %, the node in the middle, outlined.
+    const mark = document.createElement('div');
+    mark.className = 'mark';
+    mark.hidden = true;
+    port.appendChild(mark);
+    function focus(x, y, w, h) {
+      if (state.img !== images[0]) show(images[0]);
+      state.s = 1;
+      state.x = port.clientWidth / 2 - x;
+      state.y = port.clientHeight / 2 - y;
+      apply();
+      Object.assign(mark.style, {
+        left: (state.x + x - w / 2 - 6) + 'px', top: (state.y + y - h / 2 - 6) + 'px',
+        width: (w + 12) + 'px', height: (h + 12) + 'px',
+      });
+      mark.hidden = false;
+      mark.classList.remove('flash');
+      void mark.offsetWidth;  // restart the animation
+      mark.classList.add('flash');
+    }
+    port.addEventListener('pointerdown', () => { mark.hidden = true; });
+    port.addEventListener('wheel', () => { mark.hidden = true; }, { passive: true });
     const act = {
       in: () => zoomAt(STEP, ...centre()),
       out: () => zoomAt(1 / STEP, ...centre()),
-      fit, one,
+      fit, one, focus,
       whole: () => show(state.img === images[0] ? images[1] : images[0]),
     };
     for (const button of $$('button[data-act]', box)) {
@@ -205,6 +227,18 @@
     box.viewer = act;
   }
   $$('.viewer').forEach(viewer);
+
+  // A story line shows its node in the section's drawing.
+  for (const link of $$('ol.story a.place')) {
+    link.addEventListener('click', (event) => {
+      event.preventDefault();
+      const box = link.closest('section.failure').querySelector('.viewer');
+      if (!box || !box.viewer) return;
+      box.scrollIntoView({ block: 'nearest' });
+      const d = link.dataset;
+      box.viewer.focus(Number(d.x), Number(d.y), Number(d.w), Number(d.h));
+    });
+  }
 
   // ---- moving between failures -------------------------------------------------
   function select(index, scroll) {
