@@ -134,9 +134,7 @@ def render_png(dot: str, *, renderer: str | None = None, dpi: int = 96) -> bytes
     return _run_pure(dot, dpi) if name == "pure" else _run_system(dot, dpi)
 
 
-def render_png_layout(
-    dot: str, *, renderer: str | None = None, dpi: int = 96
-) -> tuple[bytes, str]:
+def render_png_layout(dot: str, *, renderer: str | None = None, dpi: int = 96) -> tuple[bytes, str]:
     """The PNG and Graphviz's ``plain`` layout of the same drawing (node centres and
     sizes in inches, y up): ``pure`` writes both from one layout, ``system`` lays it
     out twice (``dot`` is deterministic)."""
