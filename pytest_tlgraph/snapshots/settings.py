@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pytest_tlgraph.errors import UsageError
 from pytest_tlgraph.render import RENDERERS
+from pytest_tlgraph.snapshots.pixels.defaults import DEFAULT_MAX_DIFF_PIXELS, DEFAULT_THRESHOLD
 
 if TYPE_CHECKING:
     from pytest_tlgraph.snapshots.results.artifacts import ResultsDir
@@ -146,11 +147,12 @@ SETTINGS: Final = (
         per_call=True,
     ),
     SettingSpec(
-        "threshold", 0.1, float, "pixelmatch per-pixel colour threshold, 0 to 1",
+        "threshold", DEFAULT_THRESHOLD, float, "pixelmatch per-pixel colour threshold, 0 to 1",
         low=0, high=1, per_call=True, metavar="F",
     ),
     SettingSpec(
-        "max_diff_pixels", 0, int, "mismatched pixels allowed before a PNG fails",
+        "max_diff_pixels", DEFAULT_MAX_DIFF_PIXELS, int,
+        "mismatched pixels allowed before a PNG fails",
         low=0, per_call=True, metavar="N",
     ),
     SettingSpec(
