@@ -86,6 +86,17 @@ _REFS: Final = tuple(tensor_ref(i) for i in range(64))
 _NO_KWARGS: Final[dict[str, Any]] = {}
 
 
+_DTYPE_NAMES: Final[dict[torch.dtype, str]] = {}
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """``torch.bfloat16`` -> ``bfloat16``: the name a trace keeps (no torch object)."""
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = str(dtype).removeprefix("torch.")
+    return name
+
+
 def _name(func: Callable[..., Any]) -> str:
     try:
         return _names[func]
@@ -313,8 +324,9 @@ class Recorder(TorchFunctionMode):
     ) -> RawOp:
         """Append an input/output record (no function, zero time and flops)."""
         raw = RawOp(
-            "", "", func, 1, 1, len(self.ops), parents, (), tuple(t.shape), t.dtype, "", (),
-            (), None, None, None, 0.0, t.numel() * t.element_size(), 0, 0, 0, 0, None, None,
+            "", "", func, 1, 1, len(self.ops), parents, (), tuple(t.shape),
+            dtype_name(t.dtype), "", (), (), None, None, None, 0.0,
+            t.numel() * t.element_size(), 0, 0, 0, 0, None, None,
             self._magnitude_now(t), None, None,
         )  # fmt: skip
         self.ops.append(raw)
@@ -458,7 +470,8 @@ class Recorder(TorchFunctionMode):
             worked = element_work(name, tensors, first, args, kwargs)
         forward, backward, total, macs = flop_fields(name, counted, numel, work, worked)
         raw = RawOp(
-            "", "", name, 1, 1, index, parents, (), tuple(first.shape), first.dtype, module,
+            "", "", name, 1, 1, index, parents, (), tuple(first.shape),
+            dtype_name(first.dtype), module,
             self._chain, tuple(params) if params else (), None, None, None, elapsed, size,
             forward, backward, total, macs,
             None if kept is None else sum(kept.values()), None if kept is None else len(kept),

@@ -16,6 +16,8 @@ from typing import Any, NoReturn
 from pytest_tlgraph.cli.model import CommandError
 from pytest_tlgraph.draw.canvas import MAX_DPI, check_dpi
 from pytest_tlgraph.option_table import option_specs
+from pytest_tlgraph.render import RENDERERS
+from pytest_tlgraph.snapshots.settings import setting
 
 __all__ = ["build_parser", "main"]
 
@@ -230,8 +232,8 @@ def _add_output(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--renderer",
-        choices=("pure", "system"),
-        default="pure",
+        choices=RENDERERS,
+        default=setting("renderer").default,
         help="pure (graphviz-pure, identical on every machine) or system "
         "(Graphviz dot); default pure",
     )

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_tlgraph.cli.commands import project_root
 from pytest_tlgraph.cli.model import CommandError
 from pytest_tlgraph.cli.output import say
+from pytest_tlgraph.errors import TlgraphError
 from pytest_tlgraph.paths import display_path
 from pytest_tlgraph.snapshots.review.pending import ACCEPT_KEY, Pending
 
@@ -41,7 +42,7 @@ __all__ = [
 _LISTED = 6
 
 
-class Refused(Exception):
+class Refused(TlgraphError):
     """One call cannot be accepted: the message is the cause and the remedy."""
 
 

@@ -93,16 +93,27 @@ class Drawing:
         200 megapixels or 32,767 px on a side is not rendered: ``RenderError`` says the
         estimated size and the remedy, before any renderer runs; nor is a rendered PNG
         over either limit returned (the estimate can read low)."""
+        return self._rendered(dpi, renderer, layout=False)[0]
+
+    def png_layout(self, dpi: int = 96, *, renderer: str | None = None) -> tuple[bytes, str]:
+        """:meth:`png` and Graphviz's ``plain`` layout of the same drawing (where each
+        node lies), under the same size guard."""
+        return self._rendered(dpi, renderer, layout=True)
+
+    def _rendered(self, dpi: int, renderer: str | None, *, layout: bool) -> tuple[bytes, str]:
         from pytest_tlgraph.draw.canvas import canvas_problem, check_dpi, png_problem
         from pytest_tlgraph.errors import RenderError
-        from pytest_tlgraph.render import get_default_renderer, render_png
+        from pytest_tlgraph.render import get_default_renderer, render_png, render_png_layout
 
         problem = canvas_problem(self, check_dpi(dpi))
         if problem is None:
-            png = render_png(self.dot, renderer=renderer, dpi=dpi)
+            if layout:
+                png, plain = render_png_layout(self.dot, renderer=renderer, dpi=dpi)
+            else:
+                png, plain = render_png(self.dot, renderer=renderer, dpi=dpi), ""
             problem = png_problem(png)  # the estimate read low: the image is refused still
             if problem is None:
-                return png
+                return png, plain
         raise RenderError(problem, renderer=renderer or get_default_renderer())
 
 

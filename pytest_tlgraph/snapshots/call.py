@@ -5,13 +5,14 @@ compare (rendered, or reused when provably unchanged), and the failure it report
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_tlgraph.draw.canvas import png_problem
 from pytest_tlgraph.paths import display_path
 from pytest_tlgraph.snapshots.compare.comparison import Comparison
-from pytest_tlgraph.snapshots.compare.drawing import graph_diff_png
+from pytest_tlgraph.snapshots.compare.drawing import graph_diff_layout, graph_diff_png
 from pytest_tlgraph.snapshots.compare.story import headline
 from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError
 from pytest_tlgraph.snapshots.disk.nofollow import file_in_the_way, in_the_way
@@ -220,9 +221,9 @@ class SnapshotCall:
         # The stored and received drawings are compared once; every view reads it.
         found = comparison_of(dot) if dot.expected is not None else None
         comparison = found if isinstance(found, Comparison) else None
-        graphdiff, graphdiff_full, graphdiff_note = None, None, None
+        graphdiff, graphdiff_full, graphdiff_note, layout = None, None, None, ""
         if comparison is not None and not dot.passed and settings.png:
-            graphdiff, graphdiff_note = graph_diff_png(comparison, settings.renderer)
+            graphdiff, graphdiff_note, layout = graph_diff_layout(comparison, settings.renderer)
             if graphdiff is not None:
                 graphdiff_full, why = graph_diff_png(comparison, settings.renderer, context=None)
                 if why is not None:  # over the size guard: said, never silently left out
@@ -292,6 +293,8 @@ class SnapshotCall:
             if unsaved is None:
                 accept = self._acceptance(drawing.dot, received_png, settings, stem, nodeid, stored)
                 accept |= about | {"results_from_rootdir": _from(settings)}
+                accept["story_lines"] = list(report.story)  # report.html lists it whole
+                accept["story_places"] = _places(report.story, comparison, graphdiff, layout)
                 settings.results.write_record(
                     stem, nodeid=nodeid, report=report, artifacts=written, base=root,
                     rootdir=settings.project,
@@ -323,6 +326,21 @@ class SnapshotCall:
             hint = "\nto accept the received drawing: pytest --snapshot-update"
         text = terminal_report(report).text(color=settings.color)
         return "\n".join([text, *notes]) + hint
+
+
+def _places(
+    story: Sequence[str], comparison: Comparison | None, png: bytes | None, layout: str
+) -> list[list[int] | None]:
+    """Per story line, the box ``[x, y, w, h]`` (pixels) in the structural diff drawing
+    of the node it names first (``None``: none drawn), for report.html's links."""
+    from pytest_tlgraph.pngheader import read_png_size
+    from pytest_tlgraph.snapshots.review.places import node_boxes, story_places
+
+    size = None if png is None else read_png_size(png)
+    if comparison is None or size is None or not layout:
+        return [None] * len(story)
+    found = story_places(story, comparison, node_boxes(layout, size))
+    return [None if box is None else list(box) for box in found]
 
 
 def _from(settings: Settings) -> str | None:

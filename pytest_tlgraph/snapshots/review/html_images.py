@@ -1,4 +1,6 @@
-"""The images of ``report.html``: each one inlined once, as a base64 data URI.
+"""The images of ``report.html``: each one inlined once, as a base64 data URI, up to the
+page's budget; past it, linked by its path relative to the page (the page lies in the
+folder the paths are relative to) and loaded lazily, when scrolled near.
 
 The same picture is often shown more than once (the slider and the onion skin show the
 expected and actual images again; a small graph's context diff may be its whole
@@ -14,24 +16,28 @@ import base64
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 from pytest_tlgraph.escaping import html_text
 
 __all__ = ["MAX_INLINED_BYTES", "Inlined", "InlinedImages", "budget"]
 
 #: The page inlines at most this many bytes of images (data URIs): past it, an image is
-#: named by its file, and the page says so. 500 failing calls stay one readable page.
+#: linked from the results folder and loaded lazily, and the page says so. 500 failing
+#: calls stay one page of bounded size.
 MAX_INLINED_BYTES = 24 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
 class Inlined:
-    """One picture of the page: its ``<img>`` id and its size in pixels."""
+    """One picture of the page: its ``<img>`` id, its size in pixels and its source: a
+    data URI, or (``linked``) its path relative to the page."""
 
     ident: str
     width: int
     height: int
     uri: str
+    linked: bool = False
 
     def tag(self, alt: str, *, first: bool, **extra: str) -> str:
         """An ``<img>`` of the picture: with its data URI when ``first``, else naming
@@ -39,7 +45,9 @@ class Inlined:
         ``class``), empty ones left out."""
         attrs = [f'alt="{html_text(alt)}"', f'data-w="{self.width}"', f'data-h="{self.height}"']
         attrs += [f'{k.rstrip("_")}="{html_text(v)}"' for k, v in extra.items() if v]
-        if first:
+        if self.linked:  # every <img> names the file: the browser fetches it once
+            attrs[:0] = [f'src="{html_text(self.uri)}"', 'loading="lazy"']
+        elif first:
             attrs[:0] = [f'id="{self.ident}"', f'src="{self.uri}"']
         else:
             attrs.insert(0, f'data-same="{self.ident}"')
@@ -61,8 +69,8 @@ class InlinedImages:
         self._by_hash: dict[str, Inlined] = {}
         self._shown: set[str] = set()
         self._inlined = 0
-        #: How many images were left as files once the budget was spent.
-        self.left_out = 0
+        #: How many images are linked (loaded from their files) once the budget was spent.
+        self.linked = 0
 
     def get(self, rel: str) -> tuple[Inlined | None, str]:
         """The picture at ``rel``, or ``None`` and why it is not inlined: missing, or
@@ -85,16 +93,15 @@ class InlinedImages:
         digest = hashlib.sha256(data).hexdigest()
         found = self._by_hash.get(digest)
         if found is None:
+            ident = f"img{len(self._by_hash) + 1}"
             cost = (len(data) + 2) // 3 * 4
             if self._inlined + cost > MAX_INLINED_BYTES:
-                self.left_out += 1
-                return (
-                    None,
-                    f"(not inlined: the page holds at most {budget()} of images; open {rel})",
-                )
-            self._inlined += cost
-            uri = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
-            found = Inlined(f"img{len(self._by_hash) + 1}", size[0], size[1], uri)
+                self.linked += 1
+                found = Inlined(ident, size[0], size[1], quote(rel), linked=True)
+            else:
+                self._inlined += cost
+                uri = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+                found = Inlined(ident, size[0], size[1], uri)
             self._by_hash[digest] = found
         return found, ""
 

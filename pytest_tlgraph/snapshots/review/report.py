@@ -33,8 +33,10 @@ if TYPE_CHECKING:
     from pytest_tlgraph.snapshots.pixels.match import PngMatch
 
 __all__ = [
+    "DOT_DIFF",
     "EVERY_CHANGE",
     "MAX_DIFF_LINES",
+    "STRUCTURE",
     "DotOutcome",
     "PngOutcome",
     "Report",
@@ -54,6 +56,9 @@ MAX_STORY_LINES: Final = 24
 #: The section ``report.html`` lists every change in, node by node (the terminal
 #: shows the grouped story only).
 EVERY_CHANGE: Final = "every change, node by node:"
+#: The headings of the story and of the DOT diff (``report.html`` places them).
+STRUCTURE: Final = "structure (snapshot -> received):"
+DOT_DIFF: Final = "DOT diff (- snapshot / + received):"
 _RED, _GREEN, _CYAN, _BOLD, _RESET = "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[1m", "\x1b[0m"
 
 
@@ -88,6 +93,10 @@ class Report:
 
     title: str
     sections: tuple[tuple[str, tuple[str, ...]], ...]
+    #: What changed, every line (the structure section caps it; ``report.html`` lists
+    #: it whole): the drift line first, then the story, or the one line saying why
+    #: nothing could be compared. Empty for a missing or unwritten snapshot.
+    story: tuple[str, ...] = ()
 
     def text(self, *, color: bool = False) -> str:
         """The message; ``color`` adds ANSI colours (off for ``NO_COLOR`` and logs)."""
@@ -205,11 +214,13 @@ def comparison_of(dot: DotOutcome) -> Comparison | str:
         )
 
 
-def _structure_lines(comparison: Comparison) -> list[str]:
+def _story(comparison: Comparison, cap: int | None = MAX_STORY_LINES) -> list[str]:
+    """The story's lines, at most ``cap`` of them before a line counting the rest
+    (``None``: every line), then the caption's and the colour domain's changes."""
     lines = story_lines(comparison)
-    if len(lines) > MAX_STORY_LINES:
-        rest = len(lines) - MAX_STORY_LINES
-        lines = [*lines[:MAX_STORY_LINES], f"... and {rest} more (every change: report.html)"]
+    if cap is not None and len(lines) > cap:
+        rest = len(lines) - cap
+        lines = [*lines[:cap], f"... and {rest} more (every change: report.html)"]
     old, new = comparison.old.caption_rows[:1], comparison.new.caption_rows[:1]
     if old != new:
         caption = f"caption {old[0] if old else '(none)'} -> {new[0] if new else '(none)'}"
@@ -260,10 +271,12 @@ def build_report(
     title = f"tlgraph snapshot {name} does not match ({nodeid})"
     found = comparison if comparison is not None else comparison_of(dot)
     compared = found if isinstance(found, Comparison) else None
-    structure = [found] if isinstance(found, str) else _structure_lines(found)
+    structure = [found] if isinstance(found, str) else _story(found)
+    story = [found] if isinstance(found, str) else _story(found, cap=None)
     structure.extend(notes)  # the structural diff drawings' paths
     if drift is not None:  # the cause a reviewer checks first
         structure.insert(0, drift)
+        story.insert(0, drift)
     if dot.expected is None or dot.error is not None:
         diff_lines = ["no stored DOT to compare with"]
     elif compared is None:
@@ -279,8 +292,8 @@ def build_report(
         state += ["changed against the snapshot (from its key and caption):"]
         state += [f"  {line}" for line in changes]
     sections: list[tuple[str, tuple[str, ...]]] = [
-        ("structure (snapshot -> received):", tuple(structure)),
-        ("DOT diff (- snapshot / + received):", tuple(diff_lines)),
+        (STRUCTURE, tuple(structure)),
+        (DOT_DIFF, tuple(diff_lines)),
         ("encoding state (received):", tuple(state)),
         (
             "PNG:",
@@ -289,7 +302,7 @@ def build_report(
     ]
     if compared is not None and not compared.unchanged:
         sections.append((EVERY_CHANGE, tuple(every_change(compared))))
-    return _visible(Report(title, tuple(sections)))
+    return _visible(Report(title, tuple(sections), tuple(story)))
 
 
 def _blocked(dot: DotOutcome) -> str | None:
@@ -313,4 +326,5 @@ def _visible(report: Report) -> Report:
         tuple(
             (heading, tuple(visible(line) for line in lines)) for heading, lines in report.sections
         ),
+        tuple(visible(line) for line in report.story),
     )
