@@ -140,10 +140,13 @@ def run_draw(args: argparse.Namespace) -> None:
 
 
 def _read_dot(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
+    """The text of a ``.gv`` given to ``tlgraph diff`` (``-``: standard input): a
+    regular file of bounded size (``disk.bounded``), never a FIFO or a device."""
+    from pytest_tlgraph.snapshots.disk.bounded import read_regular, read_stream
+
     try:
-        return Path(path).read_text(encoding="utf-8")
+        data = read_stream() if path == "-" else read_regular(path)
+        return data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         cause = getattr(error, "strerror", None) or str(error)
         raise CommandError(f"cannot read {path!r} ({cause}); give a .gv snapshot file") from None
@@ -447,10 +450,11 @@ def _call_counts(root: Path) -> str | None:
     """``2 passed, 1 failed`` from ``summary.json`` (``--tlgraph-summary=json``), if any."""
     import json
 
+    from pytest_tlgraph.snapshots.disk.bounded import read_regular
     from pytest_tlgraph.snapshots.review.summary import SUMMARY_JSON
 
     try:
-        counts = json.loads((root / SUMMARY_JSON).read_text(encoding="utf-8"))["counts"]
+        counts = json.loads(read_regular(root / SUMMARY_JSON, follow=False))["counts"]
         return ", ".join(f"{int(n)} {verdict}" for verdict, n in sorted(counts.items())) or None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None  # no summary asked for, or not one we can read: the records suffice

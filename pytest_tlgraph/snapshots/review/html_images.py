@@ -65,17 +65,23 @@ class InlinedImages:
         self.left_out = 0
 
     def get(self, rel: str) -> tuple[Inlined | None, str]:
-        """The picture at ``rel``, or ``None`` and why it is not inlined: missing, or
-        over the size guard's limits (whatever wrote it, the page never carries such an
-        image)."""
+        """The picture at ``rel``, or ``None`` and why it is not inlined: missing,
+        outside the results folder, not a regular file, or over the size guard's
+        limits (whatever wrote it, the page never carries such an image)."""
         from pytest_tlgraph.draw.canvas import png_problem
+        from pytest_tlgraph.snapshots.disk.bounded import read_regular
         from pytest_tlgraph.snapshots.pixels.pngmeta import read_png_size
+        from pytest_tlgraph.snapshots.results.artifacts import inside
 
-        path = self.root / rel
-        try:
-            data = path.read_bytes()
-        except OSError:
+        path = inside(self.root, rel)
+        if path is None:  # a record naming ../x.png or /etc/x.png: never opened
+            return None, "(not shown: the record names an image outside the results folder)"
+        try:  # a regular file of bounded size, never through a link
+            data = read_regular(path, follow=False)
+        except FileNotFoundError:
             return None, "(image missing)"
+        except OSError as error:
+            return None, f"(not shown: {error})"
         problem = png_problem(data, "image", "open the file instead")
         if problem is not None:
             return None, f"({problem}: {path.name})"

@@ -44,9 +44,11 @@ ACCEPTED_SUFFIX: Final = ".accepted"
 
 def file_sha256(path: Path) -> str | None:
     """The sha256 of the bytes of ``path``, ``None`` when it is missing or unreadable
-    (a folder, a dangling link)."""
+    (a folder, a dangling link, a FIFO, a file over the size limit)."""
+    from pytest_tlgraph.snapshots.disk.bounded import read_regular
+
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return hashlib.sha256(read_regular(path)).hexdigest()
     except OSError:
         return None
 

@@ -202,19 +202,29 @@ def write_summaries(results: ResultsDir, kinds: Sequence[str], *, report: Path |
     calls = read_calls(root)
     problems: list[str] = []
     if "json" in kinds:
-        problems += _write_in_folder(results, root / SUMMARY_JSON, summary_json(calls))
+        problems += _write_in_folder(results, SUMMARY_JSON, summary_json(calls))
     if "markdown" in kinds:
         shown = None if report is None else f"{report.parent.name}/{report.name}"
         text = render_markdown(calls, shown)
-        missed = _write_in_folder(results, root / SUMMARY_MD, text.encode("utf-8"))
+        missed = _write_in_folder(results, SUMMARY_MD, text.encode("utf-8"))
         problems += missed
         step = os.environ.get("GITHUB_STEP_SUMMARY")
         if step:
-            problems += _append_step_summary(step, text, kept=None if missed else root)
+            kept = None if missed else results.own_path(SUMMARY_MD)
+            problems += _append_step_summary(step, text, kept=kept)
     return problems
 
 
-def _write_in_folder(results: ResultsDir, path: Path, data: bytes) -> list[str]:
+def _write_in_folder(results: ResultsDir, name: str, data: bytes) -> list[str]:
+    """Write the summary ``name`` where the folder lets this session (``own_path``:
+    another tool's ``summary.md`` is kept, and ``tlgraph-summary.md`` written)."""
+    path = results.own_path(name)
+    if path is None:
+        return [
+            f"tlgraph: CI summary not written: {results.root / name} and tlgraph-{name} "
+            "there are another tool's files, kept as they are; give the run a results "
+            "folder of its own (--tlgraph-results); the run's result is unchanged"
+        ]
     try:
         results.write(path, data)
     except OSError as error:  # a SnapshotWriteError names the file, cause and remedy
@@ -253,7 +263,7 @@ def _append_step_summary(step: str, text: str, *, kept: Path | None) -> list[str
         reason = getattr(error, "strerror", None) or str(error)
         if isinstance(error, NotRegular):
             reason = f"it is a {error.kind}, not a regular file"
-        where = "" if kept is None else f" ({kept / SUMMARY_MD} has it)"
+        where = "" if kept is None else f" ({kept} has it)"
         return [
             f"tlgraph: could not append the markdown summary to GITHUB_STEP_SUMMARY={step!r} "
             f"({reason}); set it to a writable file{where}"
