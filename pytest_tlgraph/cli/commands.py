@@ -402,7 +402,9 @@ def _write_merged(shards: Sequence[Shard], calls: Sequence[MergedCall], out: Pat
     }
     try:
         if records:
-            write_html(records, out, out / REPORT_NAME, notes=[] if upgrade is None else [upgrade])
+            notes = [] if upgrade is None else [upgrade]
+            shard_roots = [s.root for s in shards]
+            write_html(records, out, out / REPORT_NAME, notes=notes, shards=shard_roots)
         else:
             (out / REPORT_NAME).unlink(missing_ok=True)  # no failure: no stale page
         for name, data in files.items():

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,8 +58,10 @@ def budget() -> str:
 class InlinedImages:
     """The pictures of one page, read from the results folder ``root``."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, shards: Sequence[Path] = ()) -> None:
         self.root = root
+        #: The results folders a merged page reads images from (``../shard/x.png``).
+        self.shards = tuple(shards)
         self._by_hash: dict[str, Inlined] = {}
         self._shown: set[str] = set()
         self._inlined = 0
@@ -71,9 +75,8 @@ class InlinedImages:
         from pytest_tlgraph.draw.canvas import png_problem
         from pytest_tlgraph.snapshots.disk.bounded import read_regular
         from pytest_tlgraph.snapshots.pixels.pngmeta import read_png_size
-        from pytest_tlgraph.snapshots.results.artifacts import inside
 
-        path = inside(self.root, rel)
+        path = self._place(rel)
         if path is None:  # a record naming ../x.png or /etc/x.png: never opened
             return None, "(not shown: the record names an image outside the results folder)"
         try:  # a regular file of bounded size, never through a link
@@ -103,6 +106,21 @@ class InlinedImages:
             found = Inlined(f"img{len(self._by_hash) + 1}", size[0], size[1], uri)
             self._by_hash[digest] = found
         return found, ""
+
+    def _place(self, rel: object) -> Path | None:
+        """The file ``rel`` names (relative to the page's folder) when it lies inside
+        the page's folder or one of its shards' (``artifacts.inside``), else ``None``."""
+        from pytest_tlgraph.snapshots.results.artifacts import inside
+
+        found = inside(self.root, rel)
+        if found is not None or not isinstance(rel, str) or Path(rel).is_absolute():
+            return found
+        target = os.path.normpath(os.path.join(os.path.abspath(self.root), rel))
+        for shard in self.shards:
+            base = os.path.abspath(shard)
+            if os.path.commonpath([target, base]) == base and target != base:
+                return inside(shard, Path(os.path.relpath(target, base)).as_posix())
+        return None
 
     def tag(self, picture: Inlined, alt: str, **extra: str) -> str:
         """An ``<img>`` of ``picture`` (``extra``: more attributes, see
