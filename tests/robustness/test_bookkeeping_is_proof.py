@@ -37,13 +37,17 @@ def test_a_manifest_that_is_a_link_is_refused_never_followed(
 
 
 def test_a_list_in_the_manifest_that_is_a_link_is_never_read(stored: pytest.Pytester) -> None:
+    # The link leads to a file that reads as a list naming the user's own file in the
+    # results folder: followed, it would be deleted.
     victim = stored.path / "victim.txt"
-    victim.write_text("f ../victim.txt\n")
-    manifest = stored.path / "tlgraph-results" / ".tlgraph-manifest"
-    manifest.mkdir(parents=True)
-    (manifest / "main-1.txt").symlink_to(victim)
+    victim.write_text("f keep.txt\n")
+    results = stored.path / "tlgraph-results"
+    (results / ".tlgraph-manifest").mkdir(parents=True)
+    (results / "keep.txt").write_text("the user's\n")
+    (results / ".tlgraph-manifest" / "main-1.txt").symlink_to(victim)
     stored.runpytest().assert_outcomes(passed=1)
-    assert victim.read_text() == "f ../victim.txt\n"
+    assert victim.read_text() == "f keep.txt\n"
+    assert (results / "keep.txt").read_text() == "the user's\n"
 
 
 def test_another_tools_summaries_are_never_written_over_nor_deleted(
