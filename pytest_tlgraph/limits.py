@@ -43,7 +43,7 @@ MAX_FILE_BYTES: Final = 256 * 1024 * 1024
 #: The widest story line or DOT diff line a failure shows (its record, report.html,
 #: the summaries, the terminal before it wraps): a longer one is cut, saying how many
 #: characters were left out and where the full text is kept in the results folder.
-MAX_REPORT_LINE: Final = 1000
+MAX_REPORT_LINE: Final = 500
 
 
 def check_dpi(dpi: object) -> int:

@@ -75,15 +75,16 @@ def structure_data(comparison: Comparison | None) -> dict[str, Any] | None:
         recolour_line,
         story_lines,
     )
+    from pytest_tlgraph.snapshots.review.cut import cut_lines, cut_text
     from pytest_tlgraph.snapshots.review.drift import upgrade_kinds
 
     if comparison is None:
         return None
     story = story_lines(comparison)
-    return {
-        "headline": headline(comparison, story),
-        "story": story,
-        "changes": every_change(comparison),
+    return {  # each line cut at the report's width (the full text: <stem>.story.txt)
+        "headline": cut_text(headline(comparison, story)),
+        "story": cut_lines(story),
+        "changes": cut_lines(every_change(comparison)),
         "nodes_added": list(comparison.added),
         "nodes_removed": list(comparison.removed),
         "replaced": [list(pair) for pair in comparison.replaced],
