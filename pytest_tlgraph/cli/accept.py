@@ -325,7 +325,11 @@ def run_accept(args: argparse.Namespace) -> int:
     locks = Locks(shards, "accept")
     accepted, refused, before = 0, 0, 0
     try:  # the records are read under the locks: no run starts clearing them meanwhile
-        chosen = choose(merge_pending(shards), args.nodeids, args.all, args.call)
+        damaged: list[str] = []
+        calls = merge_pending(shards, damaged)
+        for line in damaged:
+            say(f"tlgraph accept: {line}", file=sys.stderr)
+        chosen = choose(calls, args.nodeids, args.all, args.call)
         if not chosen:
             where = f"{_shown(shards[0].root)}/" if not merged else "the results folders"
             say(f"no snapshot failures recorded in {where}: nothing to accept")

@@ -208,7 +208,8 @@ def results_folder(given: str | None, command: str = "report") -> Path:
     """The folder ``tlgraph report`` (or ``accept``) reads: the one given, else
     ``tlgraph-results`` in the current folder or the nearest parent that has one, up to
     the project's root (a folder with an ini file or ``.git``): pytest run from a
-    subfolder writes it at the rootdir."""
+    subfolder writes it at the rootdir. A project whose ini file sets
+    ``tlgraph_results`` is read there (``inifile.ini_results``)."""
     from pytest_tlgraph.snapshots.results.runs import last_run
 
     if given is not None:
@@ -221,8 +222,13 @@ def results_folder(given: str | None, command: str = "report") -> Path:
                 "(--tlgraph-results, default tlgraph-results)"
             )
         return last_run(root)
+    from pytest_tlgraph.cli.inifile import ini_results
+
     here = Path.cwd()
     for folder in (here, *here.parents):
+        configured = ini_results(folder)  # the project's ini: tlgraph_results = DIR
+        if configured is not None and configured.is_dir():
+            return last_run(configured)
         if (folder / _DEFAULT_RESULTS).is_dir():
             return last_run(folder / _DEFAULT_RESULTS)
         if any((folder / marker).exists() for marker in PROJECT_MARKERS):
@@ -317,7 +323,10 @@ def run_report(args: argparse.Namespace) -> None:
 
     shards = shards_of(args.results)
     merged = len(shards) > 1 or args.output is not None
-    calls = merge_pending(shards)
+    damaged: list[str] = []
+    calls = merge_pending(shards, damaged)
+    for line in damaged:
+        say(f"tlgraph report: {line}", file=sys.stderr)
     written = _write_merged(shards, calls, Path(args.output or _MERGED)) if merged else None
     counts = _call_counts(shards[0].root) if not merged else _merged_counts(written)
     if counts is not None:

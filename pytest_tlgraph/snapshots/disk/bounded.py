@@ -100,7 +100,8 @@ def read_stream(stream: BinaryIO | None = None, name: str = "standard input") ->
 
 
 def _capped(handle: BinaryIO, shown: Path) -> bytes:
-    chunks, total = [], 0
+    chunks: list[bytes] = []
+    total = 0
     while True:
         chunk = handle.read(min(_CHUNK, MAX_FILE_BYTES + 1 - total))
         if not chunk:

@@ -83,12 +83,13 @@ def conflict_line(call: MergedCall) -> str | None:
     )
 
 
-def merge_pending(shards: Sequence[Shard]) -> list[MergedCall]:
+def merge_pending(shards: Sequence[Shard], damaged: list[str] | None = None) -> list[MergedCall]:
     """Every failing call of the shards, each once (see the module docstring), in the
-    order of the first shard that has it, shard by shard."""
+    order of the first shard that has it, shard by shard; a damaged record is left out,
+    with its line in ``damaged`` (``pending.pending_calls``)."""
     seen: dict[tuple[str, str], list[tuple[Shard, Pending]]] = {}
     for shard in shards:
-        for entry in pending_calls(shard.root):
+        for entry in pending_calls(shard.root, damaged):
             seen.setdefault((entry.nodeid, entry.name), []).append((shard, entry))
     out: list[MergedCall] = []
     for found in seen.values():

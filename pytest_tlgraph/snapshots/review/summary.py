@@ -115,8 +115,11 @@ def write_call(results: ResultsDir, stem: Path, record: Mapping[str, Any]) -> No
 
 
 def read_calls(root: Path) -> list[dict[str, Any]]:
-    """Every call record of the session, by test id and name."""
-    out = [record for _, record in read_record_files(root, _CALL)]
+    """Every call record of the session, by test id and name (one with a field of the
+    wrong type left out: ``validate.call_problem``)."""
+    from pytest_tlgraph.snapshots.review.validate import call_problem
+
+    out = [r for _, r in read_record_files(root, _CALL) if call_problem(r) is None]
     return sorted(out, key=lambda r: (str(r.get("nodeid")), str(r.get("name"))))
 
 
