@@ -4,6 +4,7 @@ through the public API, and raises :class:`CommandError` (one line) when it cann
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -94,7 +95,7 @@ def _write(drawing: Drawing, output: str | None, renderer: str, dpi: int, remedy
         if error.reason is None:  # refused: a link, a FIFO, a file in the way
             raise CommandError(str(error)) from None
         raise CommandError(f"cannot write {output!r} ({error.reason}); check the folder") from None
-    say(f"wrote {output}")
+    say(f"wrote {display_path(output)}")
 
 
 def run_draw(args: argparse.Namespace) -> None:
@@ -327,7 +328,8 @@ def run_report(args: argparse.Namespace) -> None:
     calls = merge_pending(shards, damaged)
     for line in damaged:
         say(f"tlgraph report: {line}", file=sys.stderr)
-    written = _write_merged(shards, calls, Path(args.output or _MERGED)) if merged else None
+    out = Path(args.output or _MERGED)
+    written = _write_merged(shards, calls, out, args.overwrite) if merged else None
     counts = _call_counts(shards[0].root) if not merged else _merged_counts(written)
     if counts is not None:
         say(f"snapshot calls in the {'merged runs' if merged else 'last run'}: {counts}")
@@ -370,8 +372,11 @@ def _upgrade_line(calls: Sequence[MergedCall]) -> str | None:
     return run_upgrade_line(failed_calls(calls, Path.cwd()))
 
 
-def _write_merged(shards: Sequence[Shard], calls: Sequence[MergedCall], out: Path) -> Path:
-    """Write the merged report.html, summary.json and summary.md into ``out``."""
+def _write_merged(
+    shards: Sequence[Shard], calls: Sequence[MergedCall], out: Path, overwrite: bool = False
+) -> Path:
+    """Write the merged report.html, summary.json and summary.md into ``out``; a file
+    of those names already there is kept (:class:`CommandError`) unless ``overwrite``."""
     from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError, atomic_write
     from pytest_tlgraph.snapshots.results.artifacts import REPORT_NAME
     from pytest_tlgraph.snapshots.review.drift import run_upgrade_line
@@ -390,6 +395,12 @@ def _write_merged(shards: Sequence[Shard], calls: Sequence[MergedCall], out: Pat
         raise CommandError(
             f"-o {out} is one of the results folders; give another folder for the merged "
             "report (the shard's own report.html stays)"
+        )
+    taken = [n for n in (REPORT_NAME, SUMMARY_JSON, SUMMARY_MD) if os.path.lexists(out / n)]
+    if taken and not overwrite:
+        raise CommandError(
+            f"{display_path(out / taken[0])} exists already, and tlgraph report never "
+            "overwrites a report silently; give another -o, or add --overwrite to replace it"
         )
     try:
         out.mkdir(parents=True, exist_ok=True)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
-from pytest_tlgraph.controls import visible
+from pytest_tlgraph.escaping import reviewer as visible
 from pytest_tlgraph.snapshots.compare.comparison import Comparison, compare
 from pytest_tlgraph.snapshots.compare.dotparse import DotParseError
 from pytest_tlgraph.snapshots.compare.story import (
