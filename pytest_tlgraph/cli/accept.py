@@ -203,7 +203,7 @@ def _plan(entry: Pending, root: Path) -> list[tuple[Path, bytes]]:
             "pytest-tlgraph before 0.3 ran); rerun pytest, then tlgraph accept"
         )
     project = project_root()
-    home = owning_checkout(entry.record.get("rootdir"), project).absolute()
+    home = owning_checkout(entry.record, entry.root, project).absolute()
     dot_file, png_file = snapshot_files(entry.nodeid, entry.name, home)
     dot_path, png_path = _snapshot_path(dot_file, project), _snapshot_path(png_file, project)
     for path, key in ((dot_path, "dot_sha256"), (png_path, "png_sha256")):

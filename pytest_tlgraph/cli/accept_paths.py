@@ -6,15 +6,17 @@ CI, one shared by two projects). Its node id names the test module and the test;
 snapshot name must be one that test gives (``test_x``, ``test_x.1``, ``test_x[name]``);
 the pair's files are then ``<module folder>/__snapshots__/<module stem>/<name>.gv`` and
 ``.png`` in the checkout the call belongs to. A record whose stored paths say anything
-else is refused. A call recorded by another project on this machine (its rootdir
-exists and is not the one ``tlgraph accept`` runs in) is refused: two projects sharing
-a results folder never accept each other's drawings.
+else is refused. A call read from the very results folder another project's run wrote
+it into (the record's rootdir is another project on this machine) is refused: two
+projects sharing a results folder never accept each other's drawings. A copy of a
+results folder (downloaded from CI) is accepted into the checkout accept runs in.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
-from typing import Final
+from typing import Any, Final
 
 from syrupy.extensions.single_file import SingleFileSnapshotExtension
 
@@ -28,11 +30,13 @@ class Refused(Exception):
     """One call cannot be accepted: the message is the cause and the remedy."""
 
 
-def owning_checkout(rootdir: object, project: Path) -> Path:
-    """The checkout a call recorded with pytest's ``rootdir`` is accepted into: the
-    ``project`` accept runs in, when the rootdir is that project (or lies inside the
-    current folder's project) or is not a folder on this machine (a results folder
-    downloaded from CI); :class:`Refused` when it is another project here."""
+def owning_checkout(record: Mapping[str, Any], folder: Path, project: Path) -> Path:
+    """The checkout a call is accepted into: its recorded rootdir when the current
+    folder lies in it, else the ``project`` accept runs in (another checkout: a results
+    folder downloaded from CI). :class:`Refused` when the record lies in the results
+    folder ``folder`` its run wrote it into, and that run's rootdir is another project
+    on this machine."""
+    rootdir = record.get("rootdir")
     if not isinstance(rootdir, str) or not rootdir:
         return project
     recorded = Path(rootdir)
@@ -41,10 +45,27 @@ def owning_checkout(rootdir: object, project: Path) -> Path:
     here = Path.cwd().resolve()
     if recorded.resolve() == project.resolve() or here.is_relative_to(recorded.resolve()):
         return recorded
+    if not _written_here(record, recorded, folder):
+        return project  # a copy of the results: this checkout's
     raise Refused(
         f"it was recorded by the project {recorded}, not {project} where tlgraph accept "
         f"runs; run tlgraph accept in {recorded}"
     )
+
+
+def _written_here(record: Mapping[str, Any], rootdir: Path, folder: Path) -> bool:
+    """The record lies in the results folder its run wrote (``results``, since 0.5;
+    ``results_from_rootdir`` before), not in a copy of it."""
+    written = record.get("results")
+    if not isinstance(written, str):
+        relative = record.get("results_from_rootdir")
+        if not isinstance(relative, str):
+            return False
+        written = str(rootdir / relative)
+    try:
+        return Path(written).resolve() == folder.resolve()
+    except (OSError, RuntimeError):
+        return False
 
 
 def snapshot_files(nodeid: str, name: str, home: Path) -> tuple[Path, Path]:

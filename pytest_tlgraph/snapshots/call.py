@@ -295,6 +295,7 @@ class SnapshotCall:
             if unsaved is None:
                 accept = self._acceptance(drawing.dot, received_png, settings, stem, nodeid, stored)
                 accept |= about | {"results_from_rootdir": _from(settings)}
+                accept["results"] = str(settings.results.root.resolve())
                 settings.results.write_record(
                     stem, nodeid=nodeid, report=report, artifacts=written, base=root,
                     rootdir=settings.project,

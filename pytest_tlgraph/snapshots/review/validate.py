@@ -74,6 +74,7 @@ _FAILURE: Final[dict[str, Check]] = {
     "drift": _optional(_mapping),
     "upgrade": _optional(_texts),
     "results_from_rootdir": _optional(_text),
+    "results": _optional(_text),
 }
 
 #: The fields of a call record (``.records/*.call``) for the summaries.
