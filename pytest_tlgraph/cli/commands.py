@@ -475,8 +475,11 @@ def _call_counts(root: Path) -> str | None:
     from pytest_tlgraph.snapshots.disk.bounded import read_regular
     from pytest_tlgraph.snapshots.review.summary import SUMMARY_JSON
 
+    # The plugin writes tlgraph-summary.json only when summary.json is another tool's.
+    mine = root / ("tlgraph-" + SUMMARY_JSON)
     try:
-        counts = json.loads(read_regular(root / SUMMARY_JSON, follow=False))["counts"]
+        path = mine if mine.is_file() else root / SUMMARY_JSON
+        counts = json.loads(read_regular(path, follow=False))["counts"]
         return ", ".join(f"{int(n)} {verdict}" for verdict, n in sorted(counts.items())) or None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None  # no summary asked for, or not one we can read: the records suffice
