@@ -13,6 +13,7 @@ from pytest_tlgraph.paths import display_path
 from pytest_tlgraph.snapshots.compare.comparison import Comparison
 from pytest_tlgraph.snapshots.compare.drawing import graph_diff_png
 from pytest_tlgraph.snapshots.compare.story import every_change, headline, story_lines
+from pytest_tlgraph.snapshots.disk.bounded import NotAFile, TooLarge
 from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError
 from pytest_tlgraph.snapshots.disk.nofollow import file_in_the_way, in_the_way
 from pytest_tlgraph.snapshots.extensions import TlgraphPairExtension
@@ -204,6 +205,8 @@ class SnapshotCall:
         read_error = result.exception if written_error is None else None
         blocker = file_in_the_way(Path(result.snapshot_location))
         error = None if read_error is None else repr(read_error)
+        if isinstance(read_error, (NotAFile, TooLarge)):  # the reader's own one line
+            error = str(read_error)
         if blocker is not None and (read_error is not None or stored is None):
             error = in_the_way(display_path(blocker, root), "run pytest --snapshot-update")
         dot = DotOutcome(
