@@ -12,6 +12,7 @@ first difference. The full text stays in the results folder (``<stem>.dot.diff``
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from pytest_tlgraph.limits import MAX_REPORT_LINE
 from pytest_tlgraph.snapshots.review.dotdiff import cut_diff_lines, cut_line
@@ -24,9 +25,30 @@ def is_long(lines: Sequence[str]) -> bool:
     return any(len(line) > MAX_REPORT_LINE for line in lines)
 
 
+#: Characters shown before the first difference of a cut ``old -> new`` edit.
+_BEFORE: Final = 40
+#: Characters of each side shown from there.
+_SIDE: Final = (MAX_REPORT_LINE - 2 * _BEFORE) // 3
+
+
 def cut_text(line: str) -> str:
-    """``line`` cut at :data:`~pytest_tlgraph.limits.MAX_REPORT_LINE` characters."""
-    return cut_line(line, MAX_REPORT_LINE)
+    """``line`` cut at :data:`~pytest_tlgraph.limits.MAX_REPORT_LINE` characters; an
+    edit ``<what> old -> new`` whose values are long shows both sides from a little
+    before their first difference (``...9998, 9999, 10000, ... -> ...9999, 0, ...``)."""
+    if len(line) <= MAX_REPORT_LINE:
+        return line
+    head, sep, new = line.partition(" -> ")
+    start = head.rfind(new[:20]) if sep and len(new) >= 20 else -1
+    if start < 0:
+        return cut_line(line, MAX_REPORT_LINE)
+    old = head[start:]
+    pairs = enumerate(zip(old, new, strict=False))
+    at = next((i for i, (a, b) in pairs if a != b), min(len(old), len(new)))
+    left = max(at - _BEFORE, 0)
+    shown = [head[: min(start, _BEFORE)] + ("..." if start > _BEFORE else "")]
+    shown.append(("..." if left else "") + old[left : at + _SIDE] + " ...")
+    shown.append(" -> " + ("..." if left else "") + new[left : at + _SIDE] + " ...")
+    return cut_line("".join(shown), MAX_REPORT_LINE)
 
 
 def cut_lines(lines: Sequence[str], *, diff: bool = False) -> list[str]:
