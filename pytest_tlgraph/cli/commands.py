@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_tlgraph.cli.model import CommandError
 from pytest_tlgraph.cli.output import say
+from pytest_tlgraph.escaping import reviewer
 from pytest_tlgraph.option_table import option_specs
 from pytest_tlgraph.paths import display_path
 from pytest_tlgraph.snapshots.compare.context import CONTEXT_HOPS
@@ -95,7 +96,7 @@ def _write(drawing: Drawing, output: str | None, renderer: str, dpi: int, remedy
         if error.reason is None:  # refused: a link, a FIFO, a file in the way
             raise CommandError(str(error)) from None
         raise CommandError(f"cannot write {output!r} ({error.reason}); check the folder") from None
-    say(f"wrote {display_path(output)}")
+    say(f"wrote {reviewer(output)}")  # as given, on one line
 
 
 def run_draw(args: argparse.Namespace) -> None:
