@@ -376,8 +376,8 @@ def test_a_snapshot_outside_the_project_or_a_link_is_refused(
     assert code == 1
     refusals = err.splitlines()
     assert len(refusals) == 2
-    assert "test_a [test_a]: the stored __snapshots__/test_toy/test_a.gv was created" in (
-        refusals[0]
+    assert (
+        "test_a [test_a]: the stored __snapshots__/test_toy/test_a.gv was created" in (refusals[0])
     )
     assert refusals[1].startswith(
         "tlgraph accept: refused test_toy.py::test_b [test_b]: the snapshot "
