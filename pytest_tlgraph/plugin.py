@@ -359,6 +359,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             if notes:
                 config.stash[_UPGRADE] = notes[0]
             path = write_html(records, results.root, target, notes=notes)
+            results.note_written(path)  # with its stamp: the next run deletes only it
             config.stash[_HTML] = (path, len(records))
         except OSError as error:  # a full disk: one line at the end, never a traceback
             from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError

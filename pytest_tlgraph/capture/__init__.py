@@ -25,6 +25,7 @@ from pytest_tlgraph.capture.measure import add_boundary, iter_tensors
 from pytest_tlgraph.capture.modules import ModelIndex, index_model, watch_modules
 from pytest_tlgraph.capture.recorder import Recorder
 from pytest_tlgraph.capture.regrad import Regrad
+from pytest_tlgraph.capture.threads import HelperThreads
 from pytest_tlgraph.collector import collector_paused
 from pytest_tlgraph.errors import TraceError
 from pytest_tlgraph.trace import Trace
@@ -208,11 +209,12 @@ def _capture(
     profiler = None
     output: Any = None
     stage = "forward"
+    threads = HelperThreads()  # a branch run on another thread: refused, never dropped
     try:
         restore = watch_modules(index.modules, recorder)
         try:
             profiler = _start_profiler() if profile else None
-            with eager_dynamo(), recorder:
+            with eager_dynamo(), recorder, threads:
                 output = _forward(model, args, kw)
         finally:
             restore()
@@ -229,6 +231,10 @@ def _capture(
             where = recorder.failed or f"module {recorder.current_module or '<root>'!r}"
         recorder.release()
         raise _failure(model, error, where, in_op=in_op) from error
+    refused = threads.refusal(type(model).__name__)
+    if refused is not None:
+        recorder.release()
+        raise TraceError(refused, where="forward")
     for i, t in enumerate(iter_tensors(output), start=1):
         producer = recorder.producer(t)
         recorder.add_record("output", ("output", i), [] if producer is None else [producer], t)

@@ -33,7 +33,9 @@ def test_every_exception_of_the_package_is_a_tlgraph_error() -> None:
     found = _package_exceptions()
     # The walk really reached the modules that define the file and schema errors.
     assert {
-        "pytest_tlgraph.cli.accept.Refused",
+        "pytest_tlgraph.cli.accept_paths.Refused",
+        "pytest_tlgraph.snapshots.disk.bounded.NotAFile",
+        "pytest_tlgraph.snapshots.disk.bounded.TooLarge",
         "pytest_tlgraph.schema.SchemaError",
         "pytest_tlgraph.snapshots.disk.nofollow.LinkRefused",
         "pytest_tlgraph.snapshots.disk.nofollow.NotRegular",

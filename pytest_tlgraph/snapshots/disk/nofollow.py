@@ -207,6 +207,9 @@ class Folder:
         self.refuse_link(name)
         fd = os.open(self._at(name), flags, dir_fd=self._fd)
         with os.fdopen(fd, "rb") as handle:
+            kind = kind_of(os.fstat(fd).st_mode)
+            if kind is not None:
+                raise NotRegular(self.path / name, kind)
             return handle.read()
 
 

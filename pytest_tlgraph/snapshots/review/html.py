@@ -414,12 +414,18 @@ def _several(records: Sequence[Mapping[str, Any]]) -> set[str]:
 
 
 def render_html(
-    records: Sequence[Mapping[str, Any]], root: Path, *, notes: Sequence[str] = ()
+    records: Sequence[Mapping[str, Any]],
+    root: Path,
+    *,
+    notes: Sequence[str] = (),
+    shards: Sequence[Path] = (),
 ) -> str:
-    """The report page for ``records`` (images read from ``root``, the results dir);
-    ``notes``: lines for the top of the page (a merged run's shards, an upgrade)."""
+    """The report page for ``records`` (images read from ``root``, the results dir, or
+    from one of the results folders ``shards`` a merged page shows, never from
+    anywhere else); ``notes``: lines for the top of the page (a merged run's shards,
+    an upgrade)."""
     count = len(records)
-    images = InlinedImages(root)
+    images = InlinedImages(root, shards)
     several = _several(records)
     numbered = [str(r.get("nodeid", "")) in several for r in records]
     index = "".join(
@@ -460,12 +466,18 @@ def render_html(
 
 
 def write_html(
-    records: Sequence[Mapping[str, Any]], root: Path, path: Path, *, notes: Sequence[str] = ()
+    records: Sequence[Mapping[str, Any]],
+    root: Path,
+    path: Path,
+    *,
+    notes: Sequence[str] = (),
+    shards: Sequence[Path] = (),
 ) -> Path:
     """Write the report page to ``path`` (in the results folder ``root``: atomically,
-    never through a link) and return it."""
+    never through a link) and return it; ``shards``: the results folders a merged
+    page's images lie in."""
     from pytest_tlgraph.snapshots.disk.files import atomic_write
 
-    page = render_html(records, root, notes=notes)
+    page = render_html(records, root, notes=notes, shards=shards)
     atomic_write(path, page.encode("utf-8"), anchor=root)
     return path

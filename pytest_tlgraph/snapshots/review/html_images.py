@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -64,8 +66,10 @@ def budget() -> str:
 class InlinedImages:
     """The pictures of one page, read from the results folder ``root``."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, shards: Sequence[Path] = ()) -> None:
         self.root = root
+        #: The results folders a merged page reads images from (``../shard/x.png``).
+        self.shards = tuple(shards)
         self._by_hash: dict[str, Inlined] = {}
         self._shown: set[str] = set()
         self._inlined = 0
@@ -73,17 +77,22 @@ class InlinedImages:
         self.linked = 0
 
     def get(self, rel: str) -> tuple[Inlined | None, str]:
-        """The picture at ``rel``, or ``None`` and why it is not inlined: missing, or
-        over the size guard's limits (whatever wrote it, the page never carries such an
-        image)."""
+        """The picture at ``rel``, or ``None`` and why it is not inlined: missing,
+        outside the results folder, not a regular file, or over the size guard's
+        limits (whatever wrote it, the page never carries such an image)."""
         from pytest_tlgraph.draw.canvas import png_problem
+        from pytest_tlgraph.snapshots.disk.bounded import read_regular
         from pytest_tlgraph.snapshots.pixels.pngmeta import read_png_size
 
-        path = self.root / rel
-        try:
-            data = path.read_bytes()
-        except OSError:
+        path = self._place(rel)
+        if path is None:  # a record naming ../x.png or /etc/x.png: never opened
+            return None, "(not shown: the record names an image outside the results folder)"
+        try:  # a regular file of bounded size, never through a link
+            data = read_regular(path, follow=False)
+        except FileNotFoundError:
             return None, "(image missing)"
+        except OSError as error:
+            return None, f"(not shown: {error})"
         problem = png_problem(data, "image", "open the file instead")
         if problem is not None:
             return None, f"({problem}: {path.name})"
@@ -104,6 +113,21 @@ class InlinedImages:
                 found = Inlined(ident, size[0], size[1], uri)
             self._by_hash[digest] = found
         return found, ""
+
+    def _place(self, rel: object) -> Path | None:
+        """The file ``rel`` names (relative to the page's folder) when it lies inside
+        the page's folder or one of its shards' (``artifacts.inside``), else ``None``."""
+        from pytest_tlgraph.snapshots.results.artifacts import inside
+
+        found = inside(self.root, rel)
+        if found is not None or not isinstance(rel, str) or Path(rel).is_absolute():
+            return found
+        target = os.path.normpath(os.path.join(os.path.abspath(self.root), rel))
+        for shard in self.shards:
+            base = os.path.abspath(shard)
+            if os.path.commonpath([target, base]) == base and target != base:
+                return inside(shard, Path(os.path.relpath(target, base)).as_posix())
+        return None
 
     def tag(self, picture: Inlined, alt: str, **extra: str) -> str:
         """An ``<img>`` of ``picture`` (``extra``: more attributes, see

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
-from pytest_tlgraph.controls import visible
+from pytest_tlgraph.escaping import reviewer as visible
 from pytest_tlgraph.snapshots.compare.comparison import Comparison, compare
 from pytest_tlgraph.snapshots.compare.dotparse import DotParseError
 from pytest_tlgraph.snapshots.compare.story import (
@@ -27,6 +27,7 @@ from pytest_tlgraph.snapshots.compare.story import (
     recolour_line,
     story_lines,
 )
+from pytest_tlgraph.snapshots.review.cut import cut_lines, cut_text, is_long, place_note
 from pytest_tlgraph.snapshots.review.dotdiff import unified_dot_diff
 
 if TYPE_CHECKING:
@@ -243,6 +244,7 @@ def build_report(
     comparison: Comparison | str | None = None,
     png_skipped: str | None = None,
     drift: str | None = None,
+    full_text_path: str | None = None,
 ) -> Report:
     """The failure message of one snapshot, section by section
     (docs/usage.md, "What a failure looks like").
@@ -252,7 +254,9 @@ def build_report(
     message says what failed to be written and why. ``comparison`` is what
     :func:`comparison_of` gave the caller already (else it is made here). ``drift``
     (``review.drift.drift_line``: the baseline was drawn with other versions) is the
-    story's first line.
+    story's first line. Every line is cut at ``limits.MAX_REPORT_LINE`` characters
+    (:mod:`.cut`); a section that was cut names where its full text is
+    (``full_text_path``: the story and every change; ``full_diff_path``: the DOT diff).
     """
     if write_errors:
         return _visible(
@@ -302,7 +306,9 @@ def build_report(
     ]
     if compared is not None and not compared.unchanged:
         sections.append((EVERY_CHANGE, tuple(every_change(compared))))
-    return _visible(Report(title, tuple(sections), tuple(story)))
+    return _fitted(
+        _visible(Report(title, tuple(sections), tuple(story))), full_text_path, full_diff_path
+    )
 
 
 def _blocked(dot: DotOutcome) -> str | None:
@@ -316,6 +322,26 @@ def _no_png(skipped: str | None) -> str:
     """The PNG section of a call that compared no PNG: why (the size guard's line), or
     that PNG comparison is off."""
     return "PNG comparison off" if skipped is None else f"PNG not compared: {skipped}"
+
+
+def _fitted(report: Report, text_path: str | None, diff_path: str | None) -> Report:
+    """Every line of ``report`` cut at the report's width; a section that had a longer
+    line says so, naming where the full text is kept."""
+    sections = []
+    for heading, lines in report.sections:
+        if not is_long(lines):
+            sections.append((heading, lines))
+            continue
+        diff = heading.startswith("DOT diff")
+        fitted = cut_lines(lines, diff=diff)
+        note = place_note(diff_path if diff else text_path)
+        if diff:  # after "stored: ...", before a last "... more diff lines left out"
+            fitted.insert(min(1, len(fitted)), note)
+        else:
+            fitted.append(note)
+        sections.append((heading, tuple(fitted)))
+    story = tuple(cut_lines(report.story, diff=False)) if is_long(report.story) else report.story
+    return Report(cut_text(report.title), tuple(sections), story)
 
 
 def _visible(report: Report) -> Report:
