@@ -37,6 +37,7 @@ from typing import Any, Final
 
 import torch
 
+from pytest_tlgraph.capture.reads import ReadArg, ReadRef
 from pytest_tlgraph.memo import remember
 from pytest_tlgraph.trace import CallArg
 
@@ -117,6 +118,8 @@ def skeleton(value: Any, tensors: list[torch.Tensor]) -> Any:
     kind = type(value)
     if kind in _PLAIN_TYPES:
         return value
+    if kind is ReadArg:  # a number read out of a tensor: a reference to the read
+        return value.skeleton(tensors, ref)
     if kind is slice:
         return slice(
             skeleton(value.start, tensors), skeleton(value.stop, tensors),
@@ -208,6 +211,8 @@ def _accepts(type_text: str, value: Any) -> bool:
     kind = type(value)
     if kind is TensorRef:
         return type_text == "Tensor"
+    if kind is ReadRef:  # a read number binds like the number it was
+        kind = value.value_type
     if type_text.startswith("List["):
         inner = type_text[5:-1]
         if kind in (list, tuple):
@@ -416,6 +421,8 @@ class _Writer:
             return str(value)
         if kind is TensorRef:
             return str(self.names[value.index])
+        if kind is ReadRef:
+            return value.text(self.text(value.ref))
         if isinstance(value, tuple):  # torch.Size too
             inner = ", ".join(self.text(v) for v in value)
             return f"({inner},)" if len(value) == 1 else f"({inner})"
