@@ -37,6 +37,8 @@ from typing import Any, Final
 
 import torch
 
+from pytest_tlgraph.capture.numbers import by_value, scalar_args
+from pytest_tlgraph.capture.quantized import packed_scheme
 from pytest_tlgraph.capture.reads import ReadArg, ReadRef
 from pytest_tlgraph.memo import remember
 from pytest_tlgraph.trace import CallArg
@@ -139,7 +141,8 @@ def skeleton(value: Any, tensors: list[torch.Tensor]) -> Any:
         return {f.name: skeleton(getattr(value, f.name), tensors) for f in fields(value)}
     if hasattr(value, "item") and type(value).__module__ == "numpy":
         return skeleton(value.item(), tensors)
-    return Opaque(value)
+    scheme = packed_scheme(value)  # a quantized op's packed weight: its scheme
+    return Opaque(value) if scheme is None else scheme
 
 
 # -- naming: the signature of each function ---------------------------------------------
@@ -583,6 +586,7 @@ def _call_args(
         # ``1 - x`` is ``Tensor.__rsub__(x, 1)``: written as the call it computes,
         # ``sub(self=1, other=x)``.
         named = [("self", args[1], RAW_DEFAULT), ("other", args[0], RAW_DEFAULT)]
+        name = name[3:-2]
     else:
         if name.startswith("__") and name.endswith("__"):
             name = name[2:-2]
@@ -590,7 +594,12 @@ def _call_args(
                 name = name[1:] + "_"
         named = _named(func, name, args, dict(kw or ()))
     out = []
+    scalars = scalar_args(name)
     for arg_name, value, default in named:
+        if arg_name in scalars and type(value) in (bool, int, float):
+            value = by_value(value)  # ``x + True``, ``x + 1``, ``x + 1.0``: one value
+            if type(default) in (bool, int, float):
+                default = by_value(default)
         if _is_default(value, default):
             continue
         if arg_name == "device" and _home_device(value, device):
