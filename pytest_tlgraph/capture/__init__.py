@@ -127,7 +127,7 @@ def capture(
     backward: BackwardSpec = False,
     profile: bool = False,
     magnitudes: bool = False,
-    value_buffers: tuple[str, ...] = (),
+    value_buffers: tuple[str, ...] | str = (),
 ) -> Trace:
     """Run ``model(*inputs, **kwargs)`` once and return its frozen ``Trace``.
 
@@ -167,7 +167,12 @@ def capture(
     kw = dict(kwargs or {})
     with collector_paused():
         return _indexed_capture(
-            model, args, kw, backward=backward, profile=profile, magnitudes=magnitudes,
+            model,
+            args,
+            kw,
+            backward=backward,
+            profile=profile,
+            magnitudes=magnitudes,
             value_buffers=_patterns(value_buffers),
         )
 
@@ -191,7 +196,13 @@ def _indexed_capture(
             split_buffers(index.modules, index.params, value_buffers), index.modules
         )
         return _capture(
-            model, index, args, kw, backward=backward, profile=profile, magnitudes=magnitudes,
+            model,
+            index,
+            args,
+            kw,
+            backward=backward,
+            profile=profile,
+            magnitudes=magnitudes,
             constants=constants,
         )
 
@@ -208,7 +219,10 @@ def _capture(
     constants: ConstantTable | None = None,
 ) -> Trace:
     recorder = Recorder(
-        index.params, backward=bool(backward), profile=profile, magnitudes=magnitudes,
+        index.params,
+        backward=bool(backward),
+        profile=profile,
+        magnitudes=magnitudes,
         constants=constants,
     )
     # Keyword tensors are inputs too: an op reading one must have a parent to point at.

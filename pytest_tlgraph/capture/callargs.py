@@ -425,7 +425,8 @@ class _Writer:
         if kind is TensorRef:
             return str(self.names[value.index])
         if kind is ReadRef:
-            return value.text(self.text(value.ref))
+            read: str = value.text(self.text(value.ref))
+            return read
         if isinstance(value, tuple):  # torch.Size too
             inner = ", ".join(self.text(v) for v in value)
             return f"({inner},)" if len(value) == 1 else f"({inner})"
@@ -598,7 +599,7 @@ def _call_args(
     for arg_name, value, default in named:
         if arg_name in scalars and type(value) in (bool, int, float):
             value = by_value(value)  # ``x + True``, ``x + 1``, ``x + 1.0``: one value
-            if type(default) in (bool, int, float):
+            if isinstance(default, (bool, int, float)):
                 default = by_value(default)
         if _is_default(value, default):
             continue

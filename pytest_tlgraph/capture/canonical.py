@@ -11,10 +11,11 @@ in every process whatever ``PYTHONHASHSEED``:
   one parent call), each running at least one op, their ops back to back (no op of the
   caller between), no call inside any of them, and none reading another's output: the
   calls are independent, so no order of them is more true than another;
-* ordered by the names of the parameters, buffers and named constants their ops read (the key they were
-  dispatched by: ``full_attention_inv_freq`` before ``sliding_attention_inv_freq``),
-  calls with equal names keeping the order they ran in. Calls that read the same
-  weights (one encoder applied to two inputs) are never moved.
+* ordered by the names of the parameters, buffers and named constants their ops read
+  (the key they were dispatched by: ``full_attention_inv_freq`` before
+  ``sliding_attention_inv_freq``), calls with equal names keeping the order they ran
+  in. Calls that read the same weights (one encoder applied to two inputs) are never
+  moved.
 
 The records are permuted within the lists given: op indices, parents, the tensor
 sources of each call's skeleton, call numbers and the maps keyed by op index follow.

@@ -52,7 +52,8 @@ _SKIPPED: Final = frozenset(
     {"size", "dim", "numel", "item", "tolist", "len", "data_ptr", "is_contiguous",
      "element_size", "nelement", "ndimension", "is_floating_point", "is_complex",
      "stride", "storage_offset", "untyped_storage", "repr", "format", "__bool__",
-     "__int__", "__float__", "__index__", "hash", "iter", "get_device", "is_nonzero", "shape", "dtype", "device",
+     "__int__", "__float__", "__index__", "hash", "iter", "get_device", "is_nonzero",
+     "shape", "dtype", "device",
      "requires_grad", "grad_fn", "is_leaf", "ndim", "names", "layout", "is_cuda",
      "is_sparse", "is_quantized", "is_meta", "_version", "output_nr", "is_nested",
      "itemsize", "nbytes"}
@@ -532,7 +533,10 @@ class Recorder(TorchFunctionMode):
                     self.unhooked_values[index] = value
 
     def _constant_parents(
-        self, tensors: list[torch.Tensor], outside: list[int], sources: list[Any],
+        self,
+        tensors: list[torch.Tensor],
+        outside: list[int],
+        sources: list[Any],
         parents: list[int],
     ) -> None:
         """Wire each constant an op reads (at ``outside`` among ``tensors``) from its

@@ -90,7 +90,5 @@ def test_a_model_without_tensor_inputs_draws_what_it_computes_as_one_constant() 
     # Computed from literals alone: folded into one constant, written by its values.
     assert [op.func for op in trace.ops] == ["const", "output"]
     assert trace.op("const_1").parents == ()
-    assert [(a.name, a.text) for a in trace.op("const_1").call] == [
-        ("values", "[0, 2, 4, 6, 8]")
-    ]
+    assert [(a.name, a.text) for a in trace.op("const_1").call] == [("values", "[0, 2, 4, 6, 8]")]
     assert trace.op("output_1").parents == ("const_1",)
