@@ -37,10 +37,11 @@ def scalar_args(name: str) -> frozenset[str]:
 
 def by_value(value: Any) -> Any:
     """``value`` as the number it is: a bool or an integral float as an int (``True``
-    and ``1.0`` are ``1``), any other value unchanged."""
+    and ``1.0`` are ``1``), any other value unchanged (``-0.0`` too: its sign reaches
+    the output)."""
     kind = type(value)
     if kind is bool:
         return int(value)
     if kind is float and math.isfinite(value) and value == int(value) and abs(value) < 2**53:
-        return int(value)
+        return value if value == 0 and math.copysign(1, value) < 0 else int(value)
     return value

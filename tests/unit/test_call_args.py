@@ -94,7 +94,8 @@ def test_values_are_written_canonically() -> None:
 
     trace = capture(Scalars(), (torch.randn(2),))
     others = [a.text for op in trace.ops if op.func == "mul" for a in op.call if a.name == "other"]
-    assert others == ["1", "1.0", "True", "0.1", "-0.0", "inf"]
+    # A Scalar is written by its value: ``1``, ``1.0`` and ``True`` multiply alike.
+    assert others == ["1", "1", "1", "0.1", "-0.0", "inf"]
 
 
 def test_the_default_label_shows_the_arguments_a_reviewer_checks() -> None:
