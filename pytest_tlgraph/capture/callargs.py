@@ -605,7 +605,11 @@ def _call_args(
             continue
         if arg_name == "device" and _home_device(value, device):
             continue
-        out.append(CallArg(arg_name, writer.text(value), _operand(value), writer.plain(value)))
+        operand = _operand(value)
+        if operand and type(value) is tuple:
+            # ``cat((a, b))`` is ``cat([a, b])``: a sequence of tensors is written as one.
+            value = list(value)
+        out.append(CallArg(arg_name, writer.text(value), operand, writer.plain(value)))
     return tuple(out)
 
 

@@ -77,5 +77,6 @@ def _load() -> None:
         models_inception,
         models_mobilenet,
         models_plain,
+        models_values,
         torch_models,
     )
