@@ -252,9 +252,10 @@ def test_two_outputs_of_one_op_swapped_change_the_call() -> None:
     x = torch.arange(3.0)
     before, after = capture(Grid(False), (x,)), capture(Grid(True), (x,))
     [stack] = [op for op in before.ops if op.func == "stack"]
-    assert [a.text for a in stack.call] == ["(in1[0], in1[1])"]
+    # A sequence of tensors is written one way, a tuple as a list: ``stack((a, b))``.
+    assert [a.text for a in stack.call] == ["[in1[0], in1[1]]"]
     lines = story_lines(compare(before.draw().dot, after.draw().dot))
-    assert lines == ["stack_1: tensors (in1[0], in1[1]) -> (in1[1], in1[0])"]
+    assert lines == ["stack_1: tensors [in1[0], in1[1]] -> [in1[1], in1[0]]"]
 
 
 def test_a_stored_drawing_without_call_arguments_says_so_first() -> None:
@@ -284,3 +285,18 @@ def test_two_ops_swapped_inside_a_box_read_as_one_order_change() -> None:
     assert story_lines(compare(before, after)) == [
         "@0 (Sequential): inside: order changed: batch_norm, relu -> relu, batch_norm"
     ]
+
+
+def test_a_call_spelled_another_way_draws_the_same() -> None:
+    class Listed(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.cat([x, x * 2], dim=-1)
+
+    class Tupled(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.cat((x, x * 2), -1)
+
+    x = torch.randn(2, 3)
+    # The root's class name is on the drawing (``tl_type``): compare what differs else.
+    listed = capture(Listed(), (x,)).draw().dot.replace("Listed", "M")
+    assert listed == capture(Tupled(), (x,)).draw().dot.replace("Tupled", "M")
