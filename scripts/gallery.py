@@ -77,7 +77,7 @@ ENTRIES = (
         "llama",
         "Llama, plain: the rotary tables as constants",
         "The rotary `cos` and `sin` tables are computed from the non-persistent `inv_freq` "
-        "buffer and positions alone: each is one `const` node at the top, its values "
+        "buffer and positions alone: each is one `const` node outside every module box, its values "
         "written as a digest, with an edge to every attention that reads it. A changed "
         "`rope_theta` changes the digest; a retrain changes nothing.",
         {},
