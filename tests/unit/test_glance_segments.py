@@ -49,7 +49,7 @@ def test_gemma3_draws_its_masks_and_rotary_tables_as_constants() -> None:
     # Without an attention mask input, the masks and position ids are computed from
     # sizes alone: each table is one ``const`` node (drawn by value), not plumbing.
     trace = corpus_trace("gemma3")
-    plan, segments = _segments(trace)
+    _, segments = _segments(trace)
     assert segments == []
     tables = [op for op in trace.ops if op.func == "const" and op.shape == (1, 1, 8, 8)]
     assert len(tables) >= 4  # cos and sin for each of the two layer types
@@ -61,7 +61,7 @@ def test_gemma3_draws_its_masks_and_rotary_tables_as_constants() -> None:
 
 def test_llama_draws_its_rotary_tables_as_constants_read_by_every_layer() -> None:
     trace = corpus_trace("llama")
-    plan, segments = _segments(trace)
+    _, segments = _segments(trace)
     assert segments == []
     cos_sin = [trace.op(label) for label in _constants(trace)]
     assert [op.shape for op in cos_sin] == [(1, 1, 8, 8), (1, 1, 8, 8)]
