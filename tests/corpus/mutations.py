@@ -996,7 +996,8 @@ def _roots(case: Case, weights: _Weights) -> list[Root]:
     found = _ROOTS.get(id(case.model))
     if found is None:
         with weights.kept():
-            found = _ROOTS[id(case.model)] = constant_roots(case.model, case.run, case.inputs)
+            inputs = (case.inputs, case.kwargs)  # keyword inputs are inputs too
+            found = _ROOTS[id(case.model)] = constant_roots(case.model, case.run, inputs)
     return found
 
 
