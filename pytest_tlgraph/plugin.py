@@ -268,14 +268,15 @@ def tlgraph_snapshot(request: pytest.FixtureRequest) -> Iterator[TlgraphSnapshot
     """Snapshot a model's graph drawing: the canonical DOT (byte for byte) and its PNG.
 
     ``tlgraph_snapshot(model, inputs=None, *, name=None, kwargs=None, backward=False,
-    png=None, renderer=None, threshold=None, max_diff_pixels=None, **draw_options)``
-    captures ``model`` in eval mode (its ``training`` flags cleared directly, never
-    through the model's own ``train()``/``eval()``, and restored after, as is the global
-    RNG state),
-    draws it with ``draw_options``, and compares with
+    png=None, renderer=None, threshold=None, max_diff_pixels=None, value_buffers=(),
+    **draw_options)`` captures ``model`` in eval mode (its ``training`` flags cleared
+    directly, never through the model's own ``train()``/``eval()``, and restored after,
+    as is the global RNG state), draws it with ``draw_options``, and compares with
     ``__snapshots__/<test module>/<test>[<name>].gv`` and ``.png``. ``inputs=None``
-    uses ``model.example_input_array``. Unnamed calls are numbered in call order.
-    Returns the ``Drawing``. A missing snapshot fails; ``--snapshot-update`` writes it.
+    uses ``model.example_input_array``. ``value_buffers`` names persistent buffers
+    (``fnmatch`` patterns, ``"*.mask"``) drawn by value, as non-persistent buffers are.
+    Unnamed calls are numbered in call order. Returns the ``Drawing``. A missing
+    snapshot fails; ``--snapshot-update`` writes it.
     """
     from pytest_tlgraph.snapshots.call import base_assertion
     from pytest_tlgraph.snapshots.fixture import TlgraphSnapshot

@@ -73,6 +73,25 @@ ENTRIES = (
         {"depth": 2},
     ),
     Entry(
+        "llama_constants",
+        "llama",
+        "Llama, plain: the rotary tables as constants",
+        "The rotary `cos` and `sin` tables are computed from the non-persistent `inv_freq` "
+        "buffer and positions alone: each is one `const` node outside every module box, its values "
+        "written as a digest, with an edge to every attention that reads it. A changed "
+        "`rope_theta` changes the digest; a retrain changes nothing.",
+        {},
+    ),
+    Entry(
+        "llama_constants_auto",
+        "llama",
+        'Llama, `collapse="auto"`: constants outside the fold',
+        "The two `const` tables sit outside the `x2` fold of decoder layers and feed it "
+        "like an input, so the fold stays one cluster; the causal mask is "
+        "`is_causal=True` on the attention, not a tensor.",
+        {"collapse": "auto"},
+    ),
+    Entry(
         "t5_auto",
         "t5",
         'T5, `collapse="auto"`',

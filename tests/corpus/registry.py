@@ -78,5 +78,6 @@ def _load() -> None:
         models_mobilenet,
         models_plain,
         models_recurrent,
+        models_values,
         torch_models,
     )

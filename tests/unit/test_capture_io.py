@@ -81,11 +81,14 @@ def test_output_records_copy_their_tensor_metadata() -> None:
     assert out.magnitude == trace.op("linear_2").magnitude
 
 
-def test_a_model_without_tensor_inputs_still_captures_its_ops() -> None:
+def test_a_model_without_tensor_inputs_draws_what_it_computes_as_one_constant() -> None:
     class Constant(torch.nn.Module):
         def forward(self, n: int) -> torch.Tensor:
             return torch.arange(n) * 2
 
     trace = capture(Constant(), (5,))
-    assert [op.func for op in trace.ops] == ["arange", "mul", "output"]
-    assert trace.op("arange_1").parents == ()
+    # Computed from literals alone: folded into one constant, written by its values.
+    assert [op.func for op in trace.ops] == ["const", "output"]
+    assert trace.op("const_1").parents == ()
+    assert [(a.name, a.text) for a in trace.op("const_1").call] == [("values", "[0, 2, 4, 6, 8]")]
+    assert trace.op("output_1").parents == ("const_1",)

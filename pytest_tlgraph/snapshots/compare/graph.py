@@ -27,6 +27,7 @@ from pytest_tlgraph.schema import (
     read_node,
     schema_version,
 )
+from pytest_tlgraph.snapshots.compare.constants import const_title
 from pytest_tlgraph.snapshots.compare.dotparse import (
     DotParseError,
     ParsedGraph,
@@ -113,6 +114,8 @@ class GraphNode:
             return f"@{self.address}{again}" + ("" if self.func == "box" else f" ({self.func})")
         if self.kind in ("input", "output"):
             return self.kind if self.title == self.kind else f"{self.kind} {self.title}"
+        if self.func == "const" and self.kind == "op":  # a tensor drawn by value
+            return const_title(self.id, self.call, self.rows)
         name = self.title if self.kind == "segment" else self.id
         return f"{name} @{self.address}" if self.address else name
 
