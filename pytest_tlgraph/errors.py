@@ -10,9 +10,15 @@
     ├── UsageError        (also a ValueError) a value a user passed is refused: an
     │                     option, a name, a file that is not what it should be
     │   └── DotParseError a DOT text is not a canonical tlgraph drawing
+    ├── SchemaError       (also a ValueError) a stored drawing's structured attribute
+    │                     this schema cannot read (``schema``)
     ├── CommandError      the ``tlgraph`` command cannot run as asked (exit status 2)
-    └── SnapshotWriteError (also an OSError) a snapshot or results file could not be
-                          written
+    ├── Refused           one call cannot be accepted (``cli.accept``)
+    ├── SnapshotWriteError (also an OSError) a snapshot or results file could not be
+    │                     written
+    └── LinkRefused, NotRegular (also OSErrors), FileInTheWay (also a
+                          NotADirectoryError): a link, a device or a file where a
+                          write goes (``snapshots.disk.nofollow``)
 
 Every error names the thing, the cause and the remedy.
 """

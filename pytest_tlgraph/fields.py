@@ -1,4 +1,4 @@
-"""The measurement fields of a trace, each declared once: its unit and how it
+"""The measurement fields of a trace, each declared once: its type and how it
 aggregates over the passes of a rolled layer, over the ops of a box or segment, and over
 the boxes of a repeat fold.
 
@@ -20,6 +20,7 @@ from typing import Final, Literal
 __all__ = [
     "BOX_SUMMED",
     "FIELDS",
+    "FOLD_FIRST",
     "MEASURED",
     "PASS_SUMMED",
     "PER_PASS",
@@ -54,7 +55,6 @@ class Field:
     """
 
     name: str
-    unit: str
     kind: type
     passes: PassRule
     boxes: BoxRule
@@ -66,18 +66,18 @@ class Field:
 
 #: Every measurement field, in the order the spec lists them (and the records hold them).
 FIELDS: Final = (
-    Field("func_duration", "s", float, "each", "sum", "first", volatile=True),
-    Field("activation_memory", "B", int, "common", "sum", "first"),
-    Field("flops_forward", "FLOP", int, "common", "sum", "first"),
-    Field("flops_backward", "FLOP", int, "common", "sum", "first"),
-    Field("flops_total", "FLOP", int, "common", "sum", "first"),
-    Field("macs_forward", "MAC", int, "common", "sum", "first"),
-    Field("autograd_memory", "B", int, "sum", "n/a", "n/a"),
-    Field("num_autograd_tensors", "tensors", int, "sum", "n/a", "n/a"),
-    Field("magnitude", "L2 norm", float, "common", "n/a", "n/a", value_read=True),
-    Field("grad_norm", "L2 norm", float, "common", "n/a", "n/a", value_read=True),
-    Field("device_time", "ns", int, "sum", "sum", "first", volatile=True),
-    Field("param_count", "elements", int, "common", "sum", "first", stored=False),
+    Field("func_duration", float, "each", "sum", "first", volatile=True),
+    Field("activation_memory", int, "common", "sum", "first"),
+    Field("flops_forward", int, "common", "sum", "first"),
+    Field("flops_backward", int, "common", "sum", "first"),
+    Field("flops_total", int, "common", "sum", "first"),
+    Field("macs_forward", int, "common", "sum", "first"),
+    Field("autograd_memory", int, "sum", "n/a", "n/a"),
+    Field("num_autograd_tensors", int, "sum", "n/a", "n/a"),
+    Field("magnitude", float, "common", "n/a", "n/a", value_read=True),
+    Field("grad_norm", float, "common", "n/a", "n/a", value_read=True),
+    Field("device_time", int, "sum", "sum", "first", volatile=True),
+    Field("param_count", int, "common", "sum", "first", stored=False),
 )
 _BY_NAME: Final = {field.name: field for field in FIELDS}
 
@@ -89,6 +89,8 @@ PASS_SUMMED: Final = frozenset(f.name for f in FIELDS if f.passes == "sum")
 PER_PASS: Final = frozenset(f.name for f in FIELDS if f.passes == "each")
 #: The stored fields a box, segment and fold record carries, each an exact sum.
 BOX_SUMMED: Final = tuple(f.name for f in FIELDS if f.stored and f.boxes == "sum")
+#: The stored fields a fold record carries: its representative (first) box's values.
+FOLD_FIRST: Final = tuple(f.name for f in FIELDS if f.stored and f.folds == "first")
 #: Every field with an exact sum over a collapsed node's ops (``param_count`` too,
 #: summed over the member ops by the draw's reader).
 SUMMABLE: Final = frozenset(f.name for f in FIELDS if f.boxes == "sum")

@@ -1,9 +1,11 @@
-"""The size limits of a rendered picture, stated once: the dpi a PNG is rendered at and
-the largest image the plugin renders or decodes.
+"""The size limits, stated once: the dpi a PNG is rendered at, the largest image the
+plugin renders or decodes, the largest file it reads, and the widest line it prints.
 
 Every check reads these names: the draw options and the CLI (``check_dpi``), the
-canvas estimate of the size guard (``draw/canvas.py``) and the pixel comparison
-(``snapshots/pixels/pixeldiff.py``).
+canvas estimate of the size guard (``draw/canvas.py``), the pixel comparison
+(``snapshots/pixels/pixeldiff.py``), every reader of a stored or recorded file
+(``snapshots/disk/bounded.py``) and the failure report's lines
+(``snapshots/review/report.py``).
 """
 
 from __future__ import annotations
@@ -12,7 +14,15 @@ from typing import Final
 
 from pytest_tlgraph.errors import UsageError
 
-__all__ = ["MAX_DPI", "MAX_IMAGE_PIXELS", "MAX_MEGAPIXELS", "MAX_SIDE", "check_dpi"]
+__all__ = [
+    "MAX_DPI",
+    "MAX_FILE_BYTES",
+    "MAX_IMAGE_PIXELS",
+    "MAX_MEGAPIXELS",
+    "MAX_REPORT_LINE",
+    "MAX_SIDE",
+    "check_dpi",
+]
 
 #: Highest dpi a PNG is rendered at (1 to 600, 6.25x the 96 dpi of snapshots): the
 #: renderer allocates the whole canvas, and a higher dpi asks for gigabytes.
@@ -26,6 +36,14 @@ MAX_MEGAPIXELS: Final = 200
 MAX_IMAGE_PIXELS: Final = MAX_MEGAPIXELS * 1_000_000
 #: The longest side, in pixels, a PNG may have (cairo's and libpng's own limit).
 MAX_SIDE: Final = 32_767
+#: The largest file the plugin reads: a stored ``.gv`` or ``.png``, a record, a
+#: manifest, an image ``tlgraph report`` inlines, a file given to ``tlgraph diff``.
+#: Larger files are refused in one line (a stored snapshot is a few MB at most).
+MAX_FILE_BYTES: Final = 256 * 1024 * 1024
+#: The widest story line or DOT diff line a failure shows (its record, report.html,
+#: the summaries, the terminal before it wraps): a longer one is cut, saying how many
+#: characters were left out and where the full text is kept in the results folder.
+MAX_REPORT_LINE: Final = 500
 
 
 def check_dpi(dpi: object) -> int:

@@ -48,143 +48,94 @@ _UPGRADE: Final = pytest.StashKey[str]()
 _COLLISIONS: Final = pytest.StashKey["dict[str, str]"]()
 _CLAIMS: Final = pytest.StashKey["dict[tuple[str, str], str]"]()
 _RUN: Final = pytest.StashKey["Run"]()
-_DEFAULT_RESULTS: Final = "tlgraph-results"
-_FALSE: Final = frozenset({"false", "no", "off", "0"})
-_TRUE: Final = frozenset({"true", "yes", "on", "1"})
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """Register the ``--tlgraph-*`` options and their ini keys."""
+    """Register the ``--tlgraph-*`` options and their ini keys, one of each per setting
+    of the table (:data:`pytest_tlgraph.snapshots.settings.SETTINGS`)."""
+    from pytest_tlgraph.snapshots.settings import SETTINGS
+
     group = parser.getgroup("tlgraph", "tlgraph: snapshots of PyTorch model graphs")
-    group.addoption(
-        "--tlgraph-renderer",
-        choices=("pure", "system"),
-        default=None,
-        help="renderer that draws snapshot PNGs: pure (graphviz-pure, default) or system "
-        "(Graphviz dot). ini: tlgraph_renderer",
-    )
-    group.addoption(
-        "--tlgraph-no-png",
-        action="store_true",
-        default=False,
-        help="compare the DOT only: no PNG is rendered or compared (stored PNGs are kept, "
-        "but an update removes one the new DOT leaves stale). ini: tlgraph_png = false",
-    )
-    group.addoption(
-        "--tlgraph-threshold",
-        type=float,
-        default=None,
-        metavar="F",
-        help="pixelmatch per-pixel colour threshold, 0 to 1 (default 0.1). ini: tlgraph_threshold",
-    )
-    group.addoption(
-        "--tlgraph-max-diff-pixels",
-        type=int,
-        default=None,
-        metavar="N",
-        help="mismatched pixels allowed before a PNG fails (default 0). "
-        "ini: tlgraph_max_diff_pixels",
-    )
-    group.addoption(
-        "--tlgraph-results",
-        default=None,
-        metavar="DIR",
-        help="directory for failure artifacts and report.html (default tlgraph-results, "
-        "relative to the rootdir). ini: tlgraph_results",
-    )
-    group.addoption(
-        "--tlgraph-force-render",
-        action="store_true",
-        default=False,
-        help="always render the PNG, even when the stored one provably came from the same "
-        "DOT and renderer",
-    )
-    group.addoption(
-        "--tlgraph-summary",
-        default=None,
-        metavar="KINDS",
-        help="CI summaries written into the results directory at the end of the run: json "
-        "(summary.json), markdown (summary.md, also appended to $GITHUB_STEP_SUMMARY), or "
-        "json,markdown. ini: tlgraph_summary",
-    )
-    for name, text in (
-        ("tlgraph_summary", "CI summaries: json, markdown or json,markdown"),
-        ("tlgraph_renderer", "renderer for snapshot PNGs: pure or system"),
-        ("tlgraph_png", "false: compare the DOT only"),
-        ("tlgraph_threshold", "pixelmatch per-pixel threshold (0.1)"),
-        ("tlgraph_max_diff_pixels", "mismatched pixels allowed (0)"),
-        ("tlgraph_results", "directory for failure artifacts and report.html"),
-    ):
-        parser.addini(name, text, default="")
+    for spec in SETTINGS:
+        if spec.kind is bool:  # a switch: on (or off, for a setting on by default)
+            group.addoption(
+                spec.flag, action="store_true", default=False, dest=spec.dest,
+                help=spec.full_help(),
+            )  # fmt: skip
+        else:
+            group.addoption(
+                spec.flag, default=None, dest=spec.dest, help=spec.full_help(),
+                type=spec.kind if spec.kind in (int, float) else None,
+                choices=spec.choices or None, metavar=spec.metavar,
+            )  # fmt: skip
+        if spec.ini:
+            parser.addini(
+                spec.ini_key, ("false: " if spec.default is True else "") + spec.help, default=""
+            )
 
 
-def _ini_value(config: pytest.Config, name: str, kind: type) -> Any:
-    raw = str(config.getini(name)).strip()
-    if not raw:
-        return None
+def _given(config: pytest.Config, name: str) -> tuple[Any, str]:
+    """The setting's value from the command line, else the ini file (``None``: not
+    given), and where it came from."""
+    from pytest_tlgraph.snapshots.settings import setting
+
+    spec = setting(name)
+    value = config.getoption(spec.dest)
+    if spec.kind is bool:
+        value = (not spec.default) if value else None
+    if value is not None:
+        return value, spec.flag
+    if not spec.ini:
+        return None, spec.flag
     try:
-        if kind is bool:
-            if raw.lower() not in _TRUE | _FALSE:
-                raise ValueError(raw)
-            return raw.lower() in _TRUE
-        return kind(raw)
-    except ValueError:
-        raise pytest.UsageError(
-            f"ini option {name} = {raw!r} is not a valid {kind.__name__}; fix it in the ini file"
-        ) from None
+        return spec.parse_ini(str(config.getini(spec.ini_key))), f"ini {spec.ini_key}"
+    except UsageError as error:
+        raise pytest.UsageError(str(error)) from None
 
 
 def _settings(config: pytest.Config) -> Settings:
     from pytest_tlgraph.snapshots.results.artifacts import ResultsDir
-    from pytest_tlgraph.snapshots.settings import Settings, check_setting
+    from pytest_tlgraph.snapshots.settings import SETTING_NAMES, Settings, check_setting
 
-    cli = {
-        "renderer": config.getoption("tlgraph_renderer"),
-        "png": False if config.getoption("tlgraph_no_png") else None,
-        "threshold": config.getoption("tlgraph_threshold"),
-        "max_diff_pixels": config.getoption("tlgraph_max_diff_pixels"),
-    }
-    kinds: dict[str, type] = {"renderer": str, "png": bool, "threshold": float}
-    kinds["max_diff_pixels"] = int
     values: dict[str, Any] = {}
-    for name, kind in kinds.items():
-        if cli[name] is not None:
-            where, value = f"--tlgraph-{name.replace('_', '-')}", cli[name]
-        else:
-            where, value = f"ini tlgraph_{name}", _ini_value(config, f"tlgraph_{name}", kind)
+    for name in SETTING_NAMES:
+        value, where = _given(config, name)
         if value is not None:
             try:
                 values[name] = check_setting(name, value, where)
             except (TypeError, ValueError) as error:
                 raise pytest.UsageError(str(error)) from None
-    # A command-line path reads from where pytest was started, an ini path from the
-    # rootdir (as pytest's own path options do).
-    results = config.getoption("tlgraph_results")
-    base = config.invocation_params.dir
+    return Settings(
+        rootdir=config.rootpath,
+        results=ResultsDir(_results(config)),
+        force_render=bool(_given(config, "force_render")[0]),
+        summary=_summary(config),
+        **values,
+    )
+
+
+def _results(config: pytest.Config) -> Path:
+    """The results folder: a command-line path reads from where pytest was started, an
+    ini path from the rootdir (as pytest's own path options do)."""
+    from pytest_tlgraph.snapshots.settings import setting
+
+    spec = setting("results")
+    results, base = config.getoption(spec.dest), config.invocation_params.dir
     if results is None:
-        results = _ini_value(config, "tlgraph_results", str) or _DEFAULT_RESULTS
-        base = config.rootpath
+        results, base = _given(config, "results")[0] or spec.default, config.rootpath
     if "__snapshots__" in (base / results).resolve().parts:
         raise pytest.UsageError(
             f"--tlgraph-results={results} is a snapshot folder or inside one; results are "
             "cleared between runs and would overwrite baselines. Choose a folder of its own, "
             "e.g. --tlgraph-results=tlgraph-results"
         )
-    return Settings(
-        rootdir=config.rootpath,
-        results=ResultsDir(base / results),
-        force_render=bool(config.getoption("tlgraph_force_render")),
-        summary=_summary(config),
-        **values,
-    )
+    return Path(base / results)
 
 
 def _summary(config: pytest.Config) -> tuple[str, ...]:
     from pytest_tlgraph.snapshots.review.summary import parse_kinds
 
-    value, where = config.getoption("tlgraph_summary"), "--tlgraph-summary"
-    if value is None:
-        value, where = _ini_value(config, "tlgraph_summary", str), "ini tlgraph_summary"
+    value, where = _given(config, "summary")
     try:
         return parse_kinds(value, where)
     except ValueError as error:
@@ -205,10 +156,12 @@ def _is_worker(config: pytest.Config) -> bool:
 
 def pytest_configure(config: pytest.Config) -> None:
     """Register the marker, resolve the settings, clear the previous session's results."""
+    from pytest_tlgraph.snapshots.settings import SETTING_NAMES
+
     config.addinivalue_line(
         "markers",
-        "tlgraph(**options): default draw options (and png, renderer, threshold, "
-        "max_diff_pixels) for the tlgraph_snapshot calls of a test; per-call arguments win",
+        f"tlgraph(**options): default draw options (and {', '.join(SETTING_NAMES)}) for "
+        "the tlgraph_snapshot calls of a test; per-call arguments win",
     )
     settings = _settings(config)
     if _is_worker(config):
@@ -315,14 +268,15 @@ def tlgraph_snapshot(request: pytest.FixtureRequest) -> Iterator[TlgraphSnapshot
     """Snapshot a model's graph drawing: the canonical DOT (byte for byte) and its PNG.
 
     ``tlgraph_snapshot(model, inputs=None, *, name=None, kwargs=None, backward=False,
-    png=None, renderer=None, threshold=None, max_diff_pixels=None, **draw_options)``
-    captures ``model`` in eval mode (its ``training`` flags cleared directly, never
-    through the model's own ``train()``/``eval()``, and restored after, as is the global
-    RNG state),
-    draws it with ``draw_options``, and compares with
+    png=None, renderer=None, threshold=None, max_diff_pixels=None, value_buffers=(),
+    **draw_options)`` captures ``model`` in eval mode (its ``training`` flags cleared
+    directly, never through the model's own ``train()``/``eval()``, and restored after,
+    as is the global RNG state), draws it with ``draw_options``, and compares with
     ``__snapshots__/<test module>/<test>[<name>].gv`` and ``.png``. ``inputs=None``
-    uses ``model.example_input_array``. Unnamed calls are numbered in call order.
-    Returns the ``Drawing``. A missing snapshot fails; ``--snapshot-update`` writes it.
+    uses ``model.example_input_array``. ``value_buffers`` names persistent buffers
+    (``fnmatch`` patterns, ``"*.mask"``) drawn by value, as non-persistent buffers are.
+    Unnamed calls are numbered in call order. Returns the ``Drawing``. A missing
+    snapshot fails; ``--snapshot-update`` writes it.
     """
     from pytest_tlgraph.snapshots.call import base_assertion
     from pytest_tlgraph.snapshots.fixture import TlgraphSnapshot
@@ -406,6 +360,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             if notes:
                 config.stash[_UPGRADE] = notes[0]
             path = write_html(records, results.root, target, notes=notes)
+            results.note_written(path)  # with its stamp: the next run deletes only it
             config.stash[_HTML] = (path, len(records))
         except OSError as error:  # a full disk: one line at the end, never a traceback
             from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError

@@ -22,6 +22,7 @@ __all__ = [
     "RENDERERS",
     "get_default_renderer",
     "render_png",
+    "render_png_layout",
     "render_svg",
     "renderer_version",
     "set_default_renderer",
@@ -66,8 +67,8 @@ def _pure_executable() -> str:
     return found
 
 
-def _run_pure(dot: str, dpi: int, fmt: str = "png") -> bytes:
-    cmd = [_pure_executable(), f"-T{fmt}", f"-Gdpi={dpi}"]
+def _run_pure(dot: str, dpi: int, fmt: str = "png", *more: str) -> bytes:
+    cmd = [_pure_executable(), f"-T{fmt}", *(f"-T{m}" for m in more), f"-Gdpi={dpi}"]
     try:
         done = subprocess.run(cmd, input=dot.encode(), capture_output=True, timeout=_TIMEOUT_S)
     except subprocess.TimeoutExpired as error:
@@ -131,6 +132,23 @@ def render_png(dot: str, *, renderer: str | None = None, dpi: int = 96) -> bytes
     _check(name)
     check_dpi(dpi)
     return _run_pure(dot, dpi) if name == "pure" else _run_system(dot, dpi)
+
+
+def render_png_layout(dot: str, *, renderer: str | None = None, dpi: int = 96) -> tuple[bytes, str]:
+    """The PNG and Graphviz's ``plain`` layout of the same drawing (node centres and
+    sizes in inches, y up): ``pure`` writes both from one layout, ``system`` lays it
+    out twice (``dot`` is deterministic)."""
+    name = renderer or _default
+    _check(name)
+    check_dpi(dpi)
+    if name == "system":
+        return _run_system(dot, dpi), _run_system(dot, dpi, "plain").decode("utf-8", "replace")
+    out = _run_pure(dot, dpi, "png", "plain")
+    end = out.find(b"IEND")
+    if end < 0:
+        raise RenderError("renderer 'pure' wrote no whole PNG", renderer="pure")
+    end += 8  # the chunk's type and its CRC
+    return out[:end], out[end:].decode("utf-8", "replace")
 
 
 def render_svg(dot: str, *, renderer: str | None = None) -> bytes:

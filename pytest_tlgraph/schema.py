@@ -36,6 +36,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from pytest_tlgraph.errors import TlgraphError
+
 __all__ = [
     "ADDRESS_ATTR",
     "CALLN_ATTR",
@@ -114,7 +116,7 @@ _SEPARATOR: Final = ","
 _ESCAPES: Final = str.maketrans({"%": "%25", ",": "%2C"})
 
 
-class SchemaError(ValueError):
+class SchemaError(TlgraphError, ValueError):
     """A stored drawing's structured attribute that this schema cannot read."""
 
 

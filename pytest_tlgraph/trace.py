@@ -1,7 +1,8 @@
 """The frozen data model of a captured forward pass: ``Op``, ``Layer``, ``ModuleCall``, ``Trace``.
 
-Everything here is plain Python data (the only torch object kept is ``Op.dtype``), so a
-``Trace`` holds no activations: its size is O(number of ops), whatever the tensor sizes.
+Everything here is plain Python data (a dtype is kept by its name, ``float32``), so a
+``Trace`` holds no torch object and no activations: its size is O(number of ops),
+whatever the tensor sizes.
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from pytest_tlgraph.fields import MEASURED, PASS_SUMMED, PER_PASS, check_record
 
 if TYPE_CHECKING:
-    import torch
-
     from pytest_tlgraph.draw import Drawing
 
 __all__ = [
@@ -217,7 +216,8 @@ class Op:
     parents: tuple[str, ...]
     children: tuple[str, ...]
     shape: Shape | None
-    dtype: torch.dtype | None
+    #: The output's dtype by name (``float32``, ``bfloat16``; ``torch.`` left off).
+    dtype: str | None
     module: str
     module_calls: tuple[tuple[str, int], ...]
     params: tuple[ParamInfo, ...]
@@ -268,7 +268,7 @@ class Layer:
     parents: tuple[str, ...]
     children: tuple[str, ...]
     shape: Shape | None
-    dtype: torch.dtype | None
+    dtype: str | None
     module: str
     module_calls: tuple[tuple[str, int], ...]
     params: tuple[ParamInfo, ...]

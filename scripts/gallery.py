@@ -73,6 +73,25 @@ ENTRIES = (
         {"depth": 2},
     ),
     Entry(
+        "llama_constants",
+        "llama",
+        "Llama, plain: the rotary tables as constants",
+        "The rotary `cos` and `sin` tables are computed from the non-persistent `inv_freq` "
+        "buffer and positions alone: each is one `const` node outside every module box, its values "
+        "written as a digest, with an edge to every attention that reads it. A changed "
+        "`rope_theta` changes the digest; a retrain changes nothing.",
+        {},
+    ),
+    Entry(
+        "llama_constants_auto",
+        "llama",
+        'Llama, `collapse="auto"`: constants outside the fold',
+        "The two `const` tables sit outside the `x2` fold of decoder layers and feed it "
+        "like an input, so the fold stays one cluster; the causal mask is "
+        "`is_causal=True` on the attention, not a tensor.",
+        {"collapse": "auto"},
+    ),
+    Entry(
         "t5_auto",
         "t5",
         'T5, `collapse="auto"`',
@@ -102,6 +121,16 @@ ENTRIES = (
         "The params row wraps at 80 characters on argument boundaries; the args row shows "
         "the salient args only; outputs are named by their path (`[0]`, `[1][0]`).",
         {},
+    ),
+    Entry(
+        "attn_decoder_timesteps",
+        "attn_decoder",
+        'Attention decoder, `stack_by=True, direction="leftright"`: the timestep diagram',
+        "The seq2seq tutorial's attention decoder, greedy-decoding three tokens: one column "
+        "per pass, left to right, each pass's own ops top to bottom in dataflow order "
+        "(every edge inside a pass points down); the edges from one step to the next cross "
+        "between the columns. The key sits at the top.",
+        {"stack_by": True, "direction": "leftright"},
     ),
 )
 

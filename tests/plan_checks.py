@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from pytest_tlgraph.draw.collapse import ADDITIVE_FIELDS, COLLAPSED_KINDS
+from pytest_tlgraph.draw.collapse import COLLAPSED_KINDS
 from pytest_tlgraph.draw.collapse.records import member_sums
 from pytest_tlgraph.draw.plan import Plan
+from pytest_tlgraph.fields import BOX_SUMMED
 from pytest_tlgraph.trace import Trace
 
 __all__ = ["check_plan"]
@@ -64,4 +65,4 @@ def check_plan(trace: Trace, plan: Plan) -> None:
                 if not calls or calls.intersection(trace.op(label).module_calls)
             ]
             sums = member_sums(own)
-            assert {f: getattr(node.record, f) for f in ADDITIVE_FIELDS} == sums
+            assert {f: getattr(node.record, f) for f in BOX_SUMMED} == sums

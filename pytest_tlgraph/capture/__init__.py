@@ -12,6 +12,7 @@ from torch import nn
 from torch.autograd.graph import _engine_run_backward
 
 from pytest_tlgraph.capture.assemble import assemble
+from pytest_tlgraph.capture.constants import ConstantTable, split_buffers
 from pytest_tlgraph.capture.guards import (
     blame,
     calls_through,
@@ -25,6 +26,7 @@ from pytest_tlgraph.capture.measure import add_boundary, iter_tensors
 from pytest_tlgraph.capture.modules import ModelIndex, index_model, watch_modules
 from pytest_tlgraph.capture.recorder import Recorder
 from pytest_tlgraph.capture.regrad import Regrad
+from pytest_tlgraph.capture.threads import HelperThreads
 from pytest_tlgraph.collector import collector_paused
 from pytest_tlgraph.errors import TraceError
 from pytest_tlgraph.trace import Trace
@@ -126,6 +128,7 @@ def capture(
     backward: BackwardSpec = False,
     profile: bool = False,
     magnitudes: bool = False,
+    value_buffers: tuple[str, ...] | str = (),
 ) -> Trace:
     """Run ``model(*inputs, **kwargs)`` once and return its frozen ``Trace``.
 
@@ -165,7 +168,13 @@ def capture(
     kw = dict(kwargs or {})
     with collector_paused():
         return _indexed_capture(
-            model, args, kw, backward=backward, profile=profile, magnitudes=magnitudes
+            model,
+            args,
+            kw,
+            backward=backward,
+            profile=profile,
+            magnitudes=magnitudes,
+            value_buffers=_patterns(value_buffers),
         )
 
 
@@ -177,14 +186,25 @@ def _indexed_capture(
     backward: BackwardSpec,
     profile: bool,
     magnitudes: bool,
+    value_buffers: tuple[str, ...] = (),
 ) -> Trace:
     """Index ``model``, hold it and capture it. The index (every module and parameter
     of the model) is let go when this returns, before the collector runs again."""
     index = index_model(model)
     refuse_scripted(index.modules)
     with exclusive(index.modules, type(model).__name__):
+        constants = ConstantTable(
+            split_buffers(index.modules, index.params, value_buffers), index.modules
+        )
         return _capture(
-            model, index, args, kw, backward=backward, profile=profile, magnitudes=magnitudes
+            model,
+            index,
+            args,
+            kw,
+            backward=backward,
+            profile=profile,
+            magnitudes=magnitudes,
+            constants=constants,
         )
 
 
@@ -197,9 +217,14 @@ def _capture(
     backward: BackwardSpec,
     profile: bool,
     magnitudes: bool,
+    constants: ConstantTable | None = None,
 ) -> Trace:
     recorder = Recorder(
-        index.params, backward=bool(backward), profile=profile, magnitudes=magnitudes
+        index.params,
+        backward=bool(backward),
+        profile=profile,
+        magnitudes=magnitudes,
+        constants=constants,
     )
     # Keyword tensors are inputs too: an op reading one must have a parent to point at.
     for i, t in enumerate(iter_tensors((args, kw)), start=1):
@@ -208,11 +233,12 @@ def _capture(
     profiler = None
     output: Any = None
     stage = "forward"
+    threads = HelperThreads()  # a branch run on another thread: refused, never dropped
     try:
         restore = watch_modules(index.modules, recorder)
         try:
             profiler = _start_profiler() if profile else None
-            with eager_dynamo(), recorder:
+            with eager_dynamo(), recorder, threads:
                 output = _forward(model, args, kw)
         finally:
             restore()
@@ -229,8 +255,12 @@ def _capture(
             where = recorder.failed or f"module {recorder.current_module or '<root>'!r}"
         recorder.release()
         raise _failure(model, error, where, in_op=in_op) from error
+    refused = threads.refusal(type(model).__name__)
+    if refused is not None:
+        recorder.release()
+        raise TraceError(refused, where="forward")
     for i, t in enumerate(iter_tensors(output), start=1):
-        producer = recorder.producer(t)
+        producer = recorder.output_source(t)
         recorder.add_record("output", ("output", i), [] if producer is None else [producer], t)
     io_names = _end_names(recorder, model, args, kw, output)
     join = _join(profiler, recorder.ranges) if profiler is not None else None
@@ -251,6 +281,20 @@ def _capture(
         device=_home_device(args, kw, index),
         default_dtype=str(torch.get_default_dtype()).removeprefix("torch."),
     )
+
+
+def _patterns(value_buffers: Any) -> tuple[str, ...]:
+    """``value_buffers`` checked: a name pattern or a sequence of them."""
+    if isinstance(value_buffers, str):
+        return (value_buffers,)
+    if not isinstance(value_buffers, (tuple, list)) or not all(
+        isinstance(p, str) for p in value_buffers
+    ):
+        raise TypeError(
+            f"value_buffers takes buffer name patterns (a str or a tuple of str, e.g. "
+            f"('*.mask',)), got {value_buffers!r}"
+        )
+    return tuple(value_buffers)
 
 
 def _home_device(args: tuple[Any, ...], kw: dict[str, Any], index: ModelIndex) -> torch.device:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pytest_tlgraph.capture.callargs import call_args
 from pytest_tlgraph.capture.canonical import canonical_order
+from pytest_tlgraph.capture.hoist import hoist_constants, settle_constants
 from pytest_tlgraph.capture.raw import ModuleFrame, RawOp
 from pytest_tlgraph.lazy import LazyMapping
 from pytest_tlgraph.trace import (
@@ -163,9 +164,9 @@ def assemble(
     and module calls, and must not be used as mutable records afterwards.
     """
     raw_ops, layer_keys, frames = list(raw_ops), list(layer_keys), list(frames)
-    grad_norms, device_time, io_names = canonical_order(
-        raw_ops, layer_keys, frames, (grad_norms, device_time, io_names)
-    )
+    maps = hoist_constants(raw_ops, layer_keys, (grad_norms, device_time, io_names))
+    maps = canonical_order(raw_ops, layer_keys, frames, maps)
+    grad_norms, device_time, io_names = settle_constants(raw_ops, layer_keys, maps)
     layer_of, members = _layer_labels(layer_keys, [raw.func for raw in raw_ops])
     labels = list(layer_of)
     for layer, indices in members.items():

@@ -37,6 +37,9 @@ from typing import Any, Final
 
 import torch
 
+from pytest_tlgraph.capture.numbers import by_value, scalar_args
+from pytest_tlgraph.capture.quantized import packed_scheme
+from pytest_tlgraph.capture.reads import ReadArg, ReadRef
 from pytest_tlgraph.memo import remember
 from pytest_tlgraph.trace import CallArg
 
@@ -117,6 +120,8 @@ def skeleton(value: Any, tensors: list[torch.Tensor]) -> Any:
     kind = type(value)
     if kind in _PLAIN_TYPES:
         return value
+    if kind is ReadArg:  # a number read out of a tensor: a reference to the read
+        return value.skeleton(tensors, ref)
     if kind is slice:
         return slice(
             skeleton(value.start, tensors), skeleton(value.stop, tensors),
@@ -136,7 +141,8 @@ def skeleton(value: Any, tensors: list[torch.Tensor]) -> Any:
         return {f.name: skeleton(getattr(value, f.name), tensors) for f in fields(value)}
     if hasattr(value, "item") and type(value).__module__ == "numpy":
         return skeleton(value.item(), tensors)
-    return Opaque(value)
+    scheme = packed_scheme(value)  # a quantized op's packed weight: its scheme
+    return Opaque(value) if scheme is None else scheme
 
 
 # -- naming: the signature of each function ---------------------------------------------
@@ -208,6 +214,8 @@ def _accepts(type_text: str, value: Any) -> bool:
     kind = type(value)
     if kind is TensorRef:
         return type_text == "Tensor"
+    if kind is ReadRef:  # a read number binds like the number it was
+        kind = value.value_type
     if type_text.startswith("List["):
         inner = type_text[5:-1]
         if kind in (list, tuple):
@@ -416,6 +424,9 @@ class _Writer:
             return str(value)
         if kind is TensorRef:
             return str(self.names[value.index])
+        if kind is ReadRef:
+            read: str = value.text(self.text(value.ref))
+            return read
         if isinstance(value, tuple):  # torch.Size too
             inner = ", ".join(self.text(v) for v in value)
             return f"({inner},)" if len(value) == 1 else f"({inner})"
@@ -576,6 +587,7 @@ def _call_args(
         # ``1 - x`` is ``Tensor.__rsub__(x, 1)``: written as the call it computes,
         # ``sub(self=1, other=x)``.
         named = [("self", args[1], RAW_DEFAULT), ("other", args[0], RAW_DEFAULT)]
+        name = name[3:-2]
     else:
         if name.startswith("__") and name.endswith("__"):
             name = name[2:-2]
@@ -583,12 +595,21 @@ def _call_args(
                 name = name[1:] + "_"
         named = _named(func, name, args, dict(kw or ()))
     out = []
+    scalars = scalar_args(name)
     for arg_name, value, default in named:
+        if arg_name in scalars and type(value) in (bool, int, float):
+            value = by_value(value)  # ``x + True``, ``x + 1``, ``x + 1.0``: one value
+            if isinstance(default, (bool, int, float)):
+                default = by_value(default)
         if _is_default(value, default):
             continue
         if arg_name == "device" and _home_device(value, device):
             continue
-        out.append(CallArg(arg_name, writer.text(value), _operand(value), writer.plain(value)))
+        operand = _operand(value)
+        if operand and type(value) is tuple:
+            # ``cat((a, b))`` is ``cat([a, b])``: a sequence of tensors is written as one.
+            value = list(value)
+        out.append(CallArg(arg_name, writer.text(value), operand, writer.plain(value)))
     return tuple(out)
 
 

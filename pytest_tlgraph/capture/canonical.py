@@ -11,10 +11,11 @@ in every process whatever ``PYTHONHASHSEED``:
   one parent call), each running at least one op, their ops back to back (no op of the
   caller between), no call inside any of them, and none reading another's output: the
   calls are independent, so no order of them is more true than another;
-* ordered by the names of the parameters and buffers their ops read (the key they were
-  dispatched by: ``full_attention_inv_freq`` before ``sliding_attention_inv_freq``),
-  calls with equal names keeping the order they ran in. Calls that read the same
-  weights (one encoder applied to two inputs) are never moved.
+* ordered by the names of the parameters, buffers and named constants their ops read
+  (the key they were dispatched by: ``full_attention_inv_freq`` before
+  ``sliding_attention_inv_freq``), calls with equal names keeping the order they ran
+  in. Calls that read the same weights (one encoder applied to two inputs) are never
+  moved.
 
 The records are permuted within the lists given: op indices, parents, the tensor
 sources of each call's skeleton, call numbers and the maps keyed by op index follow.
@@ -25,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_tlgraph.capture.hoist import const_name
 from pytest_tlgraph.capture.raw import ModuleFrame, RawOp
 
 __all__ = ["canonical_order"]
@@ -93,7 +95,14 @@ def _moved(source: Any, new_index: Mapping[int, int]) -> Any:
 
 
 def _weights(raw_ops: Sequence[RawOp], ops: Sequence[int]) -> tuple[str, ...]:
-    return tuple(sorted({name for i in ops for name, _, _ in raw_ops[i].params}))
+    """The names of the parameters, buffers and named constants the ``ops`` read."""
+    names = {name for i in ops for name, _, _ in raw_ops[i].params}
+    for i in ops:
+        for parent in raw_ops[i].parents:
+            found = const_name(raw_ops[parent])
+            if found is not None:
+                names.add(found)
+    return tuple(sorted(names))
 
 
 def canonical_order(

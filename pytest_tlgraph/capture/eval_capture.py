@@ -29,10 +29,12 @@ def capture_in_eval_mode(
     *,
     backward: bool = False,
     magnitudes: bool = False,
+    value_buffers: tuple[str, ...] | str = (),
 ) -> Trace:
     """:func:`~pytest_tlgraph.capture.capture` with every submodule's ``training`` flag
     cleared; afterwards each flag and the global RNG are restored, on success or
-    error. ``magnitudes``: whether a channel of the drawing reads them."""
+    error. ``magnitudes``: whether a channel of the drawing reads them;
+    ``value_buffers``: persistent buffers drawn by value (``capture``'s)."""
     # Looked up on the package at each call, so a wrapper set there is the one run.
     from pytest_tlgraph.capture import capture
 
@@ -42,7 +44,14 @@ def capture_in_eval_mode(
     try:
         for module, _ in modes:
             module.training = False
-        return capture(model, args, kwargs=kwargs, backward=backward, magnitudes=magnitudes)
+        return capture(
+            model,
+            args,
+            kwargs=kwargs,
+            backward=backward,
+            magnitudes=magnitudes,
+            value_buffers=value_buffers,
+        )
     finally:
         for module, training in modes:
             module.training = training

@@ -120,6 +120,18 @@ POINTWISE_COST: Final = {
     **dict.fromkeys(("_weight_norm", "_weight_norm_interface", "normalize"), 3),
 }  # fmt: skip
 
+#: torch's alternative spellings of pointwise ops (``torch.multiply`` is ``torch.mul``):
+#: each counts like the name it spells.
+POINTWISE_ALIASES: Final = {
+    "multiply": "mul", "subtract": "sub", "divide": "div", "true_divide": "div",
+    "absolute": "abs", "negative": "neg", "greater": "gt", "greater_equal": "ge",
+    "less": "lt", "less_equal": "le", "not_equal": "ne", "arccos": "acos",
+    "arcsin": "asin", "arctan": "atan", "arctan2": "atan2", "fix": "trunc",
+    "multiply_": "mul_", "subtract_": "sub_", "divide_": "div_", "true_divide_": "div_",
+    "absolute_": "abs_", "negative_": "neg_",
+}  # fmt: skip
+POINTWISE_COST.update({alias: POINTWISE_COST[name] for alias, name in POINTWISE_ALIASES.items()})
+
 #: Per-element cost of reductions, scans and selections, times the numel of the larger
 #: of the first tensor argument and the output (a reduction reads every input element
 #: once; the same names called elementwise, such as ``max(a, b)``, read the output's).

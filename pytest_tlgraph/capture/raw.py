@@ -10,12 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pytest_tlgraph.trace import ModuleCall, Op, check_twin
-
-if TYPE_CHECKING:
-    import torch
 
 __all__ = ["ModuleFrame", "ParamInfo", "RawOp"]
 
@@ -40,7 +37,7 @@ class RawOp:
     parents: Any  # list[int] while recording, tuple[str, ...] once assembled
     children: tuple[str, ...]
     shape: tuple[int, ...] | None
-    dtype: torch.dtype | None
+    dtype: str | None
     module: str
     module_calls: tuple[tuple[str, int], ...]
     params: tuple[ParamInfo, ...]

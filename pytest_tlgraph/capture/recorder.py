@@ -21,6 +21,7 @@ from torch.overrides import TorchFunctionMode
 
 from pytest_tlgraph.capture.callargs import ref as tensor_ref
 from pytest_tlgraph.capture.callargs import skeleton
+from pytest_tlgraph.capture.constants import NEVER_FOLDED, ConstantTable
 from pytest_tlgraph.capture.flops import (
     COUNTED_FUNCS,
     REDUCTION_COST,
@@ -33,10 +34,17 @@ from pytest_tlgraph.capture.flops import (
 )
 from pytest_tlgraph.capture.guards import HEADROOM_STEP, Headroom, leave_mode_stack
 from pytest_tlgraph.capture.magnitudes import MagnitudeBatch, may_write
-from pytest_tlgraph.capture.measure import first_tensor, iter_tensors, magnitude, source_chain
+from pytest_tlgraph.capture.measure import (
+    dtype_name,
+    first_tensor,
+    iter_tensors,
+    magnitude,
+    source_chain,
+)
 from pytest_tlgraph.capture.module_args import computes, module_args
 from pytest_tlgraph.capture.naming import func_name
 from pytest_tlgraph.capture.raw import ModuleFrame, ParamInfo, RawOp
+from pytest_tlgraph.capture.reads import READS, ReadTable
 from pytest_tlgraph.capture.regrad import grad_hook, is_fake
 
 __all__ = ["ModuleFrame", "RawOp", "Recorder", "iter_tensors"]
@@ -50,7 +58,8 @@ _SKIPPED: Final = frozenset(
     {"size", "dim", "numel", "item", "tolist", "len", "data_ptr", "is_contiguous",
      "element_size", "nelement", "ndimension", "is_floating_point", "is_complex",
      "stride", "storage_offset", "untyped_storage", "repr", "format", "__bool__",
-     "__int__", "hash", "iter", "get_device", "is_nonzero", "shape", "dtype", "device",
+     "__int__", "__float__", "__index__", "hash", "iter", "get_device", "is_nonzero",
+     "shape", "dtype", "device",
      "requires_grad", "grad_fn", "is_leaf", "ndim", "names", "layout", "is_cuda",
      "is_sparse", "is_quantized", "is_meta", "_version", "output_nr", "is_nested",
      "itemsize", "nbytes"}
@@ -59,7 +68,7 @@ _SKIPPED: Final = frozenset(
 # Conversions to a Python scalar keep their dunder name: ``Tensor.__bool__`` and
 # ``Tensor.__int__`` return no tensor, while ``Tensor.bool()`` and ``Tensor.int()`` are
 # dtype casts, recorded like every other (their plain names would skip them).
-_SCALAR_DUNDERS: Final = frozenset({"__bool__", "__int__"})
+_SCALAR_DUNDERS: Final = frozenset({"__bool__", "__int__", "__float__", "__index__"})
 
 # Calls handing out raw memory, which can then be written behind every torch function.
 _RAW_ACCESS: Final = frozenset({"untyped_storage", "data_ptr"})
@@ -130,11 +139,17 @@ class Recorder(TorchFunctionMode):
         backward: bool,
         profile: bool,
         magnitudes: bool = False,
+        constants: ConstantTable | None = None,
     ) -> None:
         """``params`` maps ``id()`` of every parameter and buffer to its ``ParamInfo``;
         ``magnitudes`` asks for each op's output magnitude (the only per-op
-        measurement that reads values: it costs a norm per op)."""
+        measurement that reads values: it costs a norm per op); ``constants`` holds
+        the buffers drawn by value (:mod:`.constants`)."""
         super().__init__()
+        #: The constants read (:mod:`.constants`) and the numbers read out of tensors
+        #: (:mod:`.reads`) during the forward.
+        self.constants = constants if constants is not None else ConstantTable({}, ())
+        self.reads = ReadTable()
         self.ops: list[RawOp] = []
         #: Each op's layer key (by op index): calls sharing a key are passes of one layer.
         self.layer_keys: list[tuple[Any, ...]] = []
@@ -304,6 +319,17 @@ class Recorder(TorchFunctionMode):
             return index
         return None
 
+    def output_source(self, t: torch.Tensor) -> int | None:
+        """The record an output ``t`` comes from: its producer, or the ``const`` record
+        of a constant the forward returns (``None`` for a parameter or an unknown)."""
+        index = self.producer(t)
+        if index is not None or id(t) in self._params:
+            return index
+        index = self._origin(t)
+        if index is not None:
+            return index
+        return self.constants.record_for(t, self._const_record)
+
     def register(self, t: torch.Tensor, index: int) -> None:
         """Remember that op ``index`` produced ``t``."""
         self._producers[id(t)] = (weakref.ref(t), index)
@@ -313,8 +339,9 @@ class Recorder(TorchFunctionMode):
     ) -> RawOp:
         """Append an input/output record (no function, zero time and flops)."""
         raw = RawOp(
-            "", "", func, 1, 1, len(self.ops), parents, (), tuple(t.shape), t.dtype, "", (),
-            (), None, None, None, 0.0, t.numel() * t.element_size(), 0, 0, 0, 0, None, None,
+            "", "", func, 1, 1, len(self.ops), parents, (), tuple(t.shape),
+            dtype_name(t.dtype), "", (), (), None, None, None, 0.0,
+            t.numel() * t.element_size(), 0, 0, 0, 0, None, None,
             self._magnitude_now(t), None, None,
         )  # fmt: skip
         self.ops.append(raw)
@@ -336,6 +363,10 @@ class Recorder(TorchFunctionMode):
         if name in _SKIPPED:
             if name in _RAW_ACCESS and self._magnitudes.pending:
                 self._magnitudes.flush()
+            if name in READS:
+                value = func(*args, **kwargs) if kwargs else func(*args)
+                self.reads.note(name, args[0] if args else None, value)
+                return value
             return func(*args, **kwargs) if kwargs else func(*args)
         # Kept outputs are measured before anything may write to them.
         if self._magnitudes.pending and may_write(name, args, kwargs or _NO_KWARGS):
@@ -394,7 +425,10 @@ class Recorder(TorchFunctionMode):
         # The call's skeleton: each tensor replaced by its place among ``tensors``.
         tensors: list[torch.Tensor] = []
         positional = []
-        for a in args:
+        call_args, call_kwargs = args, kwargs
+        if self.reads:  # numbers read out of tensors are wired as the reads they are
+            call_args, call_kwargs, _ = self.reads.mark(args, kwargs)
+        for a in call_args:
             if isinstance(a, _Tensor):
                 count = len(tensors)
                 positional.append(_REFS[count] if count < 64 else tensor_ref(count))
@@ -404,13 +438,17 @@ class Recorder(TorchFunctionMode):
             else:
                 positional.append(skeleton(a, tensors))
         keywords = None
-        if kwargs:
+        if call_kwargs:
             keywords = tuple(
-                [(k, v if type(v) in _PLAIN else skeleton(v, tensors)) for k, v in kwargs.items()]
+                [
+                    (k, v if type(v) in _PLAIN else skeleton(v, tensors))
+                    for k, v in call_kwargs.items()
+                ]
             )
         parents: list[int] = []
         params: list[ParamInfo] = []
         sources: list[Any] = []
+        outside: list[int] = []  # places of the constants among ``tensors``
         known_params, producers = self._params, self._producers
         for t in tensors:
             param = known_params.get(id(t))
@@ -429,7 +467,8 @@ class Recorder(TorchFunctionMode):
             else:
                 found = source = self._origin(t)
             if found is None:
-                sources.append(tuple(t.shape))
+                outside.append(len(sources))
+                sources.append(None)
             else:
                 sources.append(source)
                 if found not in parents:
@@ -437,6 +476,12 @@ class Recorder(TorchFunctionMode):
         first = outputs[0]
         if not parents and id(first) in known_params and _returns_param(name, first, tensors):
             return  # an identity on a parameter or buffer: nothing computed, no op
+        if not parents and not params and name not in NEVER_FOLDED:
+            # Only constants in, a constant out: folded (see ``constants.py``).
+            self.constants.fold(outputs)
+            return
+        if outside:
+            self._constant_parents(tensors, outside, sources, parents)
         numel = first.numel()
         size = numel * first.element_size()
         if len(outputs) > 1:
@@ -458,7 +503,8 @@ class Recorder(TorchFunctionMode):
             worked = element_work(name, tensors, first, args, kwargs)
         forward, backward, total, macs = flop_fields(name, counted, numel, work, worked)
         raw = RawOp(
-            "", "", name, 1, 1, index, parents, (), tuple(first.shape), first.dtype, module,
+            "", "", name, 1, 1, index, parents, (), tuple(first.shape),
+            dtype_name(first.dtype), module,
             self._chain, tuple(params) if params else (), None, None, None, elapsed, size,
             forward, backward, total, macs,
             None if kept is None else sum(kept.values()), None if kept is None else len(kept),
@@ -493,6 +539,28 @@ class Recorder(TorchFunctionMode):
                 value = magnitude(first)
                 if value is not None:
                     self.unhooked_values[index] = value
+
+    def _constant_parents(
+        self,
+        tensors: list[torch.Tensor],
+        outside: list[int],
+        sources: list[Any],
+        parents: list[int],
+    ) -> None:
+        """Wire each constant an op reads (at ``outside`` among ``tensors``) from its
+        ``const`` record, made on its first read."""
+        record_for, new_record = self.constants.record_for, self._const_record
+        for place in outside:
+            index = sources[place] = record_for(tensors[place], new_record)
+            if index not in parents:
+                parents.append(index)
+
+    def _const_record(self, call: tuple[Any, ...], t: torch.Tensor) -> int:
+        """Append the ``const`` record of ``t`` (its call ``call``), at the root of the
+        drawing; return its index."""
+        raw = self.add_record("const", ("const", len(self.ops)), [], t)
+        raw.call = call
+        return raw.index
 
     def _magnitude_now(self, t: torch.Tensor) -> float | None:
         """``t``'s magnitude when asked for and ``t`` holds values, else ``None``.
@@ -539,6 +607,8 @@ class Recorder(TorchFunctionMode):
         """Drop every tensor reference the recorder still holds."""
         self._producers.clear()
         self._magnitudes.clear()
+        self.constants.release()
+        self.reads.release()
         self._saving = None
         # The bound method refers back to the recorder: a cycle only the cyclic
         # collector would free, with every record the recorder still holds.

@@ -16,6 +16,8 @@ from typing import Any, NoReturn
 from pytest_tlgraph.cli.model import CommandError
 from pytest_tlgraph.draw.canvas import MAX_DPI, check_dpi
 from pytest_tlgraph.option_table import option_specs
+from pytest_tlgraph.render import RENDERERS
+from pytest_tlgraph.snapshots.settings import setting
 
 __all__ = ["build_parser", "main"]
 
@@ -167,7 +169,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="OUT",
         help="the folder a merge writes report.html, summary.json and summary.md into "
-        "(default: tlgraph-merged when several DIRs are given)",
+        "(default: tlgraph-merged when several DIRs are given); a report already there "
+        "is kept unless --overwrite is given",
+    )
+    report.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="let a merge replace report.html, summary.json and summary.md in OUT",
     )
     accept = commands.add_parser(
         "accept",
@@ -230,8 +238,8 @@ def _add_output(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--renderer",
-        choices=("pure", "system"),
-        default="pure",
+        choices=RENDERERS,
+        default=setting("renderer").default,
         help="pure (graphviz-pure, identical on every machine) or system "
         "(Graphviz dot); default pure",
     )
@@ -269,8 +277,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         first = str(error).strip().splitlines() or [type(error).__name__]
         say(f"tlgraph {args.command}: error: {first[0]}", file=sys.stderr)
         return 2
+    except SystemExit as error:  # the model's own code exited (import, factory, forward)
+        say(f"tlgraph {args.command}: error: {_exited(error)}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         return 0
     return code or 0
+
+
+def _exited(error: SystemExit) -> str:
+    """The one line for a model whose code called ``sys.exit()`` while a command ran:
+    the command stops there, writes nothing, and never exits 0 for it."""
+    return (
+        f"the model's code called sys.exit({error.code!r}) (importing its module, building "
+        "it or running forward), so nothing was written; keep the module's script part "
+        "under if __name__ == '__main__':"
+    )

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_tlgraph.cli.accept_paths import Refused, owning_checkout, snapshot_files
 from pytest_tlgraph.cli.commands import project_root
 from pytest_tlgraph.cli.model import CommandError
 from pytest_tlgraph.cli.output import say
@@ -29,7 +30,6 @@ __all__ = [
     "Locks",
     "Refused",
     "accept_one",
-    "checkout",
     "choose",
     "label",
     "project_root",
@@ -39,10 +39,6 @@ __all__ = [
 
 #: Pending ids named in the one line of an unknown NODEID (the rest are counted).
 _LISTED = 6
-
-
-class Refused(Exception):
-    """One call cannot be accepted: the message is the cause and the remedy."""
 
 
 def selects(given: str, nodeid: str) -> bool:
@@ -68,17 +64,6 @@ def _rootdir(entry: Pending) -> Path | None:
         if isinstance(value, str):
             return Path(value) if Path(value).is_dir() else project_root()
     return None
-
-
-def checkout(entry: Pending) -> Path:
-    """The checkout a call is accepted into: the run's rootdir when the current folder
-    lies in it, else the project ``tlgraph accept`` runs in (another checkout of it)."""
-    value = entry.record.get("rootdir")
-    if isinstance(value, str):
-        recorded = Path(value)
-        if recorded.is_dir() and Path.cwd().resolve().is_relative_to(recorded.resolve()):
-            return recorded
-    return project_root()
 
 
 def _base(entry: Pending) -> Path | None:
@@ -183,20 +168,9 @@ def _read_received(path: Path, root: Path, shown: str) -> bytes:
         ) from None
 
 
-def _snapshot_path(
-    info: dict[str, Any], key: str, suffix: str, base: Path, home: Path | None = None
-) -> Path:
-    """A snapshot file the record names: relative to the checkout ``home`` (``*_rel``,
-    written since 0.4) or absolute, ``suffix``, inside the project ``base`` (the one
-    accept runs in), no symbolic link."""
-    raw = info.get(key)
-    rel = info.get(key + "_rel")
-    usable = isinstance(rel, str) and rel.endswith(suffix) and not rel.startswith("/")
-    if home is not None and usable and ".." not in str(rel).split("/"):
-        raw = str(home / str(rel))
-    if not isinstance(raw, str) or not Path(raw).is_absolute() or not raw.endswith(suffix):
-        raise Refused(f"its record names no {suffix} snapshot; rerun pytest")
-    path = Path(raw)
+def _snapshot_path(path: Path, base: Path) -> Path:
+    """A snapshot file computed from the record's node id (``accept_paths``): inside
+    the project ``base`` (the one accept runs in), no symbolic link."""
     if path.is_symlink():
         raise Refused(
             f"the snapshot {_shown(path)} is a symbolic link, and writing through it would "
@@ -228,11 +202,10 @@ def _plan(entry: Pending, root: Path) -> list[tuple[Path, bytes]]:
             "the run recorded nothing to accept for it (its files were not saved, or a "
             "pytest-tlgraph before 0.3 ran); rerun pytest, then tlgraph accept"
         )
-    project, home = project_root(), checkout(entry).absolute()
-    dot_path = _snapshot_path(info, "dot_snapshot", ".gv", project, home)
-    png_path = _snapshot_path(info, "png_snapshot", ".png", project, home)
-    if png_path.parent != dot_path.parent or png_path.stem != dot_path.stem:
-        raise Refused("its record names two snapshot files that are not a pair; rerun pytest")
+    project = project_root()
+    home = owning_checkout(entry.record, entry.root, project).absolute()
+    dot_file, png_file = snapshot_files(entry.nodeid, entry.name, home)
+    dot_path, png_path = _snapshot_path(dot_file, project), _snapshot_path(png_file, project)
     for path, key in ((dot_path, "dot_sha256"), (png_path, "png_sha256")):
         if file_sha256(path) != info.get(key):
             state = "was created" if info.get(key) is None else "changed or was removed"
@@ -352,7 +325,11 @@ def run_accept(args: argparse.Namespace) -> int:
     locks = Locks(shards, "accept")
     accepted, refused, before = 0, 0, 0
     try:  # the records are read under the locks: no run starts clearing them meanwhile
-        chosen = choose(merge_pending(shards), args.nodeids, args.all, args.call)
+        damaged: list[str] = []
+        calls = merge_pending(shards, damaged)
+        for line in damaged:
+            say(f"tlgraph accept: {line}", file=sys.stderr)
+        chosen = choose(calls, args.nodeids, args.all, args.call)
         if not chosen:
             where = f"{_shown(shards[0].root)}/" if not merged else "the results folders"
             say(f"no snapshot failures recorded in {where}: nothing to accept")

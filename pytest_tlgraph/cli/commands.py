@@ -4,12 +4,14 @@ through the public API, and raises :class:`CommandError` (one line) when it cann
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_tlgraph.cli.model import CommandError
 from pytest_tlgraph.cli.output import say
+from pytest_tlgraph.escaping import reviewer
 from pytest_tlgraph.option_table import option_specs
 from pytest_tlgraph.paths import display_path
 from pytest_tlgraph.snapshots.compare.context import CONTEXT_HOPS
@@ -94,7 +96,7 @@ def _write(drawing: Drawing, output: str | None, renderer: str, dpi: int, remedy
         if error.reason is None:  # refused: a link, a FIFO, a file in the way
             raise CommandError(str(error)) from None
         raise CommandError(f"cannot write {output!r} ({error.reason}); check the folder") from None
-    say(f"wrote {output}")
+    say(f"wrote {reviewer(output)}")  # as given, on one line
 
 
 def run_draw(args: argparse.Namespace) -> None:
@@ -140,10 +142,13 @@ def run_draw(args: argparse.Namespace) -> None:
 
 
 def _read_dot(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
+    """The text of a ``.gv`` given to ``tlgraph diff`` (``-``: standard input): a
+    regular file of bounded size (``disk.bounded``), never a FIFO or a device."""
+    from pytest_tlgraph.snapshots.disk.bounded import read_regular, read_stream
+
     try:
-        return Path(path).read_text(encoding="utf-8")
+        data = read_stream() if path == "-" else read_regular(path)
+        return data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         cause = getattr(error, "strerror", None) or str(error)
         raise CommandError(f"cannot read {path!r} ({cause}); give a .gv snapshot file") from None
@@ -205,7 +210,8 @@ def results_folder(given: str | None, command: str = "report") -> Path:
     """The folder ``tlgraph report`` (or ``accept``) reads: the one given, else
     ``tlgraph-results`` in the current folder or the nearest parent that has one, up to
     the project's root (a folder with an ini file or ``.git``): pytest run from a
-    subfolder writes it at the rootdir."""
+    subfolder writes it at the rootdir. A project whose ini file sets
+    ``tlgraph_results`` is read there (``inifile.ini_results``)."""
     from pytest_tlgraph.snapshots.results.runs import last_run
 
     if given is not None:
@@ -218,8 +224,13 @@ def results_folder(given: str | None, command: str = "report") -> Path:
                 "(--tlgraph-results, default tlgraph-results)"
             )
         return last_run(root)
+    from pytest_tlgraph.cli.inifile import ini_results
+
     here = Path.cwd()
     for folder in (here, *here.parents):
+        configured = ini_results(folder)  # the project's ini: tlgraph_results = DIR
+        if configured is not None and configured.is_dir():
+            return last_run(configured)
         if (folder / _DEFAULT_RESULTS).is_dir():
             return last_run(folder / _DEFAULT_RESULTS)
         if any((folder / marker).exists() for marker in PROJECT_MARKERS):
@@ -314,8 +325,12 @@ def run_report(args: argparse.Namespace) -> None:
 
     shards = shards_of(args.results)
     merged = len(shards) > 1 or args.output is not None
-    calls = merge_pending(shards)
-    written = _write_merged(shards, calls, Path(args.output or _MERGED)) if merged else None
+    damaged: list[str] = []
+    calls = merge_pending(shards, damaged)
+    for line in damaged:
+        say(f"tlgraph report: {line}", file=sys.stderr)
+    out = Path(args.output or _MERGED)
+    written = _write_merged(shards, calls, out, args.overwrite) if merged else None
     counts = _call_counts(shards[0].root) if not merged else _merged_counts(written)
     if counts is not None:
         say(f"snapshot calls in the {'merged runs' if merged else 'last run'}: {counts}")
@@ -358,8 +373,11 @@ def _upgrade_line(calls: Sequence[MergedCall]) -> str | None:
     return run_upgrade_line(failed_calls(calls, Path.cwd()))
 
 
-def _write_merged(shards: Sequence[Shard], calls: Sequence[MergedCall], out: Path) -> Path:
-    """Write the merged report.html, summary.json and summary.md into ``out``."""
+def _write_merged(
+    shards: Sequence[Shard], calls: Sequence[MergedCall], out: Path, overwrite: bool = False
+) -> Path:
+    """Write the merged report.html, summary.json and summary.md into ``out``; a file
+    of those names already there is kept (:class:`CommandError`) unless ``overwrite``."""
     from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError, atomic_write
     from pytest_tlgraph.snapshots.results.artifacts import REPORT_NAME
     from pytest_tlgraph.snapshots.review.drift import run_upgrade_line
@@ -378,6 +396,12 @@ def _write_merged(shards: Sequence[Shard], calls: Sequence[MergedCall], out: Pat
         raise CommandError(
             f"-o {out} is one of the results folders; give another folder for the merged "
             "report (the shard's own report.html stays)"
+        )
+    taken = [n for n in (REPORT_NAME, SUMMARY_JSON, SUMMARY_MD) if os.path.lexists(out / n)]
+    if taken and not overwrite:
+        raise CommandError(
+            f"{display_path(out / taken[0])} exists already, and tlgraph report never "
+            "overwrites a report silently; give another -o, or add --overwrite to replace it"
         )
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -399,7 +423,9 @@ def _write_merged(shards: Sequence[Shard], calls: Sequence[MergedCall], out: Pat
     }
     try:
         if records:
-            write_html(records, out, out / REPORT_NAME, notes=[] if upgrade is None else [upgrade])
+            notes = [] if upgrade is None else [upgrade]
+            shard_roots = [s.root for s in shards]
+            write_html(records, out, out / REPORT_NAME, notes=notes, shards=shard_roots)
         else:
             (out / REPORT_NAME).unlink(missing_ok=True)  # no failure: no stale page
         for name, data in files.items():
@@ -447,10 +473,14 @@ def _call_counts(root: Path) -> str | None:
     """``2 passed, 1 failed`` from ``summary.json`` (``--tlgraph-summary=json``), if any."""
     import json
 
+    from pytest_tlgraph.snapshots.disk.bounded import read_regular
     from pytest_tlgraph.snapshots.review.summary import SUMMARY_JSON
 
+    # The plugin writes tlgraph-summary.json only when summary.json is another tool's.
+    mine = root / ("tlgraph-" + SUMMARY_JSON)
     try:
-        counts = json.loads((root / SUMMARY_JSON).read_text(encoding="utf-8"))["counts"]
+        path = mine if mine.is_file() else root / SUMMARY_JSON
+        counts = json.loads(read_regular(path, follow=False))["counts"]
         return ", ".join(f"{int(n)} {verdict}" for verdict, n in sorted(counts.items())) or None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None  # no summary asked for, or not one we can read: the records suffice

@@ -133,7 +133,10 @@ def run_review(args: argparse.Namespace) -> int:
     locks = Locks(shards, "review")
     accepted, skipped, refused = 0, 0, 0
     try:
-        waiting = [call for call in merge_pending(shards) if not call.entry.accepted]
+        damaged: list[str] = []
+        waiting = [call for call in merge_pending(shards, damaged) if not call.entry.accepted]
+        for line in damaged:
+            say(f"tlgraph review: {line}", file=sys.stderr)
         if not waiting:
             where = f"{shards[0].name}/" if not merged else "the results folders"
             say(f"no call pending review in {where}: nothing to review")

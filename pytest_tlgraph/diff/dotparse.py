@@ -162,6 +162,7 @@ _MEMBER: Final = re.compile(rf"\s*({_QUOTED});", re.DOTALL)
 _CLUSTER: Final = re.compile(rf"\s*subgraph ({_QUOTED}) \{{", re.DOTALL)
 _DEFAULTS: Final = re.compile(r"\s*(graph|node|edge) (\[.*\]);", re.DOTALL)
 _RANK: Final = re.compile(rf"\s*\{{ rank=same; ((?:{_QUOTED}; )*)\}}", re.DOTALL)
+_PIN: Final = re.compile(rf"\s*\{{ rank=(min|max); ({_QUOTED}); \}}", re.DOTALL)
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _BARE: Final = re.compile(r"[^,\]\s]+")
 _BRACKET: Final = re.compile(r"[<>]")
@@ -259,6 +260,8 @@ def parse_gv(text: str) -> ParsedGraph:
     titles: dict[str, str] = {}
     member_of: dict[str, str] = {}
     ranks: list[tuple[str, ...]] = []
+    order: list[tuple[str, str]] = []
+    pins: list[tuple[str, str]] = []
     stack: list[str] = []
     pending: str | None = None  # a cluster whose graph [...] line comes next
     tail = False  # past the nodes: a node statement now is an extra node
@@ -293,9 +296,14 @@ def parse_gv(text: str) -> ParsedGraph:
                     closed = True
             elif match := _EDGE.fullmatch(line):
                 tail = True
-                edges.append((unquote(match[1]), unquote(match[2])))
-                if match[3]:
-                    edge_attrs[edges[-1]] = parse_attrs(match[3])
+                edge = (unquote(match[1]), unquote(match[2]))
+                attrs = parse_attrs(match[3]) if match[3] else {}
+                if attrs == {"style": "invis"}:  # orders a rank, never data
+                    order.append(edge)
+                    continue
+                edges.append(edge)
+                if attrs:
+                    edge_attrs[edge] = attrs
             elif match := _NODE.fullmatch(line):
                 node_id, attrs = unquote(match[1]), parse_attrs(match[2])
                 if tail:
@@ -309,6 +317,8 @@ def parse_gv(text: str) -> ParsedGraph:
             elif match := _RANK.fullmatch(line):
                 tail = True
                 ranks.append(tuple(unquote(q) for q in re.findall(_QUOTED, match[1])))
+            elif match := _PIN.fullmatch(line):
+                pins.append((match[1], unquote(match[2])))
             else:
                 raise DotParseError(f"not canonical tlgraph DOT: {line[:80]!r}")
         except DotParseError as error:
@@ -329,6 +339,8 @@ def parse_gv(text: str) -> ParsedGraph:
         rank_groups=ranks,
         extra_nodes=extra,
         edge_attrs=edge_attrs,
+        order_edges=order,
+        rank_pins=pins,
     )
     return ParsedGraph(graph, titles)
 

@@ -113,6 +113,11 @@ class GraphNode:
             return f"@{self.address}{again}" + ("" if self.func == "box" else f" ({self.func})")
         if self.kind in ("input", "output"):
             return self.kind if self.title == self.kind else f"{self.kind} {self.title}"
+        if self.func == "const" and self.kind == "op":  # a tensor drawn by value
+            # Read here: the comparison's package imports this module.
+            from pytest_tlgraph.snapshots.compare.constants import const_title
+
+            return const_title(self.id, self.call, self.rows)
         name = self.title if self.kind == "segment" else self.id
         return f"{name} @{self.address}" if self.address else name
 

@@ -93,16 +93,27 @@ class Drawing:
         200 megapixels or 32,767 px on a side is not rendered: ``RenderError`` says the
         estimated size and the remedy, before any renderer runs; nor is a rendered PNG
         over either limit returned (the estimate can read low)."""
+        return self._rendered(dpi, renderer, layout=False)[0]
+
+    def png_layout(self, dpi: int = 96, *, renderer: str | None = None) -> tuple[bytes, str]:
+        """:meth:`png` and Graphviz's ``plain`` layout of the same drawing (where each
+        node lies), under the same size guard."""
+        return self._rendered(dpi, renderer, layout=True)
+
+    def _rendered(self, dpi: int, renderer: str | None, *, layout: bool) -> tuple[bytes, str]:
         from pytest_tlgraph.draw.canvas import canvas_problem, check_dpi, png_problem
         from pytest_tlgraph.errors import RenderError
-        from pytest_tlgraph.render import get_default_renderer, render_png
+        from pytest_tlgraph.render import get_default_renderer, render_png, render_png_layout
 
         problem = canvas_problem(self, check_dpi(dpi))
         if problem is None:
-            png = render_png(self.dot, renderer=renderer, dpi=dpi)
+            if layout:
+                png, plain = render_png_layout(self.dot, renderer=renderer, dpi=dpi)
+            else:
+                png, plain = render_png(self.dot, renderer=renderer, dpi=dpi), ""
             problem = png_problem(png)  # the estimate read low: the image is refused still
             if problem is None:
-                return png
+                return png, plain
         raise RenderError(problem, renderer=renderer or get_default_renderer())
 
 
@@ -237,7 +248,9 @@ def _draw(trace: Trace, request: DrawRequest, *, mask_volatile: bool) -> Drawing
         cluster_attrs=_cluster_lists(plan, opts.page, opts.direction, frames),
         rank_groups=encoded.rank_groups if encoded else (),
         extra_nodes=encoded.extra_nodes if encoded else (),
-        edge_attrs=_edge_positions(plan, opts.page),
+        edge_attrs=_edge_attrs(plan, opts.page, encoded),
+        order_edges=encoded.order_edges if encoded else (),
+        rank_pins=encoded.rank_pins if encoded else (),
     )
     return _new_drawing(
         dot=emit(graph),
@@ -395,6 +408,20 @@ def schema_records(
     frames = cluster_records(trace, plan, collapsed=collapsed)
     nodes = tuple(node_records(trace, plan, collapsed=collapsed))
     return nodes, tuple(frames[c.id] for c in plan.clusters)
+
+
+def _edge_attrs(
+    plan: Plan, page: str, encoded: Encoding | None
+) -> Mapping[tuple[str, str], Mapping[str, Any]]:
+    """Each edge's attributes: its argument position (:func:`_edge_positions`), and
+    what the encoding's layout sets on it (``constraint="false"`` between columns)."""
+    attrs = _edge_positions(plan, page)
+    if encoded is None or not encoded.edge_attrs:
+        return attrs
+    merged: dict[tuple[str, str], Mapping[str, Any]] = dict(attrs)
+    for edge, extra in encoded.edge_attrs.items():
+        merged[edge] = {**attrs.get(edge, {}), **extra}
+    return merged
 
 
 def _edge_positions(plan: Plan, page: str) -> dict[tuple[str, str], dict[str, Any]]:

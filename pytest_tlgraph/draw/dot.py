@@ -170,8 +170,14 @@ class DotGraph:
     cluster_attrs: Mapping[str, Mapping[str, Any] | str]
     rank_groups: Sequence[Sequence[str]] = field(default=())
     extra_nodes: Sequence[NodeStatement] = field(default=())
-    #: Attributes of single edges (the structural diff colours them); drawings have none.
+    #: Attributes of single edges (argument positions, the structural diff's colours,
+    #: ``constraint="false"`` between the columns of a timestep diagram).
     edge_attrs: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
+    #: Invisible edges that only order nodes of one rank left to right (never data).
+    order_edges: Sequence[tuple[str, str]] = field(default=())
+    #: ``(rank, node id)`` pins written last, e.g. ``("max", key)``: the key on the top
+    #: rank of a bottom-up drawing.
+    rank_pins: Sequence[tuple[str, str]] = field(default=())
 
 
 def _written(attrs: Mapping[str, Any] | str) -> str:
@@ -241,7 +247,11 @@ def emit(graph: DotGraph) -> str:
     _write_clusters(lines, children.get(None, ()), graph.cluster_attrs, members, children, quoted)
     for group in graph.rank_groups:
         lines.append("  { rank=same; " + " ".join(f"{quote(n)};" for n in group) + " }")
+    for source, target in graph.order_edges:
+        lines.append(f'  {quote(source)} -> {quote(target)} [style="invis"];')
     for node in graph.extra_nodes:
         lines.append(f"  {quote(node.id)} {_written(node.attrs)};")
+    for rank, node_id in graph.rank_pins:
+        lines.append(f"  {{ rank={rank}; {quote(node_id)}; }}")
     lines.append("}")
     return "\n".join(lines) + "\n"

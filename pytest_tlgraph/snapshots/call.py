@@ -5,20 +5,23 @@ compare (rendered, or reused when provably unchanged), and the failure it report
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_tlgraph.draw.canvas import png_problem
 from pytest_tlgraph.paths import display_path
 from pytest_tlgraph.snapshots.compare.comparison import Comparison
-from pytest_tlgraph.snapshots.compare.drawing import graph_diff_png
-from pytest_tlgraph.snapshots.compare.story import headline
+from pytest_tlgraph.snapshots.compare.drawing import graph_diff_layout, graph_diff_png
+from pytest_tlgraph.snapshots.compare.story import every_change, headline, story_lines
+from pytest_tlgraph.snapshots.disk.bounded import NotAFile, TooLarge
 from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError
 from pytest_tlgraph.snapshots.disk.nofollow import file_in_the_way, in_the_way
 from pytest_tlgraph.snapshots.extensions import TlgraphPairExtension
 from pytest_tlgraph.snapshots.pair import KEEP, Keep, ReceivedPair, StoredPair
 from pytest_tlgraph.snapshots.provenance import render_snapshot_png, reusable
 from pytest_tlgraph.snapshots.results.artifacts import Artifacts
+from pytest_tlgraph.snapshots.review.cut import cut_text, is_long
 from pytest_tlgraph.snapshots.review.dotdiff import unified_dot_diff
 from pytest_tlgraph.snapshots.review.drift import drift_line, upgrade_kinds
 from pytest_tlgraph.snapshots.review.nodeids import as_printed
@@ -203,6 +206,8 @@ class SnapshotCall:
         read_error = result.exception if written_error is None else None
         blocker = file_in_the_way(Path(result.snapshot_location))
         error = None if read_error is None else repr(read_error)
+        if isinstance(read_error, (NotAFile, TooLarge)):  # the reader's own one line
+            error = str(read_error)
         if blocker is not None and (read_error is not None or stored is None):
             error = in_the_way(display_path(blocker, root), "run pytest --snapshot-update")
         dot = DotOutcome(
@@ -220,9 +225,9 @@ class SnapshotCall:
         # The stored and received drawings are compared once; every view reads it.
         found = comparison_of(dot) if dot.expected is not None else None
         comparison = found if isinstance(found, Comparison) else None
-        graphdiff, graphdiff_full, graphdiff_note = None, None, None
+        graphdiff, graphdiff_full, graphdiff_note, layout = None, None, None, ""
         if comparison is not None and not dot.passed and settings.png:
-            graphdiff, graphdiff_note = graph_diff_png(comparison, settings.renderer)
+            graphdiff, graphdiff_note, layout = graph_diff_layout(comparison, settings.renderer)
             if graphdiff is not None:
                 graphdiff_full, why = graph_diff_png(comparison, settings.renderer, context=None)
                 if why is not None:  # over the size guard: said, never silently left out
@@ -270,7 +275,9 @@ class SnapshotCall:
                 stale_against=dot.path if stale else None,
             )
         drift = self._drift(stored)
+        full_text = None if unsaved is not None else _full_text(settings, stem, nodeid, comparison)
         report = build_report(
+            full_text_path=None if full_text is None else display_path(full_text, root),
             drift=None if drift is None else drift["line"],
             name=self.name,
             nodeid=nodeid,
@@ -292,6 +299,9 @@ class SnapshotCall:
             if unsaved is None:
                 accept = self._acceptance(drawing.dot, received_png, settings, stem, nodeid, stored)
                 accept |= about | {"results_from_rootdir": _from(settings)}
+                accept["story_lines"] = list(report.story)  # report.html lists it whole
+                accept["story_places"] = _places(report.story, comparison, graphdiff, layout)
+                accept["results"] = str(settings.results.root.resolve())
                 settings.results.write_record(
                     stem, nodeid=nodeid, report=report, artifacts=written, base=root,
                     rootdir=settings.project,
@@ -323,6 +333,21 @@ class SnapshotCall:
             hint = "\nto accept the received drawing: pytest --snapshot-update"
         text = terminal_report(report).text(color=settings.color)
         return "\n".join([text, *notes]) + hint
+
+
+def _places(
+    story: Sequence[str], comparison: Comparison | None, png: bytes | None, layout: str
+) -> list[list[int] | None]:
+    """Per story line, the box ``[x, y, w, h]`` (pixels) in the structural diff drawing
+    of the node it names first (``None``: none drawn), for report.html's links."""
+    from pytest_tlgraph.pngheader import read_png_size
+    from pytest_tlgraph.snapshots.review.places import node_boxes, story_places
+
+    size = None if png is None else read_png_size(png)
+    if comparison is None or size is None or not layout:
+        return [None] * len(story)
+    found = story_places(story, comparison, node_boxes(layout, size))
+    return [None if box is None else list(box) for box in found]
 
 
 def _from(settings: Settings) -> str | None:
@@ -360,9 +385,29 @@ def _notes(note: str | None, written: Artifacts, root: Path) -> list[str]:
 
 
 def _story(comparison: Comparison | None) -> str | None:
-    """The failure in one line: the comparison's headline (``None`` without one: a
-    missing or unreadable snapshot, whose report's first line says it)."""
-    return None if comparison is None else headline(comparison)
+    """The failure in one line: the comparison's headline, cut at the report's width
+    (``None`` without one: a missing or unreadable snapshot, whose report's first line
+    says it)."""
+    return None if comparison is None else cut_text(headline(comparison))
+
+
+def _full_text(
+    settings: Settings, stem: Path, nodeid: str, comparison: Comparison | None
+) -> Path | None:
+    """``<stem>.story.txt``: the story and every change in full, written when a line of
+    them is longer than the report shows (``review.cut``); ``None`` when none is (or
+    the results folder refuses the file: the report still says lines were cut)."""
+    if comparison is None:
+        return None
+    lines = [*story_lines(comparison), "", *every_change(comparison)]
+    if not is_long(lines):
+        return None
+    path = stem.with_name(stem.name + ".story.txt")
+    try:
+        settings.results.write(path, ("\n".join(lines) + "\n").encode("utf-8"), nodeid=nodeid)
+    except SnapshotWriteError:
+        return None
+    return path
 
 
 def _shown(error: SnapshotWriteError, base: Path) -> str:

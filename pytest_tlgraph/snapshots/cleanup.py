@@ -10,6 +10,11 @@ syrupy's end of session, turns its cleanup off (a run that stopped early) or hid
 skipped module from it (that module's snapshots stay, the rest of the run's cleanup
 goes on), and says in one line what it kept and why.
 
+A test whose body never ran (a fixture's set-up failed, ``--setup-only``,
+``--setup-plan``) owns nothing the update may delete: once its teardown is reported it
+is recorded in syrupy's own bookkeeping as skipped, and syrupy keeps a skipped test's
+snapshots. A session in which no test body ran deletes nothing at all.
+
 Selection (``-k``, node ids, ``--deselect``, ``--lf``) is not a stop: the tests it
 leaves out are not collected items of the run, and syrupy keeps their snapshots itself.
 A test dropped by a ``pytest_collection_modifyitems`` hook that runs before syrupy's
@@ -52,6 +57,8 @@ class RunLedger:
         self.expected: set[str] = set()
         #: Node ids of the tests whose whole protocol (setup, call, teardown) finished.
         self.finished: set[str] = set()
+        #: Node ids of the tests whose body (the call phase) ran.
+        self.bodies: set[str] = set()
         self.collection_errors = 0
         #: Test modules whose import raised pytest's skip.
         self.skipped_modules: list[Path] = []
@@ -105,6 +112,20 @@ class RunLedger:
         same set, and runs its share)."""
         self.expected.update(ids)
 
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """After syrupy's own record of the phase: a test whose body never ran (a
+        fixture's set-up failed or was skipped, ``--setup-only``, ``--setup-plan``)
+        is recorded in syrupy's bookkeeping as skipped once its teardown is reported,
+        so it owns nothing the update may delete (syrupy keeps a skipped test's
+        snapshots)."""
+        if report.when == "call":
+            self.bodies.add(report.nodeid)
+        elif report.when == "teardown" and report.nodeid not in self.bodies:
+            syrupy = syrupy_session(self._config)
+            if syrupy is not None:
+                syrupy.ran_item(report.nodeid, "skipped")
+
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
         """A test's whole protocol finished."""
         self.finished.add(nodeid)
@@ -138,6 +159,8 @@ class RunLedger:
         missing = len(self.expected - self.finished)
         if missing:
             return f"{missing} of {len(self.expected)} collected tests did not run to their end"
+        if not self.bodies:
+            return "no test body ran (--setup-only, --setup-plan, or every set-up failed)"
         return None
 
     def _hold(self, session: pytest.Session, exitstatus: int, *, update: bool) -> None:

@@ -13,16 +13,13 @@ The PNG's provenance and the snapshot render live in ``snapshots.provenance``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from syrupy.data import Snapshot, SnapshotCollection, SnapshotCollections
 
-from pytest_tlgraph.controls import visible
 from pytest_tlgraph.snapshots.pair import Keep, ReceivedPair, StoredPair
 from pytest_tlgraph.snapshots.provenance import Provenance, render_snapshot_png
-from pytest_tlgraph.snapshots.review.dotdiff import unified_dot_diff
 from pytest_tlgraph.snapshots.storage import (
     SafeFileExtension,
     owned_dot,
@@ -131,16 +128,6 @@ class TlgraphPairExtension(SafeFileExtension):
     def delete_snapshots(self, *, snapshot_location: str, snapshot_names: set[str]) -> None:
         """Delete an unused pair: its ``.gv`` and ``.png``, each only when ours."""
         remove_pair(Path(snapshot_location))
-
-    def diff_lines(
-        self, serialized_data: SerializedData, snapshot_data: SerializedData
-    ) -> Iterator[str]:
-        """A unified DOT diff, ``- snapshot`` / ``+ received`` (control characters
-        escaped)."""
-        received = serialized_data.dot if isinstance(serialized_data, ReceivedPair) else ""
-        stored = snapshot_data.dot if isinstance(snapshot_data, StoredPair) else None
-        for line in unified_dot_diff(stored or "", received):
-            yield visible(line)
 
 
 def announce_pairs(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -84,6 +84,7 @@ class TlgraphSnapshot:
         renderer: str | None = None,
         threshold: float | None = None,
         max_diff_pixels: int | None = None,
+        value_buffers: tuple[str, ...] | str = (),
         **draw_options: Any,
     ) -> Drawing:
         """Snapshot ``model``'s drawing: see ``pytest_tlgraph.plugin.tlgraph_snapshot``."""
@@ -103,7 +104,9 @@ class TlgraphSnapshot:
         call = SnapshotCall(self._snapshot, index)
         try:
             args, call_kwargs = _resolve_inputs(model, inputs, kwargs)
-            trace = _capture(model, args, call_kwargs, backward, request.reads_magnitudes)
+            trace = _capture(
+                model, args, call_kwargs, backward, request.reads_magnitudes, value_buffers
+            )
             from pytest_tlgraph.draw import draw_request
 
             drawing = draw_request(trace, request, mask_volatile=True)
@@ -291,11 +294,17 @@ def _resolve_inputs(
 
 
 def _capture(
-    model: Any, args: Any, kwargs: dict[str, Any], backward: bool, magnitudes: bool
+    model: Any,
+    args: Any,
+    kwargs: dict[str, Any],
+    backward: bool,
+    magnitudes: bool,
+    value_buffers: tuple[str, ...] | str = (),
 ) -> Trace:
     """Capture in eval mode, then restore every submodule's mode and the global RNG
     (:func:`~pytest_tlgraph.capture.eval_capture.capture_in_eval_mode`, as ``tlgraph
-    draw`` does); ``magnitudes``: whether a channel of the call reads them."""
+    draw`` does); ``magnitudes``: whether a channel of the call reads them;
+    ``value_buffers``: the persistent buffers drawn by value."""
     import torch
 
     from pytest_tlgraph.capture.eval_capture import capture_in_eval_mode
@@ -305,7 +314,14 @@ def _capture(
             f"tlgraph_snapshot() takes a torch.nn.Module, got {type(model).__name__}; "
             "wrap a plain function in an nn.Module whose forward calls it"
         )
-    return capture_in_eval_mode(model, args, kwargs, backward=backward, magnitudes=magnitudes)
+    return capture_in_eval_mode(
+        model,
+        args,
+        kwargs,
+        backward=backward,
+        magnitudes=magnitudes,
+        value_buffers=value_buffers,
+    )
 
 
 def _write_measured(

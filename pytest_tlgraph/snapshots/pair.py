@@ -21,6 +21,7 @@ from pytest_tlgraph.snapshots.provenance import (
     intact,
     renderer_mismatch,
 )
+from pytest_tlgraph.snapshots.settings import setting
 
 if TYPE_CHECKING:
     from pytest_tlgraph.snapshots.pixels.pixeldiff import PngComparison
@@ -103,8 +104,8 @@ class ReceivedPair:
     dot: str
     png: bytes | None
     part: PngPart
-    threshold: float = 0.1
-    max_diff_pixels: int = 0
+    threshold: float = setting("threshold").default
+    max_diff_pixels: int = setting("max_diff_pixels").default
     #: Under ``--snapshot-update``: stale provenance counts as a change.
     update: bool = False
     _matches: dict[int, tuple[StoredPair, PairMatch]] = field(default_factory=dict, repr=False)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from syrupy.extensions.base import AbstractSyrupyExtension
 from syrupy.extensions.single_file import SingleFileSnapshotExtension
 
+from pytest_tlgraph.snapshots.disk.bounded import read_regular
 from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError, atomic_write_all, fitted_name
 from pytest_tlgraph.snapshots.disk.nofollow import FileInTheWay, LinkRefused, open_folder
 from pytest_tlgraph.snapshots.pair import StoredPair
@@ -48,10 +49,11 @@ def png_location(dot_location: str | Path) -> Path:
 
 def read_snapshot_file(path: Path) -> bytes | None:
     """The bytes of one stored snapshot file, ``None`` when it is missing: the one read
-    of a stored ``.gv`` or ``.png`` (any other ``OSError`` is raised)."""
+    of a stored ``.gv`` or ``.png`` (``disk.bounded.read_regular``: a FIFO, a device or
+    a file over the size limit is refused, never waited on; any ``OSError`` but a
+    missing file is raised)."""
     try:
-        with open(path, "rb") as f:
-            return f.read()
+        return read_regular(path)
     except FileNotFoundError:
         return None
 
@@ -71,8 +73,7 @@ def owned_dot(path: Path) -> bool:
     if path.suffix != ".gv":
         return False
     try:
-        with open(path, "rb") as f:
-            return f.read(len(DOT_HEADER)) == DOT_HEADER.encode()
+        return read_regular(path, head=len(DOT_HEADER)) == DOT_HEADER.encode()
     except OSError:
         return False
 
@@ -82,8 +83,7 @@ def owned_png(path: Path) -> bool:
     if path.suffix != ".png":
         return False
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = read_regular(path)
     except OSError:
         return False
     return data.startswith(PNG_SIGNATURE) and Provenance.of(data).renderer is not None

@@ -42,6 +42,14 @@ from torch.overrides import TorchFunctionMode
 from pytest_tlgraph import capture
 from pytest_tlgraph.capture.guards import leave_mode_stack
 from tests.corpus.registry import CORPUS, TRANSFORMERS, Case, build, names
+from tests.corpus.value_mutations import (
+    VALUE_KINDS,
+    Root,
+    clear_caches,
+    constant_roots,
+    rewrites,
+    rewritten,
+)
 
 __all__ = [
     "CANDIDATES",
@@ -73,8 +81,9 @@ VIEWS: dict[str, dict[str, Any]] = {
     "auto": {"collapse": "auto"},
     "depth1": {"depth": 1},
 }
-#: The two controls: the model rebuilt from seed 1, and the capture run a second time.
-CONTROLS = ("seed", "again")
+#: The controls: the model rebuilt from seed 1, the capture run a second time, and a
+#: capture after every cache of the model's code was cleared (the first in a process).
+CONTROLS = ("seed", "again", "cold")
 #: Matching calls tried per mutation before it is skipped.
 CANDIDATES = 8
 #: Summary tables printed by the test run (the terminal summary shows them).
@@ -580,6 +589,8 @@ class Mutation:
     doc: str
     matchers: tuple[Matcher, ...] = ()
     no_grad: bool = False
+    #: A kind of :mod:`.value_mutations`: a constant's values rewritten, no call.
+    value: bool = False
 
 
 #: Every mutation kind, in table order.
@@ -596,6 +607,7 @@ MUTATIONS: dict[str, Mutation] = {
         Mutation("dtype", "a cast to another dtype (or a call in bf16)", (_cast, _other_precision)),
         Mutation("order", "two tensor operands swapped", (_operands,)),
         Mutation("no_grad", "the middle module run under no_grad", no_grad=True),
+        *(Mutation(kind, doc, value=True) for kind, doc in VALUE_KINDS.items()),
     )
 }
 
@@ -846,11 +858,22 @@ class _Weights:
 
     def __init__(self, model: nn.Module) -> None:
         self.model = model
-        self.saved = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        self.saved = {
+            k: v.detach().clone() if isinstance(v, torch.Tensor) else v
+            for k, v in model.state_dict().items()
+        }  # a quantized module keeps its packed weight's dtype there too
 
     def restore(self) -> None:
-        """Every parameter and buffer back to its value at construction."""
-        self.model.load_state_dict(self.saved)
+        """Every parameter and buffer back to its value at construction (copied into
+        the tensors themselves: a quantized module's packed weight, which its state
+        dict only unpacks, is never written by a mutation)."""
+        current = self.model.state_dict(keep_vars=True)
+        with torch.no_grad():
+            for key, value in self.saved.items():
+                held = current.get(key)
+                tensors = isinstance(value, torch.Tensor) and isinstance(held, torch.Tensor)
+                if tensors and not held.is_quantized:  # type: ignore[union-attr]
+                    held.copy_(value)  # type: ignore[union-attr]
 
     @contextmanager
     def kept(self) -> Iterator[None]:
@@ -904,6 +927,8 @@ def _mutate(
     baseline: dict[str, str],
     weights: _Weights,
 ) -> Outcome:
+    if mutation.value:
+        return _mutate_value(case, mutation, reference, baseline, weights)
     module = _module(case.model, address)
     if mutation.no_grad:
         ran: list[bool] = []
@@ -937,6 +962,45 @@ def _mutate(
     return Outcome(mutation.name, "applied", why, changed, True, dots)
 
 
+def _mutate_value(
+    case: Case, mutation: Mutation, reference: Any, baseline: dict[str, str], weights: _Weights
+) -> Outcome:
+    """A constant of ``mutation``'s kind rewritten anywhere in the model (the first
+    whose rewrite runs and changes the output): see :mod:`.value_mutations`."""
+    roots: list[Root] = _roots(case, weights)
+    candidates = rewrites(mutation.name, roots)
+    if not candidates:
+        return Outcome(mutation.name, "n/a", f"not applicable: no {mutation.name} constant")
+    failures: list[str] = []
+    for root in candidates[:CANDIDATES]:
+        with rewritten(root) as what, weights.kept():
+            try:
+                output = case.run()
+            except Exception as error:  # a rewritten index may fall out of range
+                failures.append(f"{what}: raises {type(error).__name__}"[:200])
+                continue
+            if not outputs_differ(output, reference):
+                failures.append(f"{what}: output unchanged")
+                continue
+            dots = _dots(case)
+        changed = {view: dots[view] != base for view, base in baseline.items()}
+        return Outcome(mutation.name, "applied", what, changed, True, dots)
+    return Outcome(mutation.name, "skipped", "; ".join(failures))
+
+
+_ROOTS: dict[int, list[Root]] = {}
+
+
+def _roots(case: Case, weights: _Weights) -> list[Root]:
+    """The constant roots of ``case``'s forward (found once per model)."""
+    found = _ROOTS.get(id(case.model))
+    if found is None:
+        with weights.kept():
+            inputs = (case.inputs, case.kwargs)  # keyword inputs are inputs too
+            found = _ROOTS[id(case.model)] = constant_roots(case.model, case.run, inputs)
+    return found
+
+
 def _rebuilt(name: str, seed: int, like: Case) -> Case:
     """Entry ``name`` built after ``torch.manual_seed(seed)``, reading ``like``'s inputs."""
     torch.manual_seed(seed)
@@ -949,7 +1013,18 @@ def _rebuilt(name: str, seed: int, like: Case) -> Case:
 
 def _same_weights(a: nn.Module, b: nn.Module) -> bool:
     left, right = a.state_dict(), b.state_dict()
-    return left.keys() == right.keys() and all(torch.equal(left[k], right[k]) for k in left)
+    return left.keys() == right.keys() and all(_equal(left[k], right[k]) for k in left)
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """Two state dict values equal (tensors by value, a packed weight's tuple too)."""
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        if a.is_quantized or b.is_quantized:
+            return a.is_quantized == b.is_quantized and torch.equal(a.int_repr(), b.int_repr())
+        return torch.equal(a, b)
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
 
 
 @contextmanager
@@ -987,11 +1062,15 @@ def _study(name: str) -> Study:
         baseline = _dots(case)
     with weights.kept(), installed(module, MutationMode()):
         again = _dots(case)
+    clear_caches(case.model)
+    with weights.kept():
+        cold = _dots(case)
     other = _rebuilt(name, 1, case)
     reseeded = not _same_weights(case.model, other.model)
-    controls = {"seed": _dots(other), "again": again}
+    controls = {"seed": _dots(other), "again": again, "cold": cold}
     outcomes = {m: _mutate(case, address, mutation, reference, baseline, weights)
                 for m, mutation in MUTATIONS.items()}  # fmt: skip
+    _ROOTS.pop(id(case.model), None)
     return Study(name, address, baseline, controls, reseeded, outcomes,
                  time.perf_counter() - start)  # fmt: skip
 

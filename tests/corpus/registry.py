@@ -77,5 +77,7 @@ def _load() -> None:
         models_inception,
         models_mobilenet,
         models_plain,
+        models_recurrent,
+        models_values,
         torch_models,
     )

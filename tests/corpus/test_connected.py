@@ -1,5 +1,6 @@
 """No cut graphs on any corpus model: every op has a producer (a parent op or a
-parameter it reads) unless it makes a tensor from nothing, and every input is read."""
+parameter it reads) unless it makes a tensor from nothing or is a constant (a ``const``
+record: a tensor drawn by value), every constant is read, and every input is read."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ FACTORIES = frozenset(
     {
         "arange", "zeros", "ones", "full", "empty", "empty_strided", "rand", "randn",
         "randint", "randperm", "normal", "tensor", "as_tensor", "scalar_tensor", "eye",
-        "linspace", "logspace", "tril_indices", "triu_indices",
+        "linspace", "logspace", "tril_indices", "triu_indices", "const",
     }
 )  # fmt: skip
 
@@ -26,5 +27,5 @@ def test_every_op_has_a_producer_and_every_input_a_consumer(name: str) -> None:
         for op in trace.ops
         if op.func != "input" and not op.parents and not op.params and op.func not in FACTORIES
     ]
-    unread = [op.label for op in trace.ops if op.func == "input" and not op.children]
+    unread = [op.label for op in trace.ops if op.func in ("input", "const") and not op.children]
     assert (sources, unread) == ([], []), f"{name}: sources {sources}, unread inputs {unread}"

@@ -4,8 +4,11 @@ model changes its DOT (default options, ``collapse="auto"``, ``depth=1``).
 Each mutation of :mod:`tests.corpus.mutations` (a flag flipped, a string mode switched,
 a constant doubled, an ``eps`` changed, another dim, another index, a permuted pad,
 another dtype, swapped operands, the layer run without grad) is made in one middle
-module of each subject and must change the DOT in every view, while the two controls,
-the model rebuilt from another seed and the capture run a second time, must not. The
+module of each subject, and each of :mod:`tests.corpus.value_mutations` (a
+non-persistent buffer's values, a tensor held outside the model, a constant read out
+with ``.item()``) anywhere in it; each must change the DOT in every view, while the
+controls, the model rebuilt from another seed, the capture run a second time and the
+capture after the model's caches were cleared (cold), must not. The
 table of every outcome is printed at the end of the run (and by
 ``python -m tests.corpus.mutations``).
 """
@@ -78,8 +81,8 @@ def test_the_story_of_each_mutation_names_the_node_its_address_and_the_argument(
     subject = study(name)
     checked = 0
     for mutation, outcome in subject.outcomes.items():
-        if outcome.status != "applied":
-            continue
+        if outcome.status != "applied" or MUTATIONS[mutation].value:
+            continue  # a constant's values: checked by the test below
         lines = story_lines(compare(subject.baseline["default"], outcome.dots["default"]))
         assert lines, (name, mutation)
         for line in lines:
@@ -110,6 +113,28 @@ def test_every_mutation_yields_a_typed_edit_at_the_mutated_module(name: str) -> 
                        for a in where):  # fmt: skip
                 missed.append(f"{mutation} [{view}]: {where[:3]}")
     assert not missed, f"{name} @{subject.address}: " + "; ".join(missed)
+#: Models with a constant of each value kind (a rotary base, a noise schedule read at
+#: fixed steps and with ``.item()``).
+_VALUE_SUBJECTS = ("gpt_neox_rotary", "ddpm_loop", "llama")
+
+
+@pytest.mark.parametrize("name", _VALUE_SUBJECTS)
+def test_a_changed_constant_reads_as_its_values_in_every_view(name: str) -> None:
+    """A constant's values rewritten: the story's first line names the constant node
+    (its buffer name, or ``constant``, with its shape) and its values old and new."""
+    subject = study(name)
+    checked = 0
+    for mutation, outcome in subject.outcomes.items():
+        if outcome.status != "applied" or not MUTATIONS[mutation].value:
+            continue
+        for view in VIEWS:
+            lines = story_lines(compare(subject.baseline[view], outcome.dots[view]))
+            assert lines, (name, mutation, view)
+            assert re.match(r"\S+ \((buffer|attribute|constant)[^)]*\): values \S", lines[0]), (
+                name, mutation, view, lines,
+            )  # fmt: skip
+        checked += 1
+    assert checked >= 1, name
 
 
 def test_the_summary_table_covers_every_model_and_mutation() -> None:
@@ -138,6 +163,9 @@ def test_the_summary_table_covers_every_model_and_mutation() -> None:
         ("llama", "dtype", ".to(torch.float32) -> .to(torch.bfloat16)"),
         ("unet", "order", "cat operands 0 and 1 swapped"),
         ("gnn_message_passing", "no_grad", "@convs.1 run under no_grad"),
+        ("gpt_neox_rotary", "buffer", "buffer gpt_neox.rotary_emb.inv_freq 2 x1.5 + 0.01"),
+        ("ddpm_loop", "outside", "outside <50> 50 x1.5 + 0.01"),
+        ("ddpm_loop", "item", "outside <50> 50 x1.5 + 0.01"),
     ],
 )
 def test_each_kind_rewrites_the_call_it_is_for(name: str, mutation: str, detail: str) -> None:

@@ -1,7 +1,8 @@
 """The package as a user installs it: sdist and wheel built with ``python -m build``, the
 wheel installed into a fresh virtual environment, a one-test project run against it.
 
-Packaging mistakes (a module or ``py.typed`` left out, a missing entry point) fail here.
+Packaging mistakes (a module, ``py.typed`` or a report asset left out, a missing entry
+point) fail here.
 The venv sees the packages of the environment running this suite (torch is never
 downloaded) and the wheel is installed with ``--no-deps``; nothing from this checkout
 is on its path.
@@ -85,12 +86,23 @@ def test_the_wheel_holds_the_package_its_types_and_entry_points(dist: Path) -> N
     sources = {p.relative_to(ROOT).as_posix() for p in (ROOT / "pytest_tlgraph").rglob("*.py")}
     assert sources <= names, sorted(sources - names)
     assert "pytest_tlgraph/py.typed" in names
+    assets = _assets()
+    assert len(assets) >= 2 and assets <= names, sorted(assets - names)
     assert not {n for n in names if n.startswith(("tests/", "examples/", "benchmarks/"))}
     assert "[console_scripts]\ntlgraph = pytest_tlgraph.cli:main" in text
     assert "[pytest11]\ntlgraph = pytest_tlgraph.plugin" in text
     with tarfile.open(sdist) as archive:
         members = {m.split("/", 1)[-1] for m in archive.getnames()}
     assert {"README.md", "pyproject.toml", "pytest_tlgraph/py.typed"} <= members
+    assert assets <= members, sorted(assets - members)
+
+
+def _assets() -> set[str]:
+    """The package's files that are not Python: the report page's style and script."""
+    found = (ROOT / "pytest_tlgraph").rglob("*")
+    return {
+        p.relative_to(ROOT).as_posix() for p in found if p.suffix in (".css", ".js") and p.is_file()
+    }
 
 
 def outer_site_dirs() -> list[str]:
@@ -172,3 +184,15 @@ def test_a_project_runs_against_the_installed_wheel(dist: Path, tmp_path: Path) 
     )  # a passing run leaves no results folder: exit 2, one line
     assert report.returncode == 2 and "no results folder" in report.stderr, report.stderr
     assert not (project / "tlgraph-results").exists()
+
+    # A failing run writes report.html with the style and script the wheel carries.
+    (project / "models.py").write_text(MODELS.replace("nn.Linear(4, 2)", "nn.Linear(4, 3)"))
+    failed = subprocess.run(
+        [str(python), *pytest_args], cwd=project, env=env, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    page = (project / "tlgraph-results" / "report.html").read_text(encoding="utf-8")
+    css = (installed / "snapshots" / "review" / "assets" / "report.css").read_text()
+    js = (installed / "snapshots" / "review" / "assets" / "report.js").read_text()
+    assert f"<style>{css}</style>" in page and f"<script>{js}</script>" in page

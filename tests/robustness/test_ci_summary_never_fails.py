@@ -48,9 +48,10 @@ def test_an_unwritable_step_summary_is_one_warning_line(
 def test_a_failing_run_keeps_its_status_when_no_summary_can_be_written(
     stored: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The summaries' own places in the results folder are folders: nothing can be written.
+    # The summaries' places in the results folder are folders (theirs and the
+    # tlgraph- names another tool's file leaves them): nothing can be written.
     results = stored.path / "tlgraph-results"
-    for name in ("summary.json", "summary.md"):
+    for name in ("summary.json", "summary.md", "tlgraph-summary.json", "tlgraph-summary.md"):
         (results / name).mkdir(parents=True)
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(stored.path / "missing" / "step.md"))
     monkeypatch.setenv("TL_HIDDEN", "32")

@@ -42,7 +42,23 @@ def test_a_fifo_as_the_step_summary_is_one_warning_not_a_hang(
     assert "summary.md has it" in warned[0]
 
 
-@pytest.mark.parametrize("name", ["summary.md", ".tlgraph-lock"])
+def test_a_fifo_named_like_a_summary_is_another_tools_and_left_alone(
+    stored: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, subprocess_env: None
+) -> None:
+    # Issue 37: a file of the summary's name already there is not the run's (its own
+    # was cleared at the start): the summary goes to tlgraph-summary.md beside it.
+    results = stored.path / "tlgraph-results"
+    results.mkdir()
+    os.mkfifo(results / "summary.md")
+    monkeypatch.setenv("TL_HIDDEN", "32")
+    result = stored.runpytest_subprocess("--tlgraph-summary=markdown", timeout=120)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert not [line for line in result.outlines if "FIFO" in line]
+    assert (results / "summary.md").is_fifo()
+    assert "test_mlp" in (results / "tlgraph-summary.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", [".tlgraph-lock"])
 def test_a_fifo_in_the_results_folder_is_refused_in_one_line(
     stored: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, subprocess_env: None, name: str
 ) -> None:

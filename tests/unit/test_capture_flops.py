@@ -32,7 +32,8 @@ class _Call(nn.Module):
 
 
 def _only_op(fn: Callable[..., torch.Tensor], *args: torch.Tensor) -> Op:
-    (op,) = [op for op in capture(_Call(fn), args).ops if op.has_function]
+    computed = capture(_Call(fn), args).ops
+    (op,) = [op for op in computed if op.has_function and op.func != "const"]
     return op
 
 
@@ -304,12 +305,12 @@ _INDEX = torch.tensor([[0, 2], [1, 0]])
         (lambda x: x.gather(1, _INDEX), 4),  # the output's elements
         (lambda x: torch.take_along_dim(x[:2], _INDEX, dim=1), 4),
         (lambda x: x.index_select(1, torch.tensor([0, 2])), 8),
-        (lambda x: torch.zeros(2, 3).scatter_(1, _INDEX, 1.0), 4),  # the index's elements
+        (lambda x: x.new_zeros(2, 3).scatter_(1, _INDEX, 1.0), 4),  # the index's elements
         (lambda x: torch.zeros(2, 3).scatter(1, _INDEX, x), 4),
         (lambda x: torch.zeros(2, 3).scatter_add(1, _INDEX, x), 4),
         (lambda x: torch.zeros(5, 3).index_add_(0, torch.tensor([0, 3]), x[:2, :3]), 6),
         (lambda x: torch.zeros(5, 3).index_copy(0, torch.tensor([1, 4]), x[:2, :3]), 6),
-        (lambda x: torch.zeros(4, 3).index_fill_(0, torch.tensor([0, 2]), 1.0), 6),
+        (lambda x: x.new_zeros(4, 3).index_fill_(0, torch.tensor([0, 2]), 1.0), 6),
         (lambda x: torch.zeros(4, 3).index_put_((torch.tensor([0, 1, 3]),), x[0, :3]), 9),
     ],
 )  # fmt: skip

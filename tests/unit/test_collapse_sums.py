@@ -14,8 +14,9 @@ from torch import nn
 
 from pytest_tlgraph import capture
 from pytest_tlgraph.draw import build_plan
-from pytest_tlgraph.draw.collapse import ADDITIVE_FIELDS, COLLAPSED_KINDS, BoxRecord
+from pytest_tlgraph.draw.collapse import COLLAPSED_KINDS, BoxRecord
 from pytest_tlgraph.draw.collapse.records import member_sums
+from pytest_tlgraph.fields import BOX_SUMMED
 from pytest_tlgraph.trace import Trace
 
 
@@ -98,7 +99,7 @@ def test_box_and_segment_fields_are_exact_member_sums(
         assert set(node.record.members) <= set(node.members)
         if node.record.members != node.members:
             assert options.get("collapse") == "auto" and view == "unrolled"
-        for name in ADDITIVE_FIELDS:
+        for name in BOX_SUMMED:
             assert getattr(node.record, name) == expected_sum(trace, node.record.members, name), (
                 node.id,
                 name,
@@ -115,7 +116,7 @@ def test_rolled_box_sums_across_all_calls(trace: Trace) -> None:
     assert box.num_calls == len(calls) == 2
     members = calls[0].ops + calls[1].ops
     assert sorted(box.members) == sorted(members)
-    for name in ADDITIVE_FIELDS:
+    for name in BOX_SUMMED:
         assert getattr(box, name) == expected_sum(trace, members, name)
     unrolled = build_plan(trace, depth=0)
     per_call = [n.record for n in unrolled.nodes if n.module == "blocks.0"]
@@ -131,7 +132,7 @@ def test_fold_shows_its_representative_only(trace: Trace) -> None:
     assert record.representative == "blocks.0"
     first_call = next(c for c in trace.modules if c.key == ("blocks.0", 1))
     assert record.members == first_call.ops
-    for name in ADDITIVE_FIELDS:
+    for name in BOX_SUMMED:
         assert getattr(record, name) == expected_sum(trace, first_call.ops, name)
     assert set(fold.members) == {label for box in record.boxes for label in box.members}
     assert len(fold.members) == 3 * len(first_call.ops)
@@ -174,7 +175,7 @@ def test_box_shape_is_the_output_of_the_call_not_its_last_op() -> None:
     assert trace.op(box.members[-1]).func == "mean"
     assert box.shape == (3, 6)
     assert box.input_shape == (3, 4)
-    assert box.dtype == torch.float32
+    assert box.dtype == "float32"
 
 
 @settings(max_examples=60, deadline=None)
@@ -186,7 +187,7 @@ def test_member_sums_are_additive_and_order_free(trace: Trace, seed: int, cut: i
     whole = member_sums(ops)
     assert member_sums(shuffled) == whole  # fsum: the total does not depend on order
     left, right = member_sums(shuffled[: cut % len(ops)]), member_sums(shuffled[cut % len(ops) :])
-    for name in ADDITIVE_FIELDS:
+    for name in BOX_SUMMED:
         if whole[name] is None:
             assert left[name] is None or right[name] is None
         elif name == "func_duration":
@@ -199,7 +200,7 @@ def test_ops_without_a_function_count_zero(trace: Trace) -> None:
     inputs = [op for op in trace.ops if not op.has_function]
     assert inputs and all(op.activation_memory for op in inputs)
     sums = member_sums(inputs)
-    assert sums == {name: 0 for name in ADDITIVE_FIELDS}
+    assert sums == {name: 0 for name in BOX_SUMMED}
 
 
 def test_every_collapsed_kind_is_covered(trace: Trace) -> None:

@@ -16,7 +16,7 @@ FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 RUN = {"python", "sh"}
 #: Blocks that need the network or the reader's repository, and configuration.
 NOT_RUN = {"console", "yaml", "ini", "text"}
-CONSOLE_COMMANDS = ("pip install ", "git ")
+CONSOLE_COMMANDS = ("pip install ", "git ", "python -m build ")
 
 sys.path.insert(0, str(ROOT / "scripts"))
 from render_options_reference import with_table  # noqa: E402

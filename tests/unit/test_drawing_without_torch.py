@@ -5,20 +5,20 @@ salient args row reads were recorded at capture)."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import pickle
 import re
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_tlgraph import capture
-from pytest_tlgraph.trace import Layer, Op, Trace
+from pytest_tlgraph.trace import Trace
 from tests.corpus.registry import build
 from tests.runtime_imports import reaches, runtime_imports
 
@@ -50,28 +50,19 @@ def test_the_check_sees_an_import_through_a_package_module(tmp_path: Path) -> No
     assert reaches(graph, "pkg.typed", "torch") is None
 
 
-def _without_dtypes(trace: Trace) -> dict[str, Any]:
-    """The trace's fields with every ``torch.dtype`` taken out (the one torch object a
-    trace keeps), as plain data a process without torch can unpickle."""
+_DRAWN: tuple[str, ...] = (
+    "ops", "layers", "modules", "model_name", "param_count", "io_names", "magnitudes",
+    "values", "default_dtype",
+)  # fmt: skip
 
-    def op(record: Op) -> Op:
-        return dataclasses.replace(record, dtype=None)
 
-    def layer(record: Layer) -> Layer:
-        varying = {k: v for k, v in record.varying.items() if k != "dtype"}
-        return dataclasses.replace(record, dtype=None, varying=varying)
-
-    return {
-        "ops": tuple(op(o) for o in trace.ops),
-        "layers": {label: layer(record) for label, record in trace.layers.items()},
-        "modules": trace.modules,
-        "model_name": trace.model_name,
-        "param_count": trace.param_count,
-        "io_names": dict(trace.io_names),
-        "magnitudes": trace.magnitudes,
-        "values": trace.values,
-        "default_dtype": trace.default_dtype,
-    }
+def _fields(trace: Trace) -> dict[str, Any]:
+    """The trace's fields a drawing reads, whole (dtypes are names: nothing of torch to
+    take out), as plain data a process without torch can unpickle."""
+    found = {name: getattr(trace, name) for name in _DRAWN}
+    # Layers are built lazily, mappings held read-only: plain dicts here.
+    layers = {k: replace(v, varying=dict(v.varying)) for k, v in trace.layers.items()}
+    return found | {"layers": layers, "io_names": dict(trace.io_names)}
 
 
 _CHILD = textwrap.dedent(
@@ -108,7 +99,7 @@ def test_a_trace_draws_the_same_dot_where_torch_cannot_be_imported(
     case: str, options: dict[str, Any]
 ) -> None:
     built = build(case)
-    fields = _without_dtypes(capture(built.model, built.inputs, kwargs=built.kwargs))
+    fields = _fields(capture(built.model, built.inputs, kwargs=built.kwargs))
     expected = Trace(**fields).draw(**options).dot
     assert "=" in expected  # some args row is drawn, salient args and all
     # Defaults are hidden from the rows; the drawing records them (tl_defaults, and

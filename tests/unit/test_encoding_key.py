@@ -38,7 +38,8 @@ def test_every_channel_adds_exactly_one_line_in_channel_order() -> None:
 def test_key_node_is_one_plaintext_node_outside_every_cluster(cnn: Trace) -> None:
     drawing = cnn.draw(color_by="flops", size_by="bytes")
     key_lines = [ln for ln in drawing.dot.splitlines() if '"tlgraph_key"' in ln]
-    assert len(key_lines) == 1
+    # One node statement, and its pin to the top rank of the bottom-up drawing.
+    assert len(key_lines) == 2 and key_lines[1] == '  { rank=max; "tlgraph_key"; }'
     assert key_lines[0].startswith('  "tlgraph_key" [label=<<TABLE')
     assert 'shape="plaintext"' in key_lines[0]
     assert "->" not in key_lines[0]

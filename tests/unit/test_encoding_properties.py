@@ -80,11 +80,16 @@ def strip(drawing: Drawing, fills: set[str]) -> str:
     nodes in ``fills``, removed from both sides of a comparison)."""
     lines = []
     for line in drawing.dot.splitlines():
-        if line.startswith("  { rank=same;") or line.startswith('  "tlgraph_key" '):
+        if line.startswith(("  { rank=same;", '  "tlgraph_key" ', "  { rank=max;")):
+            continue
+        if line.endswith(' [style="invis"];'):  # orders the timestep diagram's columns
             continue
         if line.startswith("  graph ["):
             line = re.sub(r"<BR/>stacked by: [^<>]*", "", line)
             line = line.replace(' newrank="true",', "")
+            # The timestep diagram is a top-to-bottom drawing of columns.
+            line = re.sub(r' rankdir="[A-Z]{2}",', "", line)
+        line = line.replace(' [constraint="false"];', ";").replace(', constraint="false"]', "]")
         match = re.match(r'^  "((?:[^"\\]|\\.)*)" \[', line)
         if match:
             line = _STRIP_NODE_ATTRS.sub("", line)

@@ -34,14 +34,21 @@ def test_lockstep_loops_stack_by_pass_number() -> None:
     assert [op.label for op in trace.ops][1:-1] == [
         "linear_1:1", "linear_2:1", "linear_1:2", "linear_2:2", "linear_1:3", "linear_2:3",
     ]  # fmt: skip
-    drawing = trace.draw(stack_by=True, direction="leftright")
-    assert rank_lines(drawing.dot) == [
+    rows = trace.draw(stack_by=True, direction="bottomup")
+    assert rank_lines(rows.dot) == [
         ["linear_1:1", "linear_2:1"],
         ["linear_1:2", "linear_2:2"],
         ["linear_1:3", "linear_2:3"],
     ]
-    assert 'newrank="true"' in drawing.dot
-    assert 'rankdir="LR"' in drawing.dot
+    assert 'newrank="true"' in rows.dot
+    # Left to right, each pass is a column of a top-to-bottom drawing: its own edges
+    # rank it, the edges between passes do not, the passes' first ops share the top.
+    drawing = trace.draw(stack_by=True, direction="leftright")
+    assert rank_lines(drawing.dot) == [["linear_1:1", "linear_1:2", "linear_1:3"]]
+    assert 'rankdir="TB"' in drawing.dot and 'newrank="true"' in drawing.dot
+    assert '"linear_1:1" -> "linear_2:1";' in drawing.dot
+    assert '"linear_2:1" -> "linear_1:2" [constraint="false"];' in drawing.dot
+    assert '"linear_1:1" -> "linear_1:2" [style="invis"];' in drawing.dot
     assert drawing.state is not None
     channel = drawing.state.channels["stack_by"]
     assert channel.source == "pass_number"

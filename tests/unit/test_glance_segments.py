@@ -41,48 +41,41 @@ def _feeds(plan: Plan, node: PlanNode) -> list[str]:
     return [target for source, target in plan.edges if source == node.id]
 
 
-def test_gemma3_draws_a_mask_segment_and_position_segments() -> None:
+def _constants(trace: Trace) -> list[str]:
+    return [op.label for op in trace.ops if op.func == "const"]
+
+
+def test_gemma3_draws_its_masks_and_rotary_tables_as_constants() -> None:
+    # Without an attention mask input, the masks and position ids are computed from
+    # sizes alone: each table is one ``const`` node (drawn by value), not plumbing.
     trace = corpus_trace("gemma3")
-    plan, segments = _segments(trace)
-    by_purpose: dict[str | None, list[PlanNode]] = {}
-    for node in segments:
-        by_purpose.setdefault(_purpose(node), []).append(node)
-    assert set(by_purpose) == {"mask", "positions"}
-    [mask] = by_purpose["mask"]
-    assert {"gt", "le", "and"} <= set(_funcs(trace, mask))
-    # The batch and head aranges the causal mask function ignores go with the mask.
-    assert _funcs(trace, mask)[:3] == ["arange"] * 3
-    assert any(target.startswith("@model.layers.0") for target in _feeds(plan, mask))
-    for node in by_purpose["positions"]:
-        assert "cumsum" in _funcs(trace, node) or str(node.cluster).startswith(
-            "cluster_model.rotary_emb"
-        )
+    _, segments = _segments(trace)
+    assert segments == []
+    tables = [op for op in trace.ops if op.func == "const" and op.shape == (1, 1, 8, 8)]
+    assert len(tables) >= 4  # cos and sin for each of the two layer types
+    assert all(op.children for op in tables)
     dot = trace.draw(collapse="auto").dot
-    assert f"<B>mask: {len(mask.members)} ops</B>" in dot
-    assert dot.count("<B>positions: ") == len(by_purpose["positions"])
+    assert "<B>mask: " not in dot and "<B>positions: " not in dot
+    assert all(f'"{label}" [' in dot for label in _constants(trace))
 
 
-def test_llama_draws_its_position_ids_as_positions() -> None:
+def test_llama_draws_its_rotary_tables_as_constants_read_by_every_layer() -> None:
     trace = corpus_trace("llama")
-    plan, segments = _segments(trace)
-    assert {_purpose(n) for n in segments} == {"positions"}
-    [ids] = [n for n in segments if "arange" in _funcs(trace, n)]
-    assert "cumsum" in _funcs(trace, ids)
-    [rotary] = _feeds(plan, ids)
-    [node] = [n for n in plan.nodes if n.id == rotary]
-    assert node.cluster == "cluster_model.rotary_emb#1"  # read in the rotary embedding
+    _, segments = _segments(trace)
+    assert segments == []
+    cos_sin = [trace.op(label) for label in _constants(trace)]
+    assert [op.shape for op in cos_sin] == [(1, 1, 8, 8), (1, 1, 8, 8)]
+    readers = {trace.op(child).module for op in cos_sin for child in op.children}
+    assert readers == {"model.layers.0.self_attn", "model.layers.1.self_attn"}
 
 
-def test_qwen2_moe_unused_mask_joins_the_position_segment() -> None:
+def test_qwen2_moe_unread_mask_draws_nothing() -> None:
     # Qwen2-MoE builds a causal mask that no op reads (attention runs causal by flag):
-    # alone it would be a node with no edge, so it joins the segment of its module
-    # call that has one, named by what leaves it: the position ids.
+    # a constant is drawn when an op reads it, so it leaves no node without an edge.
     trace = corpus_trace("qwen2_moe")
-    plan, segments = _segments(trace)
-    [positions] = segments
-    assert _purpose(positions) == "positions"
-    assert {"cumsum", "gt", "le", "and", "expand"} <= set(_funcs(trace, positions))
-    assert _feeds(plan, positions) == ["@model.rotary_emb#1"]
+    _, segments = _segments(trace)
+    assert segments == []
+    assert all(trace.op(label).children for label in _constants(trace))
 
 
 class _Masked(nn.Module):
@@ -94,7 +87,8 @@ class _Masked(nn.Module):
         self.upper = upper
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        rows = torch.arange(x.shape[1])
+        # Counted from the input (sizes alone would make it a constant).
+        rows = torch.ones_like(x[0, :, 0], dtype=torch.long).cumsum(0)
         first, second = (
             (rows[None, :], rows[:, None]) if self.upper else (rows[:, None], rows[None, :])
         )
@@ -105,7 +99,7 @@ class _Masked(nn.Module):
 def test_a_changed_mask_op_changes_the_segment_signature_not_its_rows() -> None:
     before = capture(_Masked(), torch.randn(1, 5, 4)).draw(collapse="auto").dot
     after = capture(_Masked(upper=True), torch.randn(1, 5, 4)).draw(collapse="auto").dot
-    assert "<B>mask: 6 ops</B>" in before
+    assert "<B>mask: 8 ops</B>" in before
     assert _COMMENT.sub("", before) == _COMMENT.sub("", after)  # every row the same
     [old] = re.findall(r'"segment:[^"]+" \[[^\n]*comment="([^"]*)"', before)
     [new] = re.findall(r'"segment:[^"]+" \[[^\n]*comment="([^"]*)"', after)
@@ -115,7 +109,7 @@ def test_a_changed_mask_op_changes_the_segment_signature_not_its_rows() -> None:
     assert (
         old_sig.funcs
         == new_sig.funcs
-        == ("arange", "getitem", "getitem", "ge", "getitem", "invert")
+        == ("getitem", "ones_like", "cumsum", "getitem", "getitem", "ge", "getitem", "invert")
     )
 
 
@@ -127,7 +121,7 @@ class _Shaped(nn.Module):
         self.proj = nn.Linear(4, 4)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        column = torch.zeros(x.shape[0]).view(-1, 1)
+        column = x.new_zeros(x.shape[0]).view(-1, 1)  # torch.zeros would be a constant
         return self.proj(x) + column
 
 
@@ -145,7 +139,7 @@ class _Indexed(nn.Module):
 def test_size_made_tensors_are_shape_and_integer_arithmetic_is_index() -> None:
     shaped = capture(_Shaped(), torch.randn(3, 4))
     _, [segment] = _segments(shaped)
-    assert (_purpose(segment), _funcs(shaped, segment)) == ("shape", ["zeros", "view"])
+    assert (_purpose(segment), _funcs(shaped, segment)) == ("shape", ["new_zeros", "view"])
     indexed = capture(_Indexed(), torch.randint(1, 10, (2, 5)))
     _, [segment] = _segments(indexed)
     assert (_purpose(segment), _funcs(indexed, segment)) == ("index", ["getitem", "sub"])
@@ -157,4 +151,4 @@ def test_max_segments_keep_their_first_and_last_op_title() -> None:
     plan = build_plan(trace, collapse="max")
     records = [n.record for n in plan.nodes if n.kind == "segment"]
     assert records and all(isinstance(r, SegmentRecord) and r.purpose is None for r in records)
-    assert "<B>zeros_1..view_1</B>" in trace.draw(collapse="max").dot
+    assert "<B>new_zeros_1..view_1</B>" in trace.draw(collapse="max").dot

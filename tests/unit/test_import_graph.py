@@ -87,7 +87,8 @@ def test_encoding_is_a_stage_inside_draw() -> None:
 def test_the_snapshot_rooms_stand_in_layers() -> None:
     graph = _packages()
     # disk < results < review < the glue: each reads only those below it.
-    assert graph["snapshots.disk"] <= {"errors"}
+    # disk reads the one file-size limit (limits.py, a leaf beside errors).
+    assert graph["snapshots.disk"] <= {"errors", "limits"}
     assert "snapshots.review" not in graph["snapshots.results"]
     assert "snapshots.results" in graph["snapshots.review"]
     for room in ("snapshots.results", "snapshots.review", "snapshots.disk"):
@@ -125,8 +126,11 @@ def test_the_snapshot_rooms_stay_apart() -> None:
 
 def test_the_drawing_schema_stands_below_drawing_and_comparison() -> None:
     graph = import_graph(PACKAGE)
-    # The grammar both ends share imports nothing of the package; both ends read it.
-    assert not {m for m in graph["pytest_tlgraph.schema"] if m.startswith("pytest_tlgraph")}
+    # The grammar both ends share imports nothing of the package but the error base
+    # (a leaf: it imports nothing itself); both ends read it.
+    found = {m for m in graph["pytest_tlgraph.schema"] if m.startswith("pytest_tlgraph")}
+    assert found <= {"pytest_tlgraph.errors"}
+    assert not {m for m in graph["pytest_tlgraph.errors"] if m.startswith("pytest_tlgraph")}
     assert "pytest_tlgraph.schema" in graph["pytest_tlgraph.draw.identity"]
     assert "pytest_tlgraph.schema" in graph["pytest_tlgraph.diff.graph"]
 

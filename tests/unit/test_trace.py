@@ -42,7 +42,8 @@ def test_a_trace_holds_no_tensor_anywhere(backward: bool) -> None:
     reached = list(_walk(trace, set()))
     assert len(reached) > len(trace.ops) * 10  # the walk really went through the records
     assert not [obj for obj in reached if isinstance(obj, torch.Tensor)]
-    assert {type(obj) for obj in reached if isinstance(obj, torch.dtype)} <= {torch.dtype}
+    # dtypes are kept by name: no torch object at all, so nothing after capture needs torch
+    assert not [obj for obj in reached if type(obj).__module__.split(".")[0] == "torch"]
 
 
 def test_trace_size_does_not_grow_with_tensor_size() -> None:

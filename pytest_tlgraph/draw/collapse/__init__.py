@@ -28,7 +28,6 @@ from pytest_tlgraph.draw.collapse.folds import TypePaths, call_signature, fold_r
 from pytest_tlgraph.draw.collapse.plumbing import anchor, plumbing_runs
 from pytest_tlgraph.draw.collapse.purpose import segment_purpose
 from pytest_tlgraph.draw.collapse.records import (
-    ADDITIVE_FIELDS,
     BoxRecord,
     CollapsedRecord,
     FoldRecord,
@@ -50,7 +49,6 @@ from pytest_tlgraph.errors import UsageError
 from pytest_tlgraph.trace import ModuleCall, Trace
 
 __all__ = [
-    "ADDITIVE_FIELDS",
     "AUTO_NODE_BUDGET",
     "COLLAPSED_KINDS",
     "BoxRecord",

@@ -30,7 +30,7 @@ def plumbing_ops(trace: Trace) -> set[str]:
         if not op.has_function:
             continue  # inputs are plumbing's sources; outputs are never merged
         dtype = op.dtype
-        counted = op.flops_forward != 0 and (dtype is None or dtype.is_floating_point)
+        counted = op.flops_forward != 0 and (dtype is None or dtype.startswith(("float", "bfloat")))
         if counted or op.params or any(p in data for p in op.parents):
             data.add(op.label)
         else:

@@ -52,7 +52,7 @@ def segment_purpose(trace: Trace, members: Sequence[str]) -> str:
     results = [label for label in members if any(c not in inside for c in trace.op(label).children)]
     if not results:
         results = [label for label in members if not trace.op(label).children]
-    if any(str(trace.op(label).dtype) == "torch.bool" for label in results):
+    if any(trace.op(label).dtype == "bool" for label in results):
         return "mask"
     last = max(trace.op(label).index for label in results) if results else -1
     positional = _positional(trace, last)

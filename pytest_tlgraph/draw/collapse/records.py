@@ -10,16 +10,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
-from pytest_tlgraph.fields import BOX_SUMMED, check_record, field
+from pytest_tlgraph.fields import BOX_SUMMED, FOLD_FIRST, check_record, field
 from pytest_tlgraph.trace import ModuleCall, Op, Shape, Trace, shape_summary
 
-if TYPE_CHECKING:
-    import torch
-
 __all__ = [
-    "ADDITIVE_FIELDS",
     "BoxRecord",
     "CollapsedRecord",
     "FoldRecord",
@@ -30,9 +26,6 @@ __all__ = [
     "segment_record",
 ]
 
-#: Op fields whose value over a group of ops is the exact sum of the ops' values (the
-#: stored fields :data:`pytest_tlgraph.fields.FIELDS` sums over boxes).
-ADDITIVE_FIELDS: Final = BOX_SUMMED
 #: Summed with ``math.fsum``: correctly rounded, whatever the op order.
 _FLOAT_FIELDS: Final = frozenset(name for name in BOX_SUMMED if field(name).kind is float)
 
@@ -45,7 +38,7 @@ def member_sums(ops: Sequence[Op]) -> dict[str, Any]:
     depend on op order.
     """
     sums: dict[str, Any] = {}
-    for name in ADDITIVE_FIELDS:
+    for name in BOX_SUMMED:
         values = [getattr(op, name) for op in ops if op.has_function]
         if any(v is None for v in values):
             sums[name] = None
@@ -91,7 +84,7 @@ class BoxRecord(CollapsedRecord):
     module_family: str | None
     shape: Shape | None
     shape_summary: str | None
-    dtype: torch.dtype | None
+    dtype: str | None
     input_shape: Shape | None
 
     @property
@@ -110,7 +103,7 @@ class SegmentRecord(CollapsedRecord):
     last: str
     funcs: tuple[str, ...]
     shape: Shape | None
-    dtype: torch.dtype | None
+    dtype: str | None
     purpose: str | None = None
 
 
@@ -144,7 +137,7 @@ class FoldRecord(CollapsedRecord):
     def of(cls, boxes: Sequence[BoxRecord], title: str) -> FoldRecord:
         """Fold ``boxes`` (at least two, the representative first) under ``title``."""
         rep = boxes[0]
-        sums = {name: getattr(rep, name) for name in ADDITIVE_FIELDS}
+        sums = {name: getattr(rep, name) for name in FOLD_FIRST}
         return cls(
             module=rep.module,
             members=rep.members,
@@ -154,6 +147,11 @@ class FoldRecord(CollapsedRecord):
             shape_summary=shape_summary([box.shape for box in boxes]),
             **sums,
         )
+
+
+# A fold record holds the summed slots of every collapsed record: the fields a fold
+# shows (``Field.folds``) must be exactly those, or a slot would be left unset.
+check_record(FoldRecord, FOLD_FIRST)
 
 
 def output_op(trace: Trace, members: Sequence[str]) -> Op:

@@ -8,10 +8,11 @@ is rendered (the layout fence refuses even earlier, in ``layout.py``).
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
 
@@ -25,13 +26,13 @@ from pytest_tlgraph.draw.encoding.sources import (
     coerce,
     require_available,
 )
-from pytest_tlgraph.draw.encoding.stack import require_unrolled, stack
+from pytest_tlgraph.draw.encoding.stack import columns, require_unrolled, stack
 from pytest_tlgraph.draw.encoding.state import ChannelState, EncodingState
 from pytest_tlgraph.draw.encoding.values import Collected, collect
 from pytest_tlgraph.draw.fontmetrics import estimate_label_box
 from pytest_tlgraph.draw.plan import Plan
 from pytest_tlgraph.draw.request import DrawRequest
-from pytest_tlgraph.draw.style import FONTSIZE, PAGES
+from pytest_tlgraph.draw.style import FONTSIZE, PAGES, RANKDIR
 from pytest_tlgraph.trace import Trace
 
 __all__ = ["Encoding", "encode"]
@@ -55,6 +56,46 @@ class Encoding:
     extra_nodes: tuple[NodeStatement, ...]
     key_rows: tuple[str, ...]
     graph_attrs: Mapping[str, Any]
+    #: ``constraint="false"`` on the edges between the columns of a timestep diagram.
+    edge_attrs: Mapping[tuple[str, str], Mapping[str, str]] = field(default_factory=dict)
+    #: Invisible edges ordering the columns' first nodes left to right.
+    order_edges: tuple[tuple[str, str], ...] = ()
+    #: ``(rank, node)`` pins: the key on the top rank of a bottom-up drawing.
+    rank_pins: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """How the stacked groups and the key are laid out (:func:`_layout`)."""
+
+    rank_groups: tuple[tuple[str, ...], ...]
+    graph_attrs: Mapping[str, Any]
+    edge_attrs: Mapping[tuple[str, str], Mapping[str, str]]
+    order_edges: tuple[tuple[str, str], ...]
+    rank_pins: tuple[tuple[str, str], ...]
+
+
+def _layout(
+    plan: Plan, groups: tuple[tuple[str, ...], ...] | None, direction: str, keyed: bool
+) -> _Layout:
+    """The stacked groups as rows (one rank each), or, drawn left to right, as columns
+    of a top-to-bottom drawing (:func:`.stack.columns`); and the key pinned to the top
+    rank where the ranks run bottom-up (it has no edge, so it would sit on the lowest;
+    Graphviz's ``newrank`` ranking, which stacked rows need, ignores the pin)."""
+    if groups is None:
+        pins = (("max", KEY_ID),) if keyed and direction == "bottomup" else ()
+        return _Layout((), {}, {}, (), pins)
+    if direction != "leftright" or not groups:
+        return _Layout(groups, {"newrank": "true"}, {}, (), ())
+    laid = columns(groups, plan.edges)
+    loose = MappingProxyType({"constraint": "false"})
+    return _Layout(
+        rank_groups=(laid.heads,) if laid.aligned and len(laid.heads) > 1 else (),
+        graph_attrs={"newrank": "true", "rankdir": RANKDIR["topdown"]},
+        edge_attrs={edge: loose for edge in laid.loose},
+        order_edges=tuple(itertools.pairwise(laid.heads)),
+        rank_pins=(),
+    )
 
 
 class _Reader:
@@ -258,11 +299,15 @@ def encode(
         key_rows = tuple(line.plain for line in lines)
         attrs = {"label": key_label(lines), "shape": "plaintext", "style": "solid", "margin": "0"}
         extra = (NodeStatement(KEY_ID, None, attrs),)
+    laid = _layout(plan, groups if stacking is not None else None, options.direction, bool(extra))
     return Encoding(
         state=EncodingState(MappingProxyType(channels), tuple(notes), tuple(aggregation)),
         caption_lines=tuple(captions),
-        rank_groups=groups,
+        rank_groups=laid.rank_groups,
         extra_nodes=extra,
         key_rows=key_rows,
-        graph_attrs=MappingProxyType({"newrank": "true"} if stacking is not None else {}),
+        graph_attrs=MappingProxyType(laid.graph_attrs),
+        edge_attrs=MappingProxyType(laid.edge_attrs),
+        order_edges=laid.order_edges,
+        rank_pins=laid.rank_pins,
     )

@@ -19,7 +19,6 @@ from pytest_tlgraph.suggest import did_you_mean
 from pytest_tlgraph.trace import Layer, Op, Trace
 
 __all__ = [
-    "ADDITIVE_FIELDS",
     "BUILTIN_FIELDS",
     "VALUE_FIELDS",
     "ValueSource",
@@ -42,8 +41,6 @@ BUILTIN_FIELDS: Final = {
     "dims": None,
     "params": "param_count",
 }
-#: Fields with an exact sum over ops: collapsed boxes and segments show the sum.
-ADDITIVE_FIELDS: Final = SUMMABLE
 #: Fields measured from tensor values: ``None`` on a trace without values (meta, fake).
 VALUE_FIELDS: Final = VALUE_READ
 #: Fields that read run-to-run noise: masked in snapshots.
@@ -70,7 +67,7 @@ class ValueSource:
     @property
     def additive(self) -> bool:
         """Whether collapsed nodes can show the exact sum of their member ops."""
-        return self.field in ADDITIVE_FIELDS
+        return self.field in SUMMABLE
 
     @property
     def volatile(self) -> bool:

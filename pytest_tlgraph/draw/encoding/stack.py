@@ -3,6 +3,11 @@
 The auto form pins multi-pass ops that share a pass number to one rank, under the
 lockstep licence: taken in execution order over all multi-pass ops, pass numbers never
 decrease. An explicit annotation (field or callable) bypasses the licence.
+
+Drawn left to right (the timestep diagram), each group is a column laid out by
+:func:`columns`: a group's own edges rank its ops top to bottom, so every one of them
+points down whatever the renderer's crossing heuristics do; Graphviz's order inside
+one rank follows no edge for certain (docs/decisions.md, "The timestep diagram (0.5)").
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from pytest_tlgraph.draw.plan import Plan
 from pytest_tlgraph.errors import EncodingRefusal
 from pytest_tlgraph.trace import Op, Trace
 
-__all__ = ["Stacking", "check_lockstep", "require_unrolled", "stack"]
+__all__ = ["Columns", "Stacking", "check_lockstep", "columns", "require_unrolled", "stack"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,3 +131,50 @@ def stack(
     # A group of one pins nothing against anything: dropping it keeps the DOT minimal.
     kept = {value: tuple(ids) for value, ids in groups.items() if len(ids) > 1}
     return Stacking(annotation=name, groups=kept, values=values, eligible=eligible)
+
+
+@dataclass(frozen=True, slots=True)
+class Columns:
+    """The layout of stacked groups as columns in a top-to-bottom drawing.
+
+    ``loose``: the edges between two groups (drawn, but left out of the ranking, so a
+    later column starts at the top rather than below the one before); ``heads``: each
+    group's first node in plan order, left to right, and ``aligned`` whether they may
+    share one rank (no ranked path joins two of them).
+    """
+
+    loose: tuple[tuple[str, str], ...]
+    heads: tuple[str, ...]
+    aligned: bool
+
+
+def columns(groups: Sequence[Sequence[str]], edges: Sequence[tuple[str, str]]) -> Columns:
+    """Lay ``groups`` (in column order) out as columns over the drawing's ``edges``."""
+    group_of = {node: i for i, ids in enumerate(groups) for node in ids}
+    loose = []
+    ranked: dict[str, list[str]] = {}
+    for source, target in edges:
+        a, b = group_of.get(source), group_of.get(target)
+        if a is not None and b is not None and a != b:
+            loose.append((source, target))
+        else:
+            ranked.setdefault(source, []).append(target)
+    heads = tuple(ids[0] for ids in groups if ids)
+    return Columns(tuple(loose), heads, not _joined(heads, ranked))
+
+
+def _joined(heads: Sequence[str], ranked: dict[str, list[str]]) -> bool:
+    """Whether a ranked path leads from one of ``heads`` to another (pinning them to
+    one rank would then fold that path back on itself)."""
+    targets = set(heads)
+    for head in heads:
+        seen = {head}
+        todo = list(ranked.get(head, ()))
+        while todo:
+            node = todo.pop()
+            if node in targets:
+                return True
+            if node not in seen:
+                seen.add(node)
+                todo.extend(ranked.get(node, ()))
+    return False

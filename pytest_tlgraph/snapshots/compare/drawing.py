@@ -49,6 +49,7 @@ __all__ = [
     "DiffStyle",
     "draw_comparison",
     "graph_diff",
+    "graph_diff_layout",
     "graph_diff_png",
 ]
 
@@ -412,16 +413,37 @@ def graph_diff_png(
     reason it could not be drawn (a renderer failure, a drawing over the size guard's
     limits, estimated before rendering or read from the rendered image): a failure
     report never fails on its own picture."""
+    png, why, _ = _graph_diff(comparison, renderer, context, layout=False)
+    return png, why
+
+
+def graph_diff_layout(
+    comparison: Comparison, renderer: str, *, context: int | None = CONTEXT_HOPS
+) -> tuple[bytes | None, str | None, str]:
+    """:func:`graph_diff_png` and the drawing's Graphviz ``plain`` layout (``""``
+    without a drawing): where each node of the PNG lies."""
+    return _graph_diff(comparison, renderer, context, layout=True)
+
+
+def _graph_diff(
+    comparison: Comparison, renderer: str, context: int | None, *, layout: bool
+) -> tuple[bytes | None, str | None, str]:
     from pytest_tlgraph.errors import TlgraphError
 
     old, new = comparison.old.schema, comparison.new.schema
     if old != new:  # nothing pairs across two schemas: a drawing would show a false diff
-        return None, (
+        return (
+            None,
             "structural diff drawing not made: the stored drawing has "
             f"{'no schema (0.3)' if old is None else f'the {old} schema'}, the received "
-            f"{'none' if new is None else f'the {new} schema'}"
+            f"{'none' if new is None else f'the {new} schema'}",
+            "",
         )
     try:
-        return draw_comparison(comparison, context=context).png(96, renderer=renderer), None
+        drawing = draw_comparison(comparison, context=context)
+        if not layout:
+            return drawing.png(96, renderer=renderer), None, ""
+        png, plain = drawing.png_layout(96, renderer=renderer)
+        return png, None, plain
     except (DotParseError, TlgraphError) as error:
-        return None, f"structural diff drawing not made: {str(error).splitlines()[0]}"
+        return None, f"structural diff drawing not made: {str(error).splitlines()[0]}", ""

@@ -107,14 +107,10 @@ def generalised(what: str) -> str | None:
     if not sep:
         return None
     b = _NUMERIC.split(new)
-    starts = [i + 1 for i, char in enumerate(head) if char == " "]
-    for start in reversed(starts):  # the shortest tail of ``head`` shaped like ``new``
-        a = _NUMERIC.split(head[start:])
-        if len(a) == len(b) and a[0::2] == b[0::2]:
-            prefix = head[:start]
-            break
-    else:
+    found = _tail_like(head, b)
+    if found is None:
         return None
+    prefix, a = found
     kept = [x == y for x, y in zip(a[1::2], b[1::2], strict=True)]
     if all(kept) or not any(kept):
         return None
@@ -123,6 +119,21 @@ def generalised(what: str) -> str | None:
         return "".join(p if i % 2 == 0 or not kept[i // 2] else "*" for i, p in enumerate(parts))
 
     return f"{prefix}{star(a)} -> {star(b)}"
+
+
+def _tail_like(head: str, b: list[str]) -> tuple[str, list[str]] | None:
+    """The shortest tail of ``head`` that starts after a space and is shaped like the
+    split ``b`` (the same text between its numbers), as ``(the rest of head, its
+    split)``; ``None`` when there is none. ``head`` is split once: such a tail holds as
+    many numbers as ``b``, so it starts in one known text part (linear in ``head``)."""
+    parts = _NUMERIC.split(head)
+    first = len(parts) - len(b)
+    if first < 0 or not parts[first].endswith(b[0]) or parts[first + 2 :: 2] != b[2::2]:
+        return None
+    start = sum(len(p) for p in parts[:first]) + len(parts[first]) - len(b[0])
+    if start == 0 or head[start - 1] != " ":
+        return None
+    return head[:start], [b[0], *parts[first + 1 :]]
 
 
 def _grouped_edits(comparison: Comparison) -> list[str]:

@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
+from pytest_tlgraph.errors import TlgraphError
+
 __all__ = [
     "FileInTheWay",
     "Folder",
@@ -42,7 +44,7 @@ _BINARY: Final = getattr(os, "O_BINARY", 0)
 _AT: Final = os.open in os.supports_dir_fd and bool(_DIRECTORY) and bool(_NOFOLLOW)
 
 
-class LinkRefused(OSError):
+class LinkRefused(TlgraphError, OSError):
     """A symbolic link where the plugin writes ``file`` (the file itself, or a folder
     on its path); the message names it, where it leads, and the remedy."""
 
@@ -61,7 +63,7 @@ class LinkRefused(OSError):
         self.file = file
 
 
-class NotRegular(OSError):
+class NotRegular(TlgraphError, OSError):
     """A FIFO, device, socket or folder where the plugin writes a file."""
 
     def __init__(self, path: Path, kind: str) -> None:
@@ -90,7 +92,7 @@ def file_in_the_way(location: Path) -> Path | None:
     return None
 
 
-class FileInTheWay(NotADirectoryError):
+class FileInTheWay(TlgraphError, NotADirectoryError):
     """A file where a folder on the path of a write belongs."""
 
     def __init__(self, path: Path) -> None:
@@ -205,6 +207,9 @@ class Folder:
         self.refuse_link(name)
         fd = os.open(self._at(name), flags, dir_fd=self._fd)
         with os.fdopen(fd, "rb") as handle:
+            kind = kind_of(os.fstat(fd).st_mode)
+            if kind is not None:
+                raise NotRegular(self.path / name, kind)
             return handle.read()
 
 

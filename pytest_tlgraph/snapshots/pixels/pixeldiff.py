@@ -28,6 +28,7 @@ from pytest_tlgraph.errors import UsageError
 from pytest_tlgraph.limits import MAX_IMAGE_PIXELS
 from pytest_tlgraph.pngheader import read_png_size
 from pytest_tlgraph.snapshots.pixels.antialias import antialiased
+from pytest_tlgraph.snapshots.pixels.defaults import DEFAULT_MAX_DIFF_PIXELS, DEFAULT_THRESHOLD
 from pytest_tlgraph.snapshots.pixels.unioncanvas import mark_missing, padded_pair
 
 __all__ = ["MAX_IMAGE_PIXELS", "PngComparison", "compare_png"]
@@ -81,7 +82,11 @@ class PngComparison:
 
 
 def compare_png(
-    expected: bytes, actual: bytes, *, threshold: float = 0.1, max_diff_pixels: int = 0
+    expected: bytes,
+    actual: bytes,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    max_diff_pixels: int = DEFAULT_MAX_DIFF_PIXELS,
 ) -> PngComparison:
     """Compare two PNG images pixel by pixel, as ``pixelmatch`` with ``includeAA=False``.
 

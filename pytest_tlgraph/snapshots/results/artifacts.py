@@ -26,6 +26,15 @@ written by the controller (or the only process) after every worker has finished.
 The folder may be shared with other files (``--tlgraph-results=artifacts``): the next
 session deletes only what the manifest lists, and folders the plugin created once
 they are empty. Each process appends to a manifest file of its own (xdist safe).
+
+A file is listed with its stamp (inode, size, modification time) once written, and the
+next session deletes it only while the stamp still matches: a file another tool wrote
+over it since is that tool's, and is kept. A file of a fixed name (``report.html``,
+``summary.md``, ``summary.json``) already in the folder when the session writes is
+another tool's (the plugin's own were cleared at the start): it is never overwritten,
+the plugin writes ``tlgraph-<name>`` instead (:meth:`ResultsDir.own_path`). The
+manifest folder and its lists are read without following a link: a manifest that is a
+link (or a list in it) is refused, and nothing is cleared through it.
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Protocol
 
+from pytest_tlgraph.snapshots.disk.bounded import read_regular
 from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError, atomic_write, fitted_name
 from pytest_tlgraph.snapshots.disk.nofollow import (
     FileInTheWay,
@@ -53,6 +63,7 @@ __all__ = [
     "Artifacts",
     "Message",
     "ResultsDir",
+    "inside",
     "read_record_files",
 ]
 
@@ -109,6 +120,9 @@ class ResultsDir:
         #: The folder was made by the plugin before anything was written in it (to hold
         #: a run's lock): the first write lists it, so it is removed again once empty.
         self.made_root = False
+        #: One line each for what clearing the folder refused (a manifest that is a
+        #: link): the run prints them at its end.
+        self.warnings: list[str] = []
 
     def stem(self, module_path: Path, snapshot_name: str) -> Path:
         """``<root>/<module path without suffix>/<snapshot name>``."""
@@ -181,7 +195,7 @@ class ResultsDir:
             if folder != self.root and folder.is_relative_to(self.root):
                 self._note("d", folder)
         atomic_write(path, data, anchor=self.root)
-        self._note("f", path)
+        self._note(_STAMPED, path)
         self._written.add(path)
         if nodeid is not None:
             self._of_test.setdefault(nodeid, set()).add(path)
@@ -195,14 +209,21 @@ class ResultsDir:
             self._written.discard(path)
 
     def report_path(self) -> Path:
-        """Where this session's HTML report goes: ``report.html``, unless a file of that
-        name is already there. The previous session's report was cleared at the start,
-        so that file is someone else's, and is kept: the report goes to
-        ``tlgraph-report.html`` instead."""
-        path = self.root / REPORT_NAME
-        if path.exists() or path.is_symlink():
-            return self.root / ("tlgraph-" + REPORT_NAME)
-        return path
+        """Where this session's HTML report goes (:meth:`own_path` of ``report.html``;
+        the folder's own report when both names are another tool's)."""
+        return self.own_path(REPORT_NAME) or self.root / ("tlgraph-" + REPORT_NAME)
+
+    def own_path(self, name: str) -> Path | None:
+        """Where this session writes the file of fixed name ``name`` (``report.html``,
+        ``summary.md``): ``name``, unless a file of that name is already there. The
+        previous session's was cleared at the start, so that file is another tool's and
+        is kept: ``tlgraph-<name>`` instead, or ``None`` when that one is taken too
+        (the session wrote neither before)."""
+        for candidate in (name, "tlgraph-" + name):
+            path = self.root / candidate
+            if path in self._written or not (path.exists() or path.is_symlink()):
+                return path
+        return None
 
     def note_root(self) -> None:
         """List the folder itself in the manifest when the plugin made it and nothing
@@ -212,13 +233,19 @@ class ResultsDir:
             self._note("d", self.root)
 
     def note_written(self, path: Path) -> None:
-        """List a file written by other code (the HTML report) in the manifest."""
-        self._note("f", path)
+        """List a file written by other code (the HTML report) in the manifest: before
+        it is written (a killed run's file is still cleared), and with its stamp once
+        it exists (from then on only that file is deleted)."""
+        self._note(_STAMPED if path.is_file() and not path.is_symlink() else "f", path)
+        self._written.add(path)
 
     def _note(self, kind: str, path: Path) -> None:
         manifest = self.root / MANIFEST
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        line = f"{kind} {self.relative(path)}\n"
+        if kind == _STAMPED:
+            line = f"{kind} {_stamp(path)} {self.relative(path)}\n"
+        else:
+            line = f"{kind} {self.relative(path)}\n"
         listing = manifest / f"{worker}-{os.getpid()}.txt"
         try:  # never through a link: the manifest folder and its file are the plugin's
             folder = open_folder(manifest, self.root)
@@ -294,20 +321,25 @@ class ResultsDir:
 
         A folder without a manifest (written by 0.1) loses only its ``.records``."""
         manifest = self.root / MANIFEST
+        if manifest.is_symlink() or (manifest.exists() and not manifest.is_dir()):
+            self.warnings.append(_refused_manifest(manifest))
+            return False
         if not manifest.is_dir():
             _clear_legacy_records(self.root / RECORDS)
             return False
-        files: set[str] = set()
+        lists, refused = _listings(manifest)
+        if refused:
+            self.warnings.append(_refused_manifest(refused))
+        files: dict[str, set[str] | None] = {}  # rel -> its stamps (None: a 0.4 listing)
         folders: set[str] = set()
-        lists = sorted(manifest.glob("*.txt"))
         for listing in lists:
             with contextlib.suppress(OSError, UnicodeDecodeError):
-                for line in listing.read_text(encoding="utf-8").splitlines():
-                    kind, _, rel = line.partition(" ")
-                    (files if kind == "f" else folders if kind == "d" else set()).add(rel)
-        for rel in sorted(files):
+                text = read_regular(listing, follow=False).decode("utf-8")
+                for line in text.splitlines():
+                    _read_line(line, files, folders)
+        for rel, stamps in sorted(files.items()):
             target = self._inside(rel)
-            if target is not None and (target.is_file() or target.is_symlink()):
+            if target is not None and _still_ours(target, stamps):
                 target.unlink(missing_ok=True)
         for rel in sorted(folders, key=lambda r: r.count("/"), reverse=True):
             target = self._inside(rel)
@@ -316,8 +348,9 @@ class ResultsDir:
                     target.rmdir()
         for listing in lists:
             listing.unlink(missing_ok=True)
-        with contextlib.suppress(OSError):
-            manifest.rmdir()
+        if not refused:
+            with contextlib.suppress(OSError):
+                manifest.rmdir()
         _clear_orphan_records(self.root / RECORDS)
         # A results folder the plugin made goes too once empty (a passing run leaves no
         # empty folder behind), but never the folder pytest runs in.
@@ -328,21 +361,99 @@ class ResultsDir:
 
     def _inside(self, rel: str) -> Path | None:
         """``root / rel`` when it stays inside the folder (no ``..``, no link out)."""
-        if not rel or rel.startswith("/") or ".." in rel.split("/"):
-            return None
-        target = self.root / rel
-        if not target.parent.resolve().is_relative_to(self.root.resolve()):
-            return None
-        return target
+        return inside(self.root, rel)
 
     def relative(self, path: Path) -> str:
         """``path`` relative to the results directory, with forward slashes."""
         return path.relative_to(self.root).as_posix()
 
 
+#: The manifest's kind of line for a file listed with its stamp: ``s <stamp> <rel>``
+#: (``f <rel>``: listed before it was written, or by 0.4).
+_STAMPED: Final = "s"
+
+
+def _stamp(path: Path) -> str:
+    """``<inode>:<size>:<mtime ns>`` of ``path`` (not followed): another file written
+    over it since, in place or by a rename, has another."""
+    found = os.lstat(path)
+    return f"{found.st_ino}:{found.st_size}:{found.st_mtime_ns}"
+
+
+def _read_line(line: str, files: dict[str, set[str] | None], folders: set[str]) -> None:
+    """One manifest line into ``files`` (rel -> stamps) or ``folders``."""
+    kind, _, rest = line.partition(" ")
+    if kind == "d":
+        folders.add(rest)
+    elif kind == "f":
+        files.setdefault(rest, None)
+    elif kind == _STAMPED:
+        stamp, _, rel = rest.partition(" ")
+        known = files.get(rel)
+        files[rel] = (known or set()) | {stamp}
+
+
+def _still_ours(target: Path, stamps: set[str] | None) -> bool:
+    """``target`` is a file (or a link) the manifest proves the plugin's: one of its
+    stamps matches it now (any file, for a 0.4 listing that kept no stamp)."""
+    if not (target.is_file() or target.is_symlink()):
+        return False
+    if stamps is None:
+        return True
+    try:
+        return _stamp(target) in stamps
+    except OSError:
+        return False
+
+
+def _listings(manifest: Path) -> tuple[list[Path], Path | None]:
+    """The manifest's lists that are regular files, and the first entry refused (a
+    link or anything else: never read, never removed)."""
+    lists, refused = [], None
+    with os.scandir(manifest) as entries:
+        for entry in sorted(entries, key=lambda e: e.name):
+            if not entry.name.endswith(".txt"):
+                continue
+            if entry.is_file(follow_symlinks=False):
+                lists.append(Path(entry.path))
+            elif refused is None:
+                refused = Path(entry.path)
+    return lists, refused
+
+
+def _refused_manifest(path: Path) -> str:
+    """The one line for a manifest (or a list in it) that is not the plugin's own."""
+    what = "a symbolic link" if path.is_symlink() else "not a regular file or folder"
+    with contextlib.suppress(OSError):
+        what += f" (to {os.readlink(path)})" if path.is_symlink() else ""
+    return (
+        f"tlgraph: {path} is {what}: the run's bookkeeping is never followed, so nothing "
+        "was cleared through it; delete it and run again"
+    )
+
+
 #: The kinds of file a run keeps in ``.records``: failure records, call records for the
 #: summaries, and the marks ``tlgraph accept`` leaves.
 _RECORD_SUFFIXES: Final = (".json", ".call", ".accepted")
+
+
+def inside(root: Path, rel: object) -> Path | None:
+    """``root / rel`` for a path a record or a manifest gives relative to the results
+    folder ``root``, when it stays inside it: a relative ``/`` path with no ``..``, no
+    drive, no backslash, and no folder on the way a link out; ``None`` otherwise. The
+    one check of every path read from the results folder's own files."""
+    if not isinstance(rel, str) or not rel or rel.startswith("/") or "\\" in rel:
+        return None
+    parts = rel.split("/")
+    if ".." in parts or "\x00" in rel or Path(rel).is_absolute() or Path(rel).drive:
+        return None
+    target = root / rel
+    try:
+        if not target.parent.resolve().is_relative_to(root.resolve()):
+            return None
+    except (OSError, RuntimeError):  # a link loop
+        return None
+    return target
 
 
 def _clear_orphan_records(records: Path) -> None:
@@ -392,8 +503,8 @@ def read_record_files(root: Path, suffix: str) -> list[tuple[Path, dict[str, Any
         return []
     out = []
     for path in sorted(folder.glob(f"*{suffix}")):
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
+        try:  # never through a link, never a FIFO, never past the size limit
+            record = json.loads(read_regular(path, follow=False).decode("utf-8"))
         except (OSError, ValueError):
             continue
         if isinstance(record, dict):

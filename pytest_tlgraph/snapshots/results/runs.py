@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
 
+from pytest_tlgraph.snapshots.disk.bounded import read_regular
 from pytest_tlgraph.snapshots.disk.files import atomic_write
 from pytest_tlgraph.snapshots.disk.nofollow import LinkRefused, NotRegular
 from pytest_tlgraph.snapshots.results.artifacts import MANIFEST, ResultsDir
@@ -83,10 +84,11 @@ def start_run(shared: Path) -> Run:
         return _own_folder(shared)
     results = ResultsDir(shared)
     made = results.clear_previous() or made
+    warnings.extend(results.warnings)
     if stale and lock:  # nothing but that run's lock file: that run made the folder
         with contextlib.suppress(OSError):
             made = made or all(p.name == LOCK for p in shared.iterdir())
-    _clear_finished_runs(shared)
+    _clear_finished_runs(shared, warnings)
     with contextlib.suppress(OSError):
         (shared / LAST).unlink()
     results.made_root = made
@@ -109,8 +111,9 @@ def _own_folder(shared: Path) -> Run:
     raise OSError(f"could not make a run folder in {shared}: too many named {base}*")
 
 
-def _clear_finished_runs(shared: Path) -> None:
-    """Clear the ``run-*`` folders of finished runs (those whose lock is free)."""
+def _clear_finished_runs(shared: Path, warnings: list[str]) -> None:
+    """Clear the ``run-*`` folders of finished runs (those whose lock is free); what
+    clearing refused is a line in ``warnings``."""
     for folder in sorted(shared.glob(RUN_PREFIX + "*")):
         ours = (folder / MANIFEST).is_dir() or (folder / LOCK).exists()
         if folder.is_symlink() or not folder.is_dir() or not ours:
@@ -118,7 +121,9 @@ def _clear_finished_runs(shared: Path) -> None:
         lock = _lock(folder)
         if lock is None:
             continue  # live: another run is writing there
-        made = ResultsDir(folder).clear_previous()
+        finished = ResultsDir(folder)
+        made = finished.clear_previous()
+        warnings.extend(finished.warnings)
         if lock:
             lock.release()
         if made:
@@ -151,7 +156,7 @@ def last_run(shared: Path) -> Path:
     """The folder of the last finished run in ``shared``: a ``run-*`` folder its
     pointer names (when it still exists), else ``shared`` itself."""
     try:
-        name = (shared / LAST).read_text(encoding="utf-8").strip()
+        name = read_regular(shared / LAST, follow=False).decode("utf-8").strip()
     except (OSError, UnicodeDecodeError):
         return shared
     folder = shared / name

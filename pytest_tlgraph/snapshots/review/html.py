@@ -1,16 +1,18 @@
-"""The HTML report: every failure of a session in one self-contained file, for review.
+"""The HTML report: every failure of a session in one file, for review.
 
-Each failure shows the structural diff drawing first, at 100 % in a pan and zoom
-viewer (with the whole graph a button away when the record names one), then its
-report sections, then expected and actual in three views switched by tabs: side by
-side (with the pixel diff), a slider and an onion skin, the last two on the union
-canvas of both sizes (both images at the top-left, as the pixel diff aligns them).
-Keys move between failures (``?`` lists them). Images are inlined once each as base64
-data URIs (:mod:`pytest_tlgraph.snapshots.review.html_images`), so ``report.html`` is one
-file to upload as a CI artifact; it needs no network. It is written once, at the end
+Each failure reads from the top down: its story first (what changed, one list item a
+line), then the structural diff drawing at 100 % in a pan and zoom viewer (with the
+whole graph a button away when the record names one), then expected and actual in
+three views switched by tabs: side by side (with the pixel diff), a slider and an
+onion skin, the last two on the union canvas of both sizes (both images at the
+top-left, as the pixel diff aligns them). The long text comes last and folded: the DOT
+diff and every change node by node (``<details>``). Keys move between failures (``?``
+lists them). Images are inlined once each as base64 data URIs up to the page's budget
+(:mod:`pytest_tlgraph.snapshots.review.html_images`), past it linked from the results
+folder and loaded lazily, so ``report.html`` is one file to upload as a CI artifact
+with the results folder around it; it needs no network. It is written once, at the end
 of the session, from the records the tests (on any pytest-xdist worker) left in the
-results directory.
-"""
+results directory."""
 
 from __future__ import annotations
 
@@ -19,8 +21,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from pytest_tlgraph.escaping import html_text
-from pytest_tlgraph.snapshots.review.html_assets import SCRIPT, STYLE
+from pytest_tlgraph.snapshots.review.html_assets import script, style
 from pytest_tlgraph.snapshots.review.html_images import Inlined, InlinedImages, budget
+from pytest_tlgraph.snapshots.review.report import DOT_DIFF, EVERY_CHANGE, STRUCTURE
 
 __all__ = ["accept_command", "call_title", "render_html", "write_html"]
 
@@ -263,9 +266,99 @@ def _accept_bar(record: Mapping[str, Any]) -> str:
     )
 
 
+#: A story line's place in the structural diff drawing: ``x, y, w, h`` in its pixels.
+Place = tuple[int, int, int, int]
+
+
+def _story_lines(
+    record: Mapping[str, Any], sections: Sequence[tuple[str, Sequence[str]]]
+) -> list[tuple[str, Place | None]]:
+    """What changed, every line (the record's ``story_lines``), each with its place in
+    the drawing where the record found one; a record without them (written before 0.5)
+    shows its structure section, a missing snapshot its message."""
+    found = record.get("story_lines")
+    if isinstance(found, list) and found and all(isinstance(x, str) for x in found):
+        places = record.get("story_places")
+        places = places if isinstance(places, list) and len(places) == len(found) else []
+        return [(line, _place(places[i] if places else None)) for i, line in enumerate(found)]
+    lines = next((lines for heading, lines in sections if heading == STRUCTURE), None)
+    if lines is None:
+        lines = next((lines for heading, lines in sections if not heading), ())
+    return [(line, None) for line in lines]
+
+
+def _place(value: object) -> Place | None:
+    """``[x, y, w, h]`` of whole non-negative numbers, else ``None``."""
+    if not isinstance(value, list) or len(value) != 4:
+        return None
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value):
+        return None
+    return (value[0], value[1], value[2], value[3])
+
+
+def _story(
+    lines: Sequence[tuple[str, Place | None]], sections: Sequence[tuple[str, Sequence[str]]]
+) -> str:
+    """The story: what changed, one list item a line, each a link to its place in the
+    drawing where it has one; then, muted, the structure section's other lines (where
+    the diff drawings are, or why one was not made)."""
+    if not lines:
+        return ""
+    items = "".join(_story_item(line, place) for line, place in lines)
+    told = {line for line, _ in lines}
+    structure = next((lines for heading, lines in sections if heading == STRUCTURE), ())
+    notes = "".join(f"<li>{html_text(x)}</li>" for x in structure if x not in told)
+    return f'<h3>what changed</h3><ol class="story">{items}</ol>' + (
+        f'<ul class="notes">{notes}</ul>' if notes else ""
+    )
+
+
+def _story_item(line: str, place: Place | None) -> str:
+    if place is None:
+        return f"<li>{html_text(line)}</li>"
+    x, y, w, h = place
+    return (
+        f'<li><a class="place" href="#" data-x="{x}" data-y="{y}" data-w="{w}" '
+        f'data-h="{h}" title="show it in the drawing">{html_text(line)}</a></li>'
+    )
+
+
+def _sections(record: Mapping[str, Any]) -> list[tuple[str, Sequence[str]]]:
+    """The record's sections as ``(heading, lines)``; malformed entries are left out."""
+    found = record.get("sections", ())
+    out: list[tuple[str, Sequence[str]]] = []
+    for entry in found if isinstance(found, Sequence) else ():
+        if isinstance(entry, Sequence) and len(entry) == 2 and isinstance(entry[1], Sequence):
+            out.append((str(entry[0]), [str(line) for line in entry[1]]))
+    return out
+
+
+def _details(sections: Sequence[tuple[str, Sequence[str]]]) -> str:
+    """The sections after the pictures: the encoding state and the PNG verdict open (a
+    few lines each), then the DOT diff and every change folded (long)."""
+    shown, folded = [], []
+    for heading, lines in sections:
+        if heading == STRUCTURE or not heading:
+            continue  # told by the story
+        is_diff = heading == DOT_DIFF
+        text = "\n".join(_diff_line(x) if is_diff else html_text(x) for x in lines)
+        if is_diff or heading == EVERY_CHANGE:
+            count = f"{len(lines)} line{'s' * (len(lines) != 1)}"
+            kind = "dotdiff" if is_diff else "every"
+            folded.append(
+                f'<details class="{kind}"><summary>{html_text(heading.rstrip(":"))} '
+                f'<span class="hint">({count})</span></summary><pre>{text}</pre></details>'
+            )
+        else:
+            shown.append(f"<h3>{html_text(heading)}</h3><pre>{text}</pre>")
+    return "".join(shown + folded)
+
+
 def _failure(
     number: int, record: Mapping[str, Any], images: InlinedImages, numbered: bool = False
 ) -> str:
+    """One call: its title and accept command, then the story, the structural diff
+    drawing and the pixel views, then the folded text (DOT diff, every change)."""
     parts = [f'<section class="failure" id="f{number}">']
     shard = record.get("shard")
     shard_tag = (
@@ -277,17 +370,13 @@ def _failure(
     if isinstance(conflict, str):
         parts.append(f'<div class="conflict">{html_text(conflict)}</div>')
     parts.append(_accept_bar(record))
+    sections = _sections(record)
+    parts.append(_story(_story_lines(record, sections), sections))
     paths = _image_paths(record)
-    if "graphdiff" in paths:  # the picture that says what changed comes first
+    if "graphdiff" in paths:  # the picture of what changed, right below its story
         parts.append(_viewer(paths, images))
     elif "graphdiff_full" in paths:
         parts.append(_figure("graphdiff_full", paths["graphdiff_full"], images.root, images))
-    sections: Sequence[Sequence[Any]] = record.get("sections", ())
-    for heading, lines in sections:
-        parts.append(f"<h3>{html_text(str(heading))}</h3>")
-        is_diff = str(heading).startswith("DOT diff")
-        shown = (_diff_line(str(x)) if is_diff else html_text(str(x)) for x in lines)
-        parts.append("<pre>" + "\n".join(shown) + "</pre>")
     if paths.keys() & {"expected", "actual", "diff"}:
         parts.append(_compare(paths, images))
     others = [kind for kind in paths if kind not in _PLACED]
@@ -295,6 +384,7 @@ def _failure(
         parts.append('<div class="images others">')
         parts.extend(_figure(kind, paths[kind], images.root, images) for kind in others)
         parts.append("</div>")
+    parts.append(_details(sections))
     parts.append("</section>")
     return "\n".join(parts)
 
@@ -324,12 +414,18 @@ def _several(records: Sequence[Mapping[str, Any]]) -> set[str]:
 
 
 def render_html(
-    records: Sequence[Mapping[str, Any]], root: Path, *, notes: Sequence[str] = ()
+    records: Sequence[Mapping[str, Any]],
+    root: Path,
+    *,
+    notes: Sequence[str] = (),
+    shards: Sequence[Path] = (),
 ) -> str:
-    """The report page for ``records`` (images read from ``root``, the results dir);
-    ``notes``: lines for the top of the page (a merged run's shards, an upgrade)."""
+    """The report page for ``records`` (images read from ``root``, the results dir, or
+    from one of the results folders ``shards`` a merged page shows, never from
+    anywhere else); ``notes``: lines for the top of the page (a merged run's shards,
+    an upgrade)."""
     count = len(records)
-    images = InlinedImages(root)
+    images = InlinedImages(root, shards)
     several = _several(records)
     numbered = [str(r.get("nodeid", "")) in several for r in records]
     index = "".join(
@@ -341,11 +437,11 @@ def render_html(
     )
     top = "".join(f'<div class="upgrade">{html_text(note)}</div>' for note in notes)
     capped = ""
-    if images.left_out:
+    if images.linked:
         capped = (
             f'<div class="meta">The page inlines at most {budget()} of images: '
-            f"{images.left_out} later images are named by their files in the results "
-            "folder instead.</div>"
+            f"{images.linked} later images load from their files in the results folder "
+            "when scrolled to (keep report.html in that folder).</div>"
         )
     pager = (
         '<div class="pager"><button data-step="-1" title="previous failure (k)">\u2039'
@@ -356,24 +452,32 @@ def render_html(
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>tlgraph snapshot failures ({count})</title><style>{STYLE}</style></head>"
+        f"<title>tlgraph snapshot failures ({count})</title><style>{style()}</style></head>"
         f"<body>{pager}<h1>tlgraph snapshot failures: {count}</h1>"
-        '<div class="meta">expected = stored snapshot, actual = this run, pixel diff = '
-        "mismatched pixels in red (anti-aliasing in yellow). The structural diff opens at "
-        "100%: drag to pan, wheel to zoom. Compare expected and actual side by side, with "
-        "the slider or as an onion skin. Press <kbd>?</kbd> for the keys.</div>"
-        f"{capped}{top}<nav><ol>{index}</ol></nav>\n{body}\n{_help()}<script>{SCRIPT}</script>"
+        '<div class="meta">Each failure tells what changed first, then draws it: the '
+        "structural diff opens at 100% (drag to pan, wheel to zoom). Then expected (the "
+        "stored snapshot) and actual (this run) side by side with the pixel diff "
+        "(mismatched pixels in red, anti-aliasing in yellow), with the slider or as an "
+        "onion skin. The DOT diff is folded at the end. Press <kbd>?</kbd> for the keys."
+        "</div>"
+        f"{capped}{top}<nav><ol>{index}</ol></nav>\n{body}\n{_help()}<script>{script()}</script>"
         "</body></html>\n"
     )
 
 
 def write_html(
-    records: Sequence[Mapping[str, Any]], root: Path, path: Path, *, notes: Sequence[str] = ()
+    records: Sequence[Mapping[str, Any]],
+    root: Path,
+    path: Path,
+    *,
+    notes: Sequence[str] = (),
+    shards: Sequence[Path] = (),
 ) -> Path:
     """Write the report page to ``path`` (in the results folder ``root``: atomically,
-    never through a link) and return it."""
+    never through a link) and return it; ``shards``: the results folders a merged
+    page's images lie in."""
     from pytest_tlgraph.snapshots.disk.files import atomic_write
 
-    page = render_html(records, root, notes=notes)
+    page = render_html(records, root, notes=notes, shards=shards)
     atomic_write(path, page.encode("utf-8"), anchor=root)
     return path

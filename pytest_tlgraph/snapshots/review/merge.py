@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_tlgraph.snapshots.results.artifacts import inside
 from pytest_tlgraph.snapshots.review.pending import ACCEPT_KEY, Pending, pending_calls
 
 __all__ = [
@@ -82,12 +83,13 @@ def conflict_line(call: MergedCall) -> str | None:
     )
 
 
-def merge_pending(shards: Sequence[Shard]) -> list[MergedCall]:
+def merge_pending(shards: Sequence[Shard], damaged: list[str] | None = None) -> list[MergedCall]:
     """Every failing call of the shards, each once (see the module docstring), in the
-    order of the first shard that has it, shard by shard."""
+    order of the first shard that has it, shard by shard; a damaged record is left out,
+    with its line in ``damaged`` (``pending.pending_calls``)."""
     seen: dict[tuple[str, str], list[tuple[Shard, Pending]]] = {}
     for shard in shards:
-        for entry in pending_calls(shard.root):
+        for entry in pending_calls(shard.root, damaged):
             seen.setdefault((entry.nodeid, entry.name), []).append((shard, entry))
     out: list[MergedCall] = []
     for found in seen.values():
@@ -146,8 +148,10 @@ def page_record(call: MergedCall, out: Path, project: Path) -> dict[str, Any]:
         record["conflict"] = flag
     images = record.get("images")
     if isinstance(images, Mapping):
-        record["images"] = {
-            str(kind): _relative(call.entry.root / str(rel), out) for kind, rel in images.items()
+        record["images"] = {  # only an image inside its shard's folder: never ../ or /x
+            str(kind): _relative(found, out)
+            for kind, rel in images.items()
+            if (found := inside(call.entry.root, rel)) is not None
         }
     record["results_from_rootdir"] = _relative(call.entry.root, project)
     return record
@@ -170,7 +174,11 @@ def failed_calls(calls: Sequence[MergedCall], out: Path) -> list[dict[str, Any]]
         record = call.entry.record
         images = record.get("images")
         artifacts = (
-            {str(k): _relative(call.entry.root / str(v), out) for k, v in images.items()}
+            {
+                str(k): _relative(place, out)
+                for k, v in images.items()
+                if (place := inside(call.entry.root, v)) is not None
+            }
             if isinstance(images, Mapping)
             else {}
         )

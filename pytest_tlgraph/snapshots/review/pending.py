@@ -44,9 +44,11 @@ ACCEPTED_SUFFIX: Final = ".accepted"
 
 def file_sha256(path: Path) -> str | None:
     """The sha256 of the bytes of ``path``, ``None`` when it is missing or unreadable
-    (a folder, a dangling link)."""
+    (a folder, a dangling link, a FIFO, a file over the size limit)."""
+    from pytest_tlgraph.snapshots.disk.bounded import read_regular
+
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return hashlib.sha256(read_regular(path)).hexdigest()
     except OSError:
         return None
 
@@ -148,10 +150,22 @@ class Pending:
         return self.marker.is_file()
 
 
-def pending_calls(root: Path) -> list[Pending]:
+def pending_calls(root: Path, damaged: list[str] | None = None) -> list[Pending]:
     """Every failure record in the results folder ``root`` with its file, in the order
-    ``report.html`` lists them (an unreadable record is left out)."""
-    return [Pending(path, record) for path, record in read_record_files(root, ".json")]
+    ``report.html`` lists them. An unreadable record is left out; so is one with a field
+    of the wrong type (``validate``), with one line in ``damaged`` naming it."""
+    from pytest_tlgraph.snapshots.review.validate import record_problem
+
+    out = []
+    for path, record in read_record_files(root, ".json"):
+        problem = record_problem(record)
+        if problem is None:
+            out.append(Pending(path, record))
+        elif damaged is not None:
+            damaged.append(
+                f"left out the record {path}: {problem}; rerun pytest to record it again"
+            )
+    return out
 
 
 def story(record: dict[str, Any]) -> str:

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
-from pytest_tlgraph.controls import visible
 from pytest_tlgraph.diff.dotparse import DotParseError
+from pytest_tlgraph.escaping import reviewer as visible
 from pytest_tlgraph.snapshots.compare.comparison import Comparison, compare
 from pytest_tlgraph.snapshots.compare.story import (
     UNCHANGED,
@@ -27,14 +27,17 @@ from pytest_tlgraph.snapshots.compare.story import (
     recolour_line,
     story_lines,
 )
+from pytest_tlgraph.snapshots.review.cut import cut_lines, cut_text, is_long, place_note
 from pytest_tlgraph.snapshots.review.dotdiff import unified_dot_diff
 
 if TYPE_CHECKING:
     from pytest_tlgraph.snapshots.pixels.match import PngMatch
 
 __all__ = [
+    "DOT_DIFF",
     "EVERY_CHANGE",
     "MAX_DIFF_LINES",
+    "STRUCTURE",
     "DotOutcome",
     "PngOutcome",
     "Report",
@@ -54,6 +57,9 @@ MAX_STORY_LINES: Final = 24
 #: The section ``report.html`` lists every change in, node by node (the terminal
 #: shows the grouped story only).
 EVERY_CHANGE: Final = "every change, node by node:"
+#: The headings of the story and of the DOT diff (``report.html`` places them).
+STRUCTURE: Final = "structure (snapshot -> received):"
+DOT_DIFF: Final = "DOT diff (- snapshot / + received):"
 _RED, _GREEN, _CYAN, _BOLD, _RESET = "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[1m", "\x1b[0m"
 
 
@@ -88,6 +94,10 @@ class Report:
 
     title: str
     sections: tuple[tuple[str, tuple[str, ...]], ...]
+    #: What changed, every line (the structure section caps it; ``report.html`` lists
+    #: it whole): the drift line first, then the story, or the one line saying why
+    #: nothing could be compared. Empty for a missing or unwritten snapshot.
+    story: tuple[str, ...] = ()
 
     def text(self, *, color: bool = False) -> str:
         """The message; ``color`` adds ANSI colours (off for ``NO_COLOR`` and logs)."""
@@ -205,11 +215,13 @@ def comparison_of(dot: DotOutcome) -> Comparison | str:
         )
 
 
-def _structure_lines(comparison: Comparison) -> list[str]:
+def _story(comparison: Comparison, cap: int | None = MAX_STORY_LINES) -> list[str]:
+    """The story's lines, at most ``cap`` of them before a line counting the rest
+    (``None``: every line), then the caption's and the colour domain's changes."""
     lines = story_lines(comparison)
-    if len(lines) > MAX_STORY_LINES:
-        rest = len(lines) - MAX_STORY_LINES
-        lines = [*lines[:MAX_STORY_LINES], f"... and {rest} more (every change: report.html)"]
+    if cap is not None and len(lines) > cap:
+        rest = len(lines) - cap
+        lines = [*lines[:cap], f"... and {rest} more (every change: report.html)"]
     old, new = comparison.old.caption_rows[:1], comparison.new.caption_rows[:1]
     if old != new:
         caption = f"caption {old[0] if old else '(none)'} -> {new[0] if new else '(none)'}"
@@ -232,6 +244,7 @@ def build_report(
     comparison: Comparison | str | None = None,
     png_skipped: str | None = None,
     drift: str | None = None,
+    full_text_path: str | None = None,
 ) -> Report:
     """The failure message of one snapshot, section by section
     (docs/usage.md, "What a failure looks like").
@@ -241,7 +254,9 @@ def build_report(
     message says what failed to be written and why. ``comparison`` is what
     :func:`comparison_of` gave the caller already (else it is made here). ``drift``
     (``review.drift.drift_line``: the baseline was drawn with other versions) is the
-    story's first line.
+    story's first line. Every line is cut at ``limits.MAX_REPORT_LINE`` characters
+    (:mod:`.cut`); a section that was cut names where its full text is
+    (``full_text_path``: the story and every change; ``full_diff_path``: the DOT diff).
     """
     if write_errors:
         return _visible(
@@ -260,10 +275,12 @@ def build_report(
     title = f"tlgraph snapshot {name} does not match ({nodeid})"
     found = comparison if comparison is not None else comparison_of(dot)
     compared = found if isinstance(found, Comparison) else None
-    structure = [found] if isinstance(found, str) else _structure_lines(found)
+    structure = [found] if isinstance(found, str) else _story(found)
+    story = [found] if isinstance(found, str) else _story(found, cap=None)
     structure.extend(notes)  # the structural diff drawings' paths
     if drift is not None:  # the cause a reviewer checks first
         structure.insert(0, drift)
+        story.insert(0, drift)
     if dot.expected is None or dot.error is not None:
         diff_lines = ["no stored DOT to compare with"]
     elif compared is None:
@@ -279,8 +296,8 @@ def build_report(
         state += ["changed against the snapshot (from its key and caption):"]
         state += [f"  {line}" for line in changes]
     sections: list[tuple[str, tuple[str, ...]]] = [
-        ("structure (snapshot -> received):", tuple(structure)),
-        ("DOT diff (- snapshot / + received):", tuple(diff_lines)),
+        (STRUCTURE, tuple(structure)),
+        (DOT_DIFF, tuple(diff_lines)),
         ("encoding state (received):", tuple(state)),
         (
             "PNG:",
@@ -289,7 +306,9 @@ def build_report(
     ]
     if compared is not None and not compared.unchanged:
         sections.append((EVERY_CHANGE, tuple(every_change(compared))))
-    return _visible(Report(title, tuple(sections)))
+    return _fitted(
+        _visible(Report(title, tuple(sections), tuple(story))), full_text_path, full_diff_path
+    )
 
 
 def _blocked(dot: DotOutcome) -> str | None:
@@ -305,6 +324,26 @@ def _no_png(skipped: str | None) -> str:
     return "PNG comparison off" if skipped is None else f"PNG not compared: {skipped}"
 
 
+def _fitted(report: Report, text_path: str | None, diff_path: str | None) -> Report:
+    """Every line of ``report`` cut at the report's width; a section that had a longer
+    line says so, naming where the full text is kept."""
+    sections = []
+    for heading, lines in report.sections:
+        if not is_long(lines):
+            sections.append((heading, lines))
+            continue
+        diff = heading.startswith("DOT diff")
+        fitted = cut_lines(lines, diff=diff)
+        note = place_note(diff_path if diff else text_path)
+        if diff:  # after "stored: ...", before a last "... more diff lines left out"
+            fitted.insert(min(1, len(fitted)), note)
+        else:
+            fitted.append(note)
+        sections.append((heading, tuple(fitted)))
+    story = tuple(cut_lines(report.story, diff=False)) if is_long(report.story) else report.story
+    return Report(cut_text(report.title), tuple(sections), story)
+
+
 def _visible(report: Report) -> Report:
     """The report with every control character shown as its escape: lines read from a
     stored file must not reach the terminal as escape sequences."""
@@ -313,4 +352,5 @@ def _visible(report: Report) -> Report:
         tuple(
             (heading, tuple(visible(line) for line in lines)) for heading, lines in report.sections
         ),
+        tuple(visible(line) for line in report.story),
     )

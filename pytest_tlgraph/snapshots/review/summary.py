@@ -76,16 +76,17 @@ def structure_data(comparison: Comparison | None) -> dict[str, Any] | None:
         recolour_line,
         story_lines,
     )
+    from pytest_tlgraph.snapshots.review.cut import cut_lines, cut_text
     from pytest_tlgraph.snapshots.review.drift import upgrade_kinds
 
     if comparison is None:
         return None
     story = story_lines(comparison)
-    return {
-        "headline": headline(comparison),
-        "story": story,
+    return {  # each line cut at the report's width (the full text: <stem>.story.txt)
+        "headline": cut_text(headline(comparison)),
+        "story": cut_lines(story),
         "edits": [to_json(edit) for edit in comparison.edits],
-        "changes": every_change(comparison),
+        "changes": cut_lines(every_change(comparison)),
         "nodes_added": list(comparison.added),
         "nodes_removed": list(comparison.removed),
         "replaced": [list(pair) for pair in comparison.replaced],
@@ -116,8 +117,11 @@ def write_call(results: ResultsDir, stem: Path, record: Mapping[str, Any]) -> No
 
 
 def read_calls(root: Path) -> list[dict[str, Any]]:
-    """Every call record of the session, by test id and name."""
-    out = [record for _, record in read_record_files(root, _CALL)]
+    """Every call record of the session, by test id and name (one with a field of the
+    wrong type left out: ``validate.call_problem``)."""
+    from pytest_tlgraph.snapshots.review.validate import call_problem
+
+    out = [r for _, r in read_record_files(root, _CALL) if call_problem(r) is None]
     return sorted(out, key=lambda r: (str(r.get("nodeid")), str(r.get("name"))))
 
 
@@ -204,19 +208,30 @@ def write_summaries(results: ResultsDir, kinds: Sequence[str], *, report: Path |
     calls = read_calls(root)
     problems: list[str] = []
     if "json" in kinds:
-        problems += _write_in_folder(results, root / SUMMARY_JSON, summary_json(calls))
+        problems += _write_in_folder(results, SUMMARY_JSON, summary_json(calls))
     if "markdown" in kinds:
         shown = None if report is None else f"{report.parent.name}/{report.name}"
         text = render_markdown(calls, shown)
-        missed = _write_in_folder(results, root / SUMMARY_MD, text.encode("utf-8"))
+        missed = _write_in_folder(results, SUMMARY_MD, text.encode("utf-8"))
         problems += missed
         step = os.environ.get("GITHUB_STEP_SUMMARY")
         if step:
-            problems += _append_step_summary(step, text, kept=None if missed else root)
+            kept = None if missed else results.own_path(SUMMARY_MD)
+            problems += _append_step_summary(step, text, kept=kept)
     return problems
 
 
-def _write_in_folder(results: ResultsDir, path: Path, data: bytes) -> list[str]:
+def _write_in_folder(results: ResultsDir, name: str, data: bytes) -> list[str]:
+    """Write the summary ``name`` where the folder lets this session (``own_path``:
+    another tool's ``summary.md`` is kept, and the summary written under its name with a
+    ``tlgraph-`` prefix)."""
+    path = results.own_path(name)
+    if path is None:
+        return [
+            f"tlgraph: CI summary not written: {results.root / name} and tlgraph-{name} "
+            "there are another tool's files, kept as they are; give the run a results "
+            "folder of its own (--tlgraph-results); the run's result is unchanged"
+        ]
     try:
         results.write(path, data)
     except OSError as error:  # a SnapshotWriteError names the file, cause and remedy
@@ -255,7 +270,7 @@ def _append_step_summary(step: str, text: str, *, kept: Path | None) -> list[str
         reason = getattr(error, "strerror", None) or str(error)
         if isinstance(error, NotRegular):
             reason = f"it is a {error.kind}, not a regular file"
-        where = "" if kept is None else f" ({kept / SUMMARY_MD} has it)"
+        where = "" if kept is None else f" ({kept} has it)"
         return [
             f"tlgraph: could not append the markdown summary to GITHUB_STEP_SUMMARY={step!r} "
             f"({reason}); set it to a writable file{where}"

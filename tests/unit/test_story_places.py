@@ -1,0 +1,60 @@
+"""A story line's place in the structural diff drawing (``review/places.py``), on a real
+corpus change (ResNet-18 made twice as wide): the box read from the renderer's layout
+lies on the node's own pixels, and each line links to the node it names first."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from PIL import Image
+
+from pytest_tlgraph import capture
+from pytest_tlgraph.snapshots.compare.comparison import Comparison, compare
+from pytest_tlgraph.snapshots.compare.drawing import graph_diff_layout
+from pytest_tlgraph.snapshots.compare.story import story_lines
+from pytest_tlgraph.snapshots.review.places import node_boxes, story_places
+from tests.corpus.changes import CHANGES
+
+#: The fill of a changed node in the diff drawing.
+CHANGED = (0xFF, 0xED, 0xB5)
+
+
+@pytest.fixture(scope="module")
+def widened() -> Comparison:
+    before, after = CHANGES["width_changed"]()
+    old = capture(before.model, *before.inputs).draw(collapse="auto").dot
+    new = capture(after.model, *after.inputs).draw(collapse="auto").dot
+    return compare(old, new)
+
+
+def test_each_box_lies_on_its_node_in_the_png(widened: Comparison) -> None:
+    png, why, layout = graph_diff_layout(widened, "pure")
+    assert png is not None and why is None
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    boxes = node_boxes(layout, image.size)
+    changed = [n for n in boxes if n in widened.changed]
+    assert len(changed) >= 8
+    for node in changed:
+        x, y, w, h = boxes[node]
+        assert x - w // 2 > 0 and x + w // 2 < image.width, node
+        assert y - h // 2 > 0 and y + h // 2 < image.height, node
+        # Just inside the box's left edge, halfway down: the changed fill.
+        assert image.getpixel((x - w // 2 + 6, y)) == CHANGED, node
+
+
+def test_each_line_links_to_the_node_it_names_first(widened: Comparison) -> None:
+    png, _, layout = graph_diff_layout(widened, "pure")
+    assert png is not None
+    boxes = node_boxes(layout, Image.open(io.BytesIO(png)).size)
+    lines = story_lines(widened)
+    places = dict(zip(lines, story_places(lines, widened, boxes), strict=True))
+    by_name = {widened.new.nodes[n].name: n for n in boxes if n in widened.new.nodes}
+    conv = next(line for line in lines if line.startswith("conv2d_1 @conv1:"))
+    assert places[conv] == boxes["conv2d_1"]
+    block = next(line for line in lines if line.startswith("@layer3.1 (BasicBlock): inside"))
+    assert places[block] == boxes[by_name["@layer3.1 (BasicBlock)"]]
+    pair = next(line for line in lines if line.startswith("2 nodes: @layer2.0 (BasicBlock)"))
+    assert places[pair] == boxes[by_name["@layer2.0 (BasicBlock)"]]
+    # A name inside a longer word is no mention: linear_1 is not linear_10.
+    assert story_places(["linear_10 changed"], widened, boxes) == [None]
