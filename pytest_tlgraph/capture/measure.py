@@ -73,6 +73,17 @@ _PLAIN_TENSORS: Final = (torch.Tensor, torch.nn.Parameter)
 _wrapped: Final = torch._C._functorch.is_functorch_wrapped_tensor
 _inf: Final = math.inf
 _sqrt: Final = math.sqrt
+_DTYPE_NAMES: Final[dict[torch.dtype, str]] = {}
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """``torch.bfloat16`` -> ``bfloat16``: the name a trace keeps (no torch object)."""
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = str(dtype).removeprefix("torch.")
+    return name
+
+
 #: Dtypes whose values numpy reads in place (its dot accumulates in the dtype itself).
 _NUMPY_FLOATS: Final = frozenset({torch.float32, torch.float64})
 # dtype -> (is floating point, dtype to accumulate the norm in): looked up once per dtype.

@@ -34,7 +34,13 @@ from pytest_tlgraph.capture.flops import (
 )
 from pytest_tlgraph.capture.guards import HEADROOM_STEP, Headroom, leave_mode_stack
 from pytest_tlgraph.capture.magnitudes import MagnitudeBatch, may_write
-from pytest_tlgraph.capture.measure import first_tensor, iter_tensors, magnitude, source_chain
+from pytest_tlgraph.capture.measure import (
+    dtype_name,
+    first_tensor,
+    iter_tensors,
+    magnitude,
+    source_chain,
+)
 from pytest_tlgraph.capture.module_args import computes, module_args
 from pytest_tlgraph.capture.naming import func_name
 from pytest_tlgraph.capture.raw import ModuleFrame, ParamInfo, RawOp
@@ -87,17 +93,6 @@ _NO_HOOKS: Final = (None, None)
 _REFS: Final = tuple(tensor_ref(i) for i in range(64))
 # Shared by every call without keyword arguments; never written to.
 _NO_KWARGS: Final[dict[str, Any]] = {}
-
-
-_DTYPE_NAMES: Final[dict[torch.dtype, str]] = {}
-
-
-def dtype_name(dtype: torch.dtype) -> str:
-    """``torch.bfloat16`` -> ``bfloat16``: the name a trace keeps (no torch object)."""
-    name = _DTYPE_NAMES.get(dtype)
-    if name is None:
-        name = _DTYPE_NAMES[dtype] = str(dtype).removeprefix("torch.")
-    return name
 
 
 def _name(func: Callable[..., Any]) -> str:

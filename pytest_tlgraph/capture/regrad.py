@@ -12,7 +12,7 @@ from typing import Any, Final
 import torch
 from torch.overrides import TorchFunctionMode
 
-from pytest_tlgraph.capture.measure import first_tensor, magnitude
+from pytest_tlgraph.capture.measure import dtype_name, first_tensor, magnitude
 from pytest_tlgraph.capture.naming import func_name
 from pytest_tlgraph.capture.raw import RawOp
 
@@ -84,7 +84,7 @@ class Regrad(TorchFunctionMode):
         return out
 
     def _match(self, name: str, t: torch.Tensor) -> None:
-        waiting = self._waiting.get((name, tuple(t.shape), t.dtype))
+        waiting = self._waiting.get((name, tuple(t.shape), dtype_name(t.dtype)))
         if not waiting:
             return
         value = magnitude(t)
