@@ -93,7 +93,7 @@ STORIES: dict[str, dict[str, list[str]]] = {
         ],
         "auto": [
             "@model.layers.2 (LlamaDecoderLayer): silu -> gelu (1 op); fold x4 -> x2 + 1 + 1",
-            "@model.layers.0.self_attn (LlamaAttention): drawn as one box (was 32 nodes in its frame)",
+            "@model.layers.0.self_attn (LlamaAttention): drawn as one box (was 30 nodes in its frame)",
         ],
     },
     "olmo2_fold_broken": {
@@ -105,7 +105,7 @@ STORIES: dict[str, dict[str, list[str]]] = {
         ],
         "auto": [
             "@model.layers.1 (Olmo2DecoderLayer): silu -> gelu (1 op); fold x2 -> 1 + 1",
-            "@model.layers.0.self_attn (Olmo2Attention): drawn as one box (was 36 nodes in its frame)",
+            "@model.layers.0.self_attn (Olmo2Attention): drawn as one box (was 34 nodes in its frame)",
         ],
     },
     "fold_count_changed": {
