@@ -24,8 +24,8 @@ from torch.utils.flop_counter import flop_registry
 
 # Registers torch._grouped_mm's formula with torch's own counter.
 from pytest_tlgraph.capture import grouped_mm as _grouped_mm  # noqa: F401
-from pytest_tlgraph.memo import remember
 from pytest_tlgraph.capture.quantized import QUANTIZED_MATMULS, quantized_matmul_work
+from pytest_tlgraph.memo import remember
 
 __all__ = [
     "COUNTED_FUNCS",

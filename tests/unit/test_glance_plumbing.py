@@ -17,7 +17,6 @@ from pytest_tlgraph.draw.collapse.records import BoxRecord, FoldRecord
 from tests.corpus.traces import corpus_trace
 from tests.plan_checks import check_plan
 
-
 DECODERS = ["gemma2", "gemma3", "qwen2_moe", "llama", "phi3", "mixtral", "qwen2", "mistral"]
 
 
@@ -114,7 +113,9 @@ class Inner(nn.Module):
         self.fc = nn.Linear(8, 8)
 
     def forward(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-        bool(torch.randint(0, 4, (4,)).add(1).gt(0).all())  # steers Python only (a draw: not constant)
+        bool(
+            torch.randint(0, 4, (4,)).add(1).gt(0).all()
+        )  # steers Python only (a draw)
         return self.fc(x) * positions
 
 
