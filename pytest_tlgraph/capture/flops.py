@@ -24,6 +24,7 @@ from torch.utils.flop_counter import flop_registry
 
 # Registers torch._grouped_mm's formula with torch's own counter.
 from pytest_tlgraph.capture import grouped_mm as _grouped_mm  # noqa: F401
+from pytest_tlgraph.capture.quantized import QUANTIZED_MATMULS, quantized_matmul_work
 from pytest_tlgraph.memo import remember
 
 __all__ = [
@@ -233,7 +234,7 @@ RESAMPLE_FUNCS: Final[dict[str, str | None]] = {
     "_upsample_bicubic2d_aa": "bicubic aa", "grid_sample": None,
 }  # fmt: skip
 #: Every call whose count :func:`element_work` works out from its arguments.
-WORK_FUNCS: Final = INDEXED_COST | frozenset(RESAMPLE_FUNCS)
+WORK_FUNCS: Final = INDEXED_COST | frozenset(RESAMPLE_FUNCS) | QUANTIZED_MATMULS
 
 
 #: Fragments of the names of fused kernels torch's table does not list (CPU flash
@@ -562,6 +563,8 @@ def element_work(
     first = tensors[0]
     if name in RESAMPLE_FUNCS:
         return _resample_work(name, first, out, args, kwargs)
+    if name in QUANTIZED_MATMULS:
+        return quantized_matmul_work(first, args)
     base = name.removesuffix("_")
     if base in ("gather", "take", "take_along_dim", "index_select"):
         return out.numel()
@@ -600,6 +603,9 @@ def flop_fields(
     """
     if counted is not None and func in COUNTED_FUNCS:
         return (counted, 2 * counted, 3 * counted, counted // 2)
+    if func in QUANTIZED_MATMULS:
+        # Inference kernels: no backward; a multiply-accumulate is two FLOPs.
+        return _UNKNOWN if work is None else (work, 0, work, work // 2)
     if func in WORK_FUNCS:
         # The backward reads the same taps, or scatters to what the forward gathered.
         return _UNKNOWN if work is None else (work, work, 2 * work, 0)

@@ -10,11 +10,15 @@ a learned value (scales and zero points change with every retrain).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import torch
 
-__all__ = ["packed_scheme"]
+__all__ = ["QUANTIZED_MATMULS", "packed_scheme", "quantized_matmul_work"]
+
+#: Dynamically quantized linear calls: the activation is quantized on the fly and
+#: multiplied by the packed int8 (or float16) weight, so they cost what ``linear`` costs.
+QUANTIZED_MATMULS: Final = frozenset({"linear_dynamic", "linear_dynamic_fp16"})
 
 
 def packed_scheme(value: Any) -> dict[str, Any] | None:
@@ -38,3 +42,23 @@ def packed_scheme(value: Any) -> dict[str, Any] | None:
     except (RuntimeError, AttributeError, TypeError):
         return None
     return out
+
+
+def quantized_matmul_work(first: torch.Tensor, args: tuple[Any, ...]) -> int | None:
+    """The forward FLOPs of a :data:`QUANTIZED_MATMULS` call ``(input, packed, ...)``:
+    two per multiply-accumulate, ``2 * rows * in_features * out_features``, as torch's
+    counter reads ``linear``. ``None`` when the packed weight cannot be read back."""
+    if len(args) < 2 or not isinstance(args[1], torch.ScriptObject):
+        return None
+    try:
+        with torch._C.DisableTorchFunction():
+            unpacked = args[1].unpack()
+    except (RuntimeError, AttributeError, TypeError):
+        return None
+    weight = unpacked[0] if isinstance(unpacked, tuple) else unpacked
+    if not isinstance(weight, torch.Tensor) or weight.dim() != 2 or not first.dim():
+        return None
+    out_features, in_features = weight.shape
+    if first.shape[-1] != in_features:
+        return None
+    return 2 * (first.numel() // in_features) * in_features * out_features

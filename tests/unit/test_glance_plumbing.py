@@ -1,5 +1,7 @@
 """Plumbing becomes one segment per run in ``collapse="auto"`` (issue 24, item 2): mask,
-index and shape arithmetic that reads no weight and no activation."""
+index and shape arithmetic that reads no weight and no activation. Such arithmetic that
+reads no input value either (a causal mask from the sequence length, rotary tables) is a
+constant subgraph since issue 39: one ``const`` node at the root, never a segment."""
 
 from __future__ import annotations
 
@@ -15,22 +17,26 @@ from pytest_tlgraph.draw.collapse.records import BoxRecord, FoldRecord
 from tests.corpus.traces import corpus_trace
 from tests.plan_checks import check_plan
 
+DECODERS = ["gemma2", "gemma3", "qwen2_moe", "llama", "phi3", "mixtral", "qwen2", "mistral"]
 
-@pytest.mark.parametrize(
-    "name", ["gemma2", "gemma3", "qwen2_moe", "llama", "phi3", "mixtral", "qwen2", "mistral"]
-)
+
+@pytest.mark.parametrize("name", [*DECODERS, "roberta"])
 def test_at_most_a_quarter_of_the_auto_nodes_are_plumbing(name: str) -> None:
     trace = corpus_trace(name)
     plan = build_plan(trace, collapse="auto")
     check_plan(trace, plan)
     plumbing = plumbing_ops(trace)
     segments = [n for n in plan.nodes if n.kind == "segment"]
-    assert segments
     for node in segments:
         assert set(node.members) <= plumbing  # never an op that reads a weight or data
         assert node.cluster is not None  # drawn in its module's frame
     alone = [n for n in plan.nodes if n.kind == "op" and n.id in plumbing]
     assert 4 * (len(segments) + len(alone)) <= len(plan.nodes)
+    if name == "roberta":  # position ids computed from the input ids: one segment
+        assert segments
+    else:  # masks and rotary tables depend on no input value: constants, drawn once
+        assert {trace.op(n.id).func for n in alone} == {"const"}
+        assert all(n.cluster is None for n in alone)
 
 
 @pytest.mark.parametrize(
@@ -56,39 +62,45 @@ def test_auto_expands_where_the_compute_is_within_the_budget(name: str, compute:
     assert compute not in boxed
 
 
-def test_gemma3_mask_plumbing_is_a_few_segments_and_the_mlp_opens() -> None:
+def test_gemma3_mask_and_rotary_tables_are_a_few_constants_and_the_mlp_opens() -> None:
     trace = corpus_trace("gemma3")
-    before = len([op for op in trace.ops if op.label in plumbing_ops(trace)])
+    constants = [op for op in trace.ops if op.func == "const"]
+    assert plumbing_ops(trace) == {op.label for op in constants}
+    assert 1 <= len(constants) <= 6
     plan = build_plan(trace, collapse="auto")
-    segments = [n for n in plan.nodes if n.kind == "segment"]
-    assert before >= 30 and len(segments) <= 6
-    assert sum(len(n.members) for n in segments) >= 30
+    assert {n.id for n in plan.nodes if n.kind == "op" and n.cluster is None} >= {
+        op.label for op in constants
+    }
     assert "Gemma3MLP" in {c.type_name for c in plan.clusters}
 
 
 class _Masked(nn.Module):
-    """Builds a causal mask from the input's length, then attends with it."""
+    """A causal mask from the input's length, and'ed with the input's padding mask."""
 
     def __init__(self) -> None:
         super().__init__()
         self.proj = nn.Linear(4, 4)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
         n = x.shape[1]
         rows = torch.arange(n)
-        mask = rows[:, None] >= rows[None, :]
+        causal = rows[:, None] >= rows[None, :]  # no input value: a constant
+        keep = causal[-1] & valid.bool()  # computed from the input: plumbing
         h = self.proj(x)
-        return h.masked_fill(~mask[..., None], 0.0)
+        return h.masked_fill(~keep[..., None], 0.0)
 
 
-def test_the_mask_of_a_small_model_is_one_segment() -> None:
-    trace = capture(_Masked(), torch.randn(1, 5, 4))
+def test_the_mask_of_a_small_model_is_one_constant_and_one_segment() -> None:
+    inputs = (torch.randn(1, 5, 4), torch.tensor([[1, 1, 1, 0, 0]]))
+    trace = capture(_Masked(), inputs)
     plan = build_plan(trace, collapse="auto")
     check_plan(trace, plan)
     [segment] = [n for n in plan.nodes if n.kind == "segment"]
     funcs = [trace.op(label).func for label in segment.members]
-    assert funcs[0] == "arange" and "ge" in funcs
+    assert funcs[0] == "bool" and "and" in funcs
     assert "linear" not in funcs and "masked_fill" not in funcs
+    [constant] = [op for op in trace.ops if op.func == "const"]
+    assert ("input_2", segment.id) in plan.edges and (constant.label, segment.id) in plan.edges
     # depth=N and plain drawings keep every op.
     assert "segment" not in {n.kind for n in build_plan(trace, depth=1).nodes}
 
@@ -101,7 +113,9 @@ class Inner(nn.Module):
         self.fc = nn.Linear(8, 8)
 
     def forward(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-        bool(torch.arange(4).add(1).gt(0).all())  # steers Python only
+        bool(
+            torch.randint(0, 4, (4,)).add(1).gt(0).all()
+        )  # steers Python only (a draw)
         return self.fc(x) * positions
 
 
@@ -115,9 +129,9 @@ class Checked(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.inner is None:
-            bool(torch.arange(4).add(1).gt(0).all())
+            bool(torch.randint(0, 4, (4,)).add(1).gt(0).all())
             return self.fc(x)
-        positions = torch.arange(8).float().unsqueeze(0)
+        positions = torch.randint(0, 8, (8,)).float().unsqueeze(0)
         return self.inner(x, positions)
 
 
@@ -127,7 +141,7 @@ def test_a_dead_island_with_no_segment_to_join_is_drawn_op_by_op() -> None:
     assert [n.id for n in plan.nodes if n.kind == "segment"] == []
     touched = {end for edge in plan.edges for end in edge}
     assert [n.id for n in plan.nodes if n.id not in touched] == []
-    assert ("arange_1", "add_1") in plan.edges and ("gt_1", "all_1") in plan.edges
+    assert ("randint_1", "add_1") in plan.edges and ("gt_1", "all_1") in plan.edges
 
 
 def test_a_dead_island_joins_the_segment_of_the_module_around_it() -> None:
@@ -137,7 +151,7 @@ def test_a_dead_island_joins_the_segment_of_the_module_around_it() -> None:
     assert len(segments) == 1
     # The positions (outer module) and the inner check: one segment, in the outer frame.
     assert set(segments[0].members) == {
-        "arange_1", "float_1", "unsqueeze_1", "arange_2", "add_1", "gt_1", "all_1"
+        "randint_1", "float_1", "unsqueeze_1", "randint_2", "add_1", "gt_1", "all_1"
     }  # fmt: skip
     assert segments[0].cluster is None
     touched = {end for edge in plan.edges for end in edge}

@@ -28,7 +28,10 @@ def test_no_row_repeats_its_cluster_and_none_is_over_80(name: str, options: dict
         if node.cluster is not None and node.kind in ("op", "layer") and node.module:
             within = scope[node.cluster]
             assert node.within == within
-            assert not any(r.startswith(f"@{within}") for r in rows), (node.id, rows)
+            # At the root of a fold (``within == ""``) every address is already relative.
+            assert not within or not any(r.startswith(f"@{within}") for r in rows), (
+                node.id, rows,
+            )  # fmt: skip
         for row in rows[1:]:
             # Only a single value longer than the width may stand alone on its line.
             assert len(row) <= ROW_WIDTH or ", " not in row.rstrip(","), (node.id, row)

@@ -215,19 +215,30 @@ class _Doubled(nn.Module):
 
 
 class _Constant(nn.Module):
-    def __init__(self) -> None:
+    def __init__(self, *, buffer: bool) -> None:
         super().__init__()
         self.proj = nn.Linear(4, 3)
-        self.table = torch.randn(2, 4)  # a plain attribute: no traced op produced it
+        table = torch.randn(2, 4)
+        if buffer:  # a persistent buffer: state, drawn by shape on its reader only
+            self.register_buffer("table", table)
+        else:  # a plain attribute: a constant, drawn as a node with its values
+            self.table = table
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.proj(self.table) + x
 
 
 def test_input_without_traced_source_keeps_in_features() -> None:
-    trace = capture(_Constant(), torch.randn(2, 3))
+    trace = capture(_Constant(buffer=True), torch.randn(2, 3))
     assert trace.op("linear_1").parents == ()
     assert _args_rows(trace)["linear_1"] == "in_features=4"
+
+
+def test_input_from_a_constant_node_shows_its_shape_so_in_features_is_implied() -> None:
+    trace = capture(_Constant(buffer=False), torch.randn(2, 3))
+    assert trace.op("linear_1").parents == ("const_1",)
+    assert trace.op("const_1").shape == (2, 4)
+    assert "linear_1" not in _args_rows(trace)
 
 
 class _Reshaping(nn.Linear):
