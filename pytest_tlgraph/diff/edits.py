@@ -22,6 +22,7 @@ __all__ = [
     "BlockMoved",
     "BlockRemoved",
     "BlocksReordered",
+    "ConstantChanged",
     "DtypeChanged",
     "Edit",
     "GradModeChanged",
@@ -208,6 +209,30 @@ class ArgChanged(Edit):
 
 
 @dataclass(frozen=True, slots=True)
+class ConstantChanged(Edit):
+    """The values of a tensor drawn by value (a ``const`` node: a non-persistent
+    buffer, a tensor made outside the forward, a table computed from constants alone).
+
+    Ranked with what follows from other edits: a table computed from sizes changes
+    with them (the sizes' edit reads first); alone (a RoPE base, a mask window) it is
+    the first line."""
+
+    kind: ClassVar[str] = "constant_changed"
+    rank: ClassVar[int] = 2
+    at: str
+    #: The buffer's or attribute's full name; ``""`` for a table computed in forward.
+    name: str
+    #: ``buffer``, ``attribute`` or ``constant`` (computed from constants alone).
+    source: str
+    shape: str
+    dtype: str
+    #: The values as the node writes them: a handful in full, else a ``#`` digest.
+    old: str
+    new: str
+    id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class ShapeChanged(Edit):
     """An op's output shape."""
 
@@ -344,7 +369,8 @@ EDIT_KINDS: Final[Mapping[str, type[Edit]]] = {
     cls.kind: cls
     for cls in (
         BlockInserted, BlockRemoved, BlockMoved, BlocksReordered, Renamed,
-        RepeatCountChanged, OpAdded, OpRemoved, OpReplaced, ArgChanged, ShapeChanged,
+        RepeatCountChanged, OpAdded, OpRemoved, OpReplaced, ArgChanged, ConstantChanged,
+        ShapeChanged,
         DtypeChanged, ParamsChanged, GradModeChanged, Rewired, SkipAdded, SkipRemoved,
         OpsReordered, InsideChanged, OpsRenumbered,
     )

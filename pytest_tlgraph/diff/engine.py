@@ -24,6 +24,7 @@ from pytest_tlgraph.diff.edits import (
     BlockMoved,
     BlockRemoved,
     BlocksReordered,
+    ConstantChanged,
     DtypeChanged,
     Edit,
     GradModeChanged,
@@ -41,7 +42,7 @@ from pytest_tlgraph.diff.edits import (
     SkipAdded,
     SkipRemoved,
 )
-from pytest_tlgraph.diff.facts import op_facts
+from pytest_tlgraph.diff.facts import OpFacts, op_facts
 from pytest_tlgraph.diff.graph import GraphModel, GraphNode
 from pytest_tlgraph.diff.pairing import Pairing, pair_graphs
 from pytest_tlgraph.diff.record import coarsened, is_hidden, is_repeated, op_level
@@ -229,6 +230,13 @@ def _repeats(diff: _Diff) -> None:
             diff.add(RepeatCountChanged(address, _type(diff.new, address), before, after), position)
 
 
+def _constant(at: str, facts: OpFacts, old: str, new: str, drawn: str) -> ConstantChanged:
+    """A ``const`` node's values changed: named by its buffer or attribute."""
+    source = next((k for k in ("buffer", "attribute") if k in facts.args), "constant")
+    name = facts.args.get(source, "")
+    return ConstantChanged(at, name, source, facts.shape, facts.dtype, old, new, drawn)
+
+
 def _changes(diff: _Diff, old_id: str, new_id: str) -> list[Edit]:
     """What one paired op changed."""
     was, now = diff.old.nodes[old_id], diff.new.nodes[new_id]
@@ -250,6 +258,9 @@ def _changes(diff: _Diff, old_id: str, new_id: str) -> list[Edit]:
             old = a.calls.get(name, a.args.get(name) if name in a.defaults else None)
             new = b.calls.get(name, b.args.get(name) if name in b.defaults else None)
         if old == new:
+            continue
+        if now.func == "const" and name == "values" and old is not None and new is not None:
+            out.append(_constant(at, b, old, new, drawn))
             continue
         if old is not None and name in a.defaults:
             old = f"{old} (default)"

@@ -26,6 +26,7 @@ from pytest_tlgraph.diff.edits import (
     BlockMoved,
     BlockRemoved,
     BlocksReordered,
+    ConstantChanged,
     DtypeChanged,
     Edit,
     GradModeChanged,
@@ -216,6 +217,13 @@ def _relative(address: str, held: Holder) -> str:
     return "" if held.kind in ("op", "box") and address == held.address else f"@{address}"
 
 
+def constant_title(edit: ConstantChanged) -> str:
+    """``model.rotary_emb.inv_freq (buffer, 4, f32)``, ``const_2 (constant, 8x8, bool)``:
+    a constant's name (its id when computed in forward), kind, shape and dtype."""
+    name = edit.name or edit.id or "a constant"
+    return f"{name} ({', '.join(p for p in (edit.source, edit.shape, edit.dtype) if p)})"
+
+
 def _value(value: str | None) -> str:
     return "(default)" if value is None else value
 
@@ -274,6 +282,10 @@ def what(edit: Edit) -> str:
         return f"skip {verb}: @{edit.source or '(top level)'} -> {edit.op} @{edit.at}"
     if isinstance(edit, OpsReordered):
         return f"order changed: {', '.join(edit.before)} -> {', '.join(edit.after)}"
+    if isinstance(edit, ConstantChanged):
+        if edit.old.startswith("#") and edit.new.startswith("#"):  # digests
+            return f"values changed ({edit.old} -> {edit.new})"
+        return f"values {edit.old} -> {edit.new}"
     if isinstance(edit, InsideChanged):
         return (
             "same ops, shapes and args; what changed is kept only in its digest (the "
@@ -349,6 +361,8 @@ def _line(view: ViewPair, edits: Sequence[Edit]) -> str:
     block = _block_line(view, first)
     if block is not None:
         return block
+    if isinstance(first, ConstantChanged):
+        return f"{constant_title(first)}: {what(first)}" + _note(view, first)
     name, below = _subject(view, first)
     ops = {getattr(e, "op", None) for e in edits}
     op = ops.pop() if len(ops) == 1 else None
@@ -437,7 +451,8 @@ def _group_line(alike: Sequence[Edit], whats: Sequence[str]) -> str:
     nodes @layer*.*.relu``, ``16 nodes @layer*.*.conv*: kernel_size (3, 3) -> (5, 5)``."""
     addresses = list(dict.fromkeys(e.address for e in alike))
     where = _pattern(addresses)
-    if len(alike) <= _LISTED and "*" not in where:
+    if len(addresses) <= _LISTED and ("*" not in where or not where.strip("@*.")):
+        # A few places are named each; ``@*`` (anywhere) would name none.
         where = ", ".join(f"@{a}" for a in addresses)
     drawn = all(getattr(e, "id", "") for e in alike)
     noun = f"{len(alike)} {'nodes' if drawn else 'ops'}"

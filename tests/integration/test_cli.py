@@ -175,7 +175,7 @@ def test_report_prints_the_path_and_the_summary(
     assert "tlgraph snapshot test_net does not match (test_graph.py::test_net)" in lines[2]
     # The failure's story: the width change by node id and full module address.
     assert any(
-        line.strip() == "linear_1 @0: params weight 8x4, bias 8 -> weight 5x4, bias 5"
+        line.strip() == "linear_1 @0: params weight 8x4 -> 5x4, bias 8 -> 5"
         for line in lines
     )
     assert any(line.strip().startswith("diff:") and line.endswith("-diff.png") for line in lines)
@@ -222,7 +222,7 @@ def test_diff_draws_the_context_and_full_draws_the_whole_union(
         written = (tmp_path / name).read_text(encoding="utf-8")
         assert written == graph_diff(old, new, context=context).dot
         assert capsys.readouterr().out.splitlines() == ["wrote " + str(tmp_path / name),
-                                                       "added tanh_1:31"]  # fmt: skip
+                                                       "tanh_1:31: added tanh"]  # fmt: skip
     # The context: the added op, a few around it and one grey run for the rest.
     assert "unchanged_1" in (tmp_path / "diff.gv").read_text(encoding="utf-8")
     full = (tmp_path / "full.gv").read_text(encoding="utf-8")

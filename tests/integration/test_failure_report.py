@@ -63,7 +63,7 @@ def test_size_change_structural_diff_and_rescale(changed: pytest.Pytester) -> No
     assert out.count("colour domain 0 FLOPs .. 27.6 KFLOPs -> 0 FLOPs .. ") == 1
     assert ": 2 nodes recoloured by the rescale alone" in out
     # ... and the summary lists the real change only (conv a's kernel), not conv b.
-    assert "  added relu_1\n" in out
+    assert "  relu_1: added relu\n" in out
     assert "  conv2d_1 @a: kernel_size (3, 3) -> (7, 7); padding (1, 1) -> (3, 3); " in out
     assert "conv2d_2:" not in out
     assert "conv2d_2" not in out.split("DOT diff")[0]

@@ -10,6 +10,7 @@ import torch
 from torch import nn
 
 from pytest_tlgraph import capture
+from pytest_tlgraph.diff.edits import ConstantChanged, from_json, to_json
 from pytest_tlgraph.diff.graph import read_graph
 from pytest_tlgraph.snapshots.compare.comparison import Comparison, compare
 from pytest_tlgraph.snapshots.compare.drawing import graph_diff
@@ -131,7 +132,7 @@ def test_summary_names_changed_arg_values_and_shape_rows() -> None:
     assert story_lines(comparison) == [
         "linear_1 @fc1: out_features 16 -> 32; params weight 16x8 -> 32x8, bias 16 -> 32",
         "linear_2 @fc2: in_features 16 -> 32; params weight 4x16 -> 4x32",
-        "2 nodes @*: shape 2x16 -> 2x32",
+        "2 nodes @fc1, @act: shape 2x16 -> 2x32",
     ]
 
 
@@ -202,3 +203,29 @@ def test_drawings_of_two_schemas_read_as_one_line_never_as_a_false_story() -> No
     ]
     # The same model drawn twice by this version: no schema line.
     assert compare(received, received).unchanged
+
+
+class _Scaled(nn.Module):
+    """A linear scaled by a non-persistent buffer of a submodule (drawn by value)."""
+
+    def __init__(self, last: float) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.inner = nn.Module()
+        scale = torch.tensor([1.0, 2.0, 3.0, last])
+        self.inner.register_buffer("scale", scale, persistent=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(x) * self.inner.scale
+
+
+@pytest.mark.parametrize("view", [{}, {"depth": 1}, {"collapse": "auto"}])
+def test_a_buffer_value_reads_as_a_constant_change_by_its_name(view: dict[str, Any]) -> None:
+    old = capture(_Scaled(4.0), torch.zeros(2, 4)).draw(**view).dot
+    new = capture(_Scaled(5.0), torch.zeros(2, 4)).draw(**view).dot
+    comparison = compare(old, new)
+    [edit] = comparison.edits
+    assert isinstance(edit, ConstantChanged) and edit.source == "buffer"
+    assert from_json(to_json(edit)) == edit
+    line = "inner.scale (buffer, 4): values [1, 2, 3, 4] -> [1, 2, 3, 5]"
+    assert story_lines(comparison) == [line]
