@@ -48,11 +48,12 @@ def quantized_matmul_work(first: torch.Tensor, args: tuple[Any, ...]) -> int | N
     """The forward FLOPs of a :data:`QUANTIZED_MATMULS` call ``(input, packed, ...)``:
     two per multiply-accumulate, ``2 * rows * in_features * out_features``, as torch's
     counter reads ``linear``. ``None`` when the packed weight cannot be read back."""
-    if len(args) < 2 or not isinstance(args[1], torch.ScriptObject):
+    packed: Any = args[1] if len(args) > 1 else None
+    if not isinstance(packed, torch.ScriptObject):
         return None
     try:
         with torch._C.DisableTorchFunction():
-            unpacked = args[1].unpack()
+            unpacked = packed.unpack()
     except (RuntimeError, AttributeError, TypeError):
         return None
     weight = unpacked[0] if isinstance(unpacked, tuple) else unpacked
