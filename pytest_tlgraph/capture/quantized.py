@@ -48,12 +48,13 @@ def quantized_matmul_work(first: torch.Tensor, args: tuple[Any, ...]) -> int | N
     """The forward FLOPs of a :data:`QUANTIZED_MATMULS` call ``(input, packed, ...)``:
     two per multiply-accumulate, ``2 * rows * in_features * out_features``, as torch's
     counter reads ``linear``. ``None`` when the packed weight cannot be read back."""
-    packed: Any = args[1] if len(args) > 1 else None
-    if not isinstance(packed, torch.ScriptObject):
+    packed = args[1] if len(args) > 1 else None
+    unpack = getattr(packed, "unpack", None)
+    if not isinstance(packed, torch.ScriptObject) or not callable(unpack):
         return None
     try:
         with torch._C.DisableTorchFunction():
-            unpacked = packed.unpack()
+            unpacked = unpack()
     except (RuntimeError, AttributeError, TypeError):
         return None
     weight = unpacked[0] if isinstance(unpacked, tuple) else unpacked
