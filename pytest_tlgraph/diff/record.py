@@ -56,14 +56,19 @@ def is_hidden(node: GraphNode) -> bool:
     return node.signature == HIDDEN
 
 
-def parse_member(text: str) -> tuple[str, str, str, str]:
-    """``conv2d | 1x8x8x8 | kernel_size=(3, 3) | weight 8x8x3x3`` -> its function,
-    shape (with a dtype after a comma when not the default), args and params."""
-    parts = text.split(MEMBER_FIELDS)
-    parts += [""] * (4 - len(parts))
-    func, shape, args = parts[0].strip(), parts[1].strip(), parts[2].strip()
-    params = MEMBER_FIELDS.join(parts[3:]).strip()
-    return func, shape, args, params
+def parse_member(text: str) -> tuple[str, str, str, str, str]:
+    """``conv2d | 1x8x8x8 | kernel_size=(3, 3) | weight 8x8x3x3 | conv1`` -> its
+    function, shape (with a dtype after a comma when not the default), args, params
+    and its module's address below the collapsed node's (``""``: the node's own)."""
+    parts = [part.strip() for part in text.split(MEMBER_FIELDS)]
+    parts += [""] * (5 - len(parts))
+    func, shape, args, params, below = parts[:5]
+    return func, shape, args, params, below
+
+
+def _addressed(node: GraphNode) -> bool:
+    """Whether a member of collapsed ``node`` names its module below the node's."""
+    return any(parse_member(text)[4] for text in node.ops or ())
 
 
 def _inside_calls(node: GraphNode) -> dict[int, str]:
@@ -89,13 +94,14 @@ def _hidden_nodes(node: GraphNode, address: str, tag: str) -> list[GraphNode]:
     out = []
     calls = _inside_calls(node)
     for index, text in enumerate(node.ops or ()):
-        func, shape, args, params = parse_member(text)
+        func, shape, args, params, below = parse_member(text)
+        at = f"{address}.{below}" if address and below else below or address
         rows = [shape] if shape else []
         if args:
             rows.append(args)
         if params:
             rows.append(f"params: {params}")
-        rows.append(f"@{address}" if address else "@")
+        rows.append(f"@{at}" if at else "@")
         node_id = f"{node.id}/{index + 1}{tag}"
         out.append(
             GraphNode(
@@ -103,7 +109,7 @@ def _hidden_nodes(node: GraphNode, address: str, tag: str) -> list[GraphNode]:
                 rows=(node_id, *rows),
                 kind="op",
                 func=func,
-                address=address,
+                address=at,
                 cluster=None,
                 signature=HIDDEN,
                 fill=None,
@@ -152,7 +158,11 @@ class _Builder:
         if node.kind == "fold" and (node.fold_count or 1) > 1:
             reps = repetitions(address, node.fold_count or 1)
         ops: list[GraphNode] = []
-        if node.kind != "segment":  # a segment's ops lie at several modules' addresses
+        # A segment's ops lie at several modules' addresses; a box or fold whose
+        # members name their modules (``tl_ops``' fifth field) opens at full detail.
+        # One drawn before they did (or holding only its own ops) is compared at its
+        # own address: each op below it is moved up to it on both sides.
+        if node.kind != "segment" and not _addressed(node):
             self.collapsed.update(reps)
         for k, rep in enumerate(reps):
             ops += _hidden_nodes(node, rep, tag + (f"#{k + 1}" if k else ""))

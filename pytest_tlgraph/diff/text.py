@@ -337,11 +337,30 @@ def _note(view: ViewPair, edit: Edit) -> str:
     return ""
 
 
+def _drawn(graph: GraphModel, address: str) -> bool:
+    """Whether ``graph`` draws ``address``: an op at it, or a frame, box or fold of it."""
+    folds, boxes = _indexed(graph)
+    return any(key in boxes for key in (f"op:{address}", f"module:{address}", address)) or (
+        address in folds
+    )
+
+
+def _side(view: ViewPair, edit: Edit) -> tuple[Holder, bool]:
+    """What holds the edit's address, and whether on the stored side: the received
+    side wherever it draws the address (a skip removed in a block both sides run is
+    named where the block is now, not in the fold the stored side drew it in)."""
+    if not edit.removed_side:
+        return holder(view.new, edit.address), False
+    now = view.translate(edit.address) if edit.address else ""
+    if now and _drawn(view.new, now):
+        return holder(view.new, now), False
+    return holder(view.old, edit.address), True
+
+
 def _subject(view: ViewPair, edit: Edit) -> tuple[str, str]:
-    """The holder's name and the edit's address below it."""
-    graph = view.old if edit.removed_side else view.new
-    held = holder(graph, edit.address)
-    name = _holder_name(view, held, edit.removed_side)
+    """The holder's name and the edit's address below it (see :func:`_side`)."""
+    held, stored = _side(view, edit)
+    name = _holder_name(view, held, stored)
     if isinstance(edit, BlockInserted | BlockRemoved) and held.kind != "fold":
         return "", ""
     if isinstance(edit, InsideChanged | OpsReordered) and held.address == edit.address:
@@ -383,8 +402,7 @@ def _line(view: ViewPair, edits: Sequence[Edit]) -> str:
     if isinstance(first, BlockInserted | BlockRemoved | SkipAdded | SkipRemoved):
         below = ""
     text = f"{below} {said}" if below else said
-    graph = view.old if first.removed_side else view.new
-    boxed = holder(graph, first.address).kind in ("box", "fold")
+    boxed = _side(view, first)[0].kind in ("box", "fold")
     if boxed and not isinstance(first, BlockInserted | BlockRemoved):
         text = f"inside: {text}"  # an edit of what the box or fold hides
     return (f"{name}: {text}" if name else text) + _note(view, first)

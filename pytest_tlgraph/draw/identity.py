@@ -74,7 +74,14 @@ def _collapsed_record(
     record = node.record
     funcs = tuple(trace.op(label).func for label in record.members) or None
     default = trace.default_dtype
-    ops = tuple(member_row(trace.op(label), default) for label in record.members) or None
+    if node.kind == "fold":
+        within = record.boxes[0].module
+    elif node.kind == "box":
+        within = record.module
+    else:
+        within = trace.op(record.members[0]).module if record.members else ""
+    rows = (member_row(trace.op(label), default, within) for label in record.members)
+    ops = tuple(rows) or None
     if node.kind == "fold":
         boxes = record.boxes
         rep = boxes[0]

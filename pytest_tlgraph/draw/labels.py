@@ -330,12 +330,14 @@ def _params_row(record: Record) -> str | None:
 MEMBER_FIELDS: Final = " | "
 
 
-def member_row(op: Op, default_dtype: Any = None) -> str:
+def member_row(op: Op, default_dtype: Any = None, within: str = "") -> str:
     """One op a box, fold or segment hides, in the full view's words: ``conv2d |
-    1x8x8x8 | kernel_size=(3, 3), padding=(1, 1), bias=False | weight 8x8x3x3`` (its
-    function, shape with its dtype when not ``default_dtype``, every constructor arg,
-    params). The drawing's ``tl_ops`` lists one per member, so a box line says what
-    changed inside."""
+    1x8x8x8 | kernel_size=(3, 3), padding=(1, 1), bias=False | weight 8x8x3x3 | conv1``
+    (its function, shape with its dtype when not ``default_dtype``, every constructor
+    arg, params, and its module's address below ``within``, the collapsed node's own
+    address: left out when the op is the node's module's own). The drawing's ``tl_ops``
+    lists one per member, so a comparison of any view opens it into the ops it hides,
+    each at its module (a rename inside a box reads as one)."""
     shape = format_shape(op.shape)
     dtype = dtype_name(op.dtype)
     dtype = None if dtype == dtype_name(default_dtype) else dtype
@@ -344,12 +346,17 @@ def member_row(op: Op, default_dtype: Any = None) -> str:
         show_redundant=True,
     )  # fmt: skip
     params = _params_row(op)
-    fields = (
+    fields = [
         op.func,
         f"{shape}, {dtype}" if dtype else shape,
         args or "",
         params.removeprefix("params: ") if params else "",
-    )
+    ]
+    below = op.module[len(within) + 1 :] if within and op.module.startswith(within + ".") else ""
+    if not within and op.module and op.module != within:
+        below = op.module
+    if below:
+        fields.append(below)
     return MEMBER_FIELDS.join(fields)
 
 

@@ -68,13 +68,15 @@ class TypePaths:
 def call_signature(
     trace: Trace, call: ModuleCall, paths: TypePaths
 ) -> tuple[str, tuple[tuple[Hashable, ...], ...]]:
-    """``(module type, ((func, nested module types, module args, call args, grad mode,
-    wiring), ...))`` of one call, op by op; the nested module types as
+    """``(module type, ((func, nested module types, name below the call, module args,
+    call args, grad mode, wiring), ...))`` of one call, op by op; the nested module types as
     :meth:`TypePaths.below` gives them, the wiring each input's source (an earlier op of
     the call by its place, or the n-th outside source).
 
     Addresses and measurements are left out: ``blocks.3`` and ``blocks.4`` are the same
-    structure when they run the same functions through the same module types.
+    structure when they run the same functions through the same module types and the
+    same names below them (``mlp.fc1`` in each: a repetition that renames a submodule
+    is no repeat, so the rename is drawn where it happened).
     """
     ops = []
     key = call.key
@@ -91,7 +93,10 @@ def call_signature(
         )
         # Every argument of the call and its grad mode: a repetition that computes
         # with another value is not a repeat.
-        ops.append((op.func, below, _hashable(op.module_args), op.call, op.grad_mode, wiring))
+        name = op.module[len(call.address) + 1 :] if call.address else op.module
+        ops.append(
+            (op.func, below, name, _hashable(op.module_args), op.call, op.grad_mode, wiring)
+        )
     return (call.type_name, tuple(ops))
 
 

@@ -163,8 +163,8 @@ def member_edits(old: Sequence[str] | None, new: Sequence[str] | None) -> list[s
     :data:`MAX_INSIDE_EDITS`, then a count. ``[]`` when a side has no list."""
     if not old or not new or old == new:
         return []
-    before = [row.split(MEMBER_FIELDS) for row in old]
-    after = [row.split(MEMBER_FIELDS) for row in new]
+    before = [row.split(MEMBER_FIELDS)[: len(_FIELDS)] for row in old]
+    after = [row.split(MEMBER_FIELDS)[: len(_FIELDS)] for row in new]
     if any(len(f) != len(_FIELDS) for f in (*before, *after)):
         return []  # a list this version did not write
     matcher = difflib.SequenceMatcher(
