@@ -351,6 +351,12 @@ def _align_children(
             yield child, partner, False
 
 
+def _agree(old_type: str, new_type: str) -> bool:
+    """Two modules' types agree: equal, or one side does not name it (a module inside
+    a box, whose members name their module but not its type)."""
+    return old_type == new_type or not old_type or not new_type
+
+
 def _pair_gap(
     a: _Side, b: _Side, old_gap: list[str], new_gap: list[str]
 ) -> Iterator[tuple[str, str, bool]]:
@@ -366,7 +372,8 @@ def _pair_gap(
             new_gap.remove(partner)
             yield child, partner, True
     if len(old_gap) == len(new_gap) and all(
-        a.types.get(x, "") == b.types.get(y, "") for x, y in zip(old_gap, new_gap, strict=True)
+        _agree(a.types.get(x, ""), b.types.get(y, ""))
+        for x, y in zip(old_gap, new_gap, strict=True)
     ):
         pairs = list(zip(old_gap, new_gap, strict=True))
         old_gap.clear()

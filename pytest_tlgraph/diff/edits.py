@@ -78,6 +78,9 @@ class BlockInserted(Edit):
     unused: bool = False
     #: Its one op's node id, where it holds one op drawn on its own.
     id: str = ""
+    #: The functions it runs, where the drawing names no type for it (a module whose
+    #: ops a box or fold hides).
+    funcs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +95,9 @@ class BlockRemoved(Edit):
     unused: bool = False
     #: Its one op's node id, where it holds one op drawn on its own.
     id: str = ""
+    #: The functions it runs, where the drawing names no type for it (a module whose
+    #: ops a box or fold hides).
+    funcs: tuple[str, ...] = ()
 
     @property
     def removed_side(self) -> bool:

@@ -174,6 +174,18 @@ def _swapped(diff: _Diff) -> dict[str, str]:
     return out
 
 
+#: At most this many functions name a module the drawing gives no type.
+_FUNCS_NAMED: Final = 4
+
+
+def _untyped_funcs(graph: GraphModel, address: str, held: list[str]) -> tuple[str, ...]:
+    """The functions a module runs, where ``graph`` names no type for it (a module
+    inside a box): ``("layer_norm",)``; ``()`` where it has a type or runs many."""
+    if _type(graph, address) or not held or len(held) > _FUNCS_NAMED:
+        return ()
+    return tuple(graph.nodes[n].func for n in held)
+
+
 def _blocks(diff: _Diff) -> None:
     """Modules only one side has, moved, renamed and reordered."""
     new, old = diff.new, diff.old
@@ -186,7 +198,8 @@ def _blocks(diff: _Diff) -> None:
         position = min((diff.order[n] for n in held), default=0)
         unused = bool(held) and not any(n in used_new for n in held)
         drawn = _drawn_id(new.nodes[held[0]]) if len(held) == 1 else ""
-        edit = BlockInserted(address, _type(new, address), len(held), unused, drawn)
+        funcs = _untyped_funcs(new, address, held)
+        edit = BlockInserted(address, _type(new, address), len(held), unused, drawn, funcs)
         diff.add(edit, position)
     for address in diff.removed:
         if diff.alignment.translate(address) in swapped or address in swapped.values():
@@ -195,7 +208,8 @@ def _blocks(diff: _Diff) -> None:
         position = min((diff.old_position(n) for n in held), default=0)
         unused = bool(held) and not any(n in used_old for n in held)
         drawn = _drawn_id(old.nodes[held[0]]) if len(held) == 1 else ""
-        gone = BlockRemoved(address, _type(old, address), len(held), unused, drawn)
+        funcs = _untyped_funcs(old, address, held)
+        gone = BlockRemoved(address, _type(old, address), len(held), unused, drawn, funcs)
         diff.add(gone, position)
     translate = diff.alignment.translate
     for was, now in diff.alignment.moves():

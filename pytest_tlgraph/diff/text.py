@@ -395,7 +395,7 @@ def _line(view: ViewPair, edits: Sequence[Edit]) -> str:
         verb = "added" if isinstance(first, BlockInserted) else "removed"
         if first.id:  # a module of one op drawn on its own: the op
             return f"{verb} {first.id} @{first.address}" + (_UNUSED if first.unused else "")
-        typed = f" ({first.type})" if first.type else ""
+        typed = f" ({first.type or ', '.join(first.funcs)})" if first.type or first.funcs else ""
         count = f"{first.ops} op{'s' * (first.ops != 1)}"
         unused = _UNUSED if first.unused else ""
         return f"{verb} @{first.address}{typed}: {count}{unused}" + _note(view, first)

@@ -73,10 +73,10 @@ STORIES: dict[str, dict[str, list[str]]] = {
             "replaced relu -> gelu on 2 nodes @layer1.2.relu",
         ],
         "depth1": [
-            "replaced relu -> gelu on 2 ops @layer1.2",
+            "replaced relu -> gelu on 2 ops @layer1.2.relu",
         ],
         "auto": [
-            "replaced relu -> gelu on 2 ops @layer1.2 (the view: fold x4 -> x2 + 1 + 1)",
+            "replaced relu -> gelu on 2 ops @layer1.2.relu (the view: fold x4 -> x2 + 1 + 1)",
         ],
     },
     "decoder_fold_broken": {
@@ -84,7 +84,7 @@ STORIES: dict[str, dict[str, list[str]]] = {
             "replaced silu_3 -> gelu_1 (@model.layers.2.mlp.act_fn)",
         ],
         "depth1": [
-            "@model.layers.2 (LlamaDecoderLayer): inside: silu -> gelu",
+            "@model.layers.2 (LlamaDecoderLayer): inside: mlp.act_fn silu -> gelu",
         ],
         "auto": [
             "gelu_1 @model.layers.2.mlp.act_fn: silu -> gelu (the view: fold x4 -> x2 + 1 + 1, @model.layers.0.self_attn (LlamaAttention) drawn as one box (was 30 nodes in its frame))",
@@ -95,7 +95,7 @@ STORIES: dict[str, dict[str, list[str]]] = {
             "replaced silu_2 -> gelu_1 (@model.layers.1.mlp.act_fn)",
         ],
         "depth1": [
-            "@model.layers.1 (Olmo2DecoderLayer): inside: silu -> gelu",
+            "@model.layers.1 (Olmo2DecoderLayer): inside: mlp.act_fn silu -> gelu",
         ],
         "auto": [
             "gelu_1 @model.layers.1.mlp.act_fn: silu -> gelu (the view: fold x2 -> 1 + 1, @model.layers.0.self_attn (Olmo2Attention) drawn as one box (was 34 nodes in its frame))",

@@ -142,10 +142,10 @@ def test_the_ci_summary_counts_and_names_the_change() -> None:
     data = structure_data(compare(old, new.draw(depth=0).dot))
     assert data is not None
     assert list(data["changed_nodes"]) == ["@blocks#1"]
-    assert data["story"] == ["@blocks (Sequential): inside: relu -> gelu"]
-    assert data["headline"] == "@blocks (Sequential): inside: relu -> gelu"
+    assert data["story"] == ["@blocks (Sequential): inside: 0.act relu -> gelu"]
+    assert data["headline"] == "@blocks (Sequential): inside: 0.act relu -> gelu"
     assert data["edits"] == [
-        {"kind": "op_replaced", "at": "blocks", "old": "relu", "new": "gelu", "id": "",
+        {"kind": "op_replaced", "at": "blocks.0.act", "old": "relu", "new": "gelu", "id": "",
          "old_id": ""}
     ]  # fmt: skip
 
