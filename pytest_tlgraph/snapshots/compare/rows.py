@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
+from pytest_tlgraph.diff.args import split_args
 from pytest_tlgraph.draw.callrows import GRAD_MODES
 
 __all__ = [
@@ -79,34 +80,6 @@ def row_kind(index: int, text: str) -> str:
     if _SHAPE_SUMMARY.fullmatch(text):
         return "summary"
     return "row"
-
-
-def split_args(text: str) -> dict[str, str]:
-    """``kernel_size=(3, 3), stride=1`` -> ``{"kernel_size": "(3, 3)", "stride": "1"}``.
-
-    Splits on commas outside brackets, so tuple values stay whole.
-    """
-    parts: list[str] = []
-    depth, start = 0, 0
-    for i, char in enumerate(text):
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth = max(depth - 1, 0)
-        elif char == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    out: dict[str, str] = {}
-    for part in parts:
-        name, sep, value = part.strip().partition("=")
-        if sep:
-            out[name] = value
-        elif out:
-            # A comma inside an unbracketed value: it belongs to the previous arg.
-            last = next(reversed(out))
-            out[last] += "," + part
-    return out
 
 
 def multiset_minus(left: Iterable[str], right: Iterable[str]) -> tuple[str, ...]:
