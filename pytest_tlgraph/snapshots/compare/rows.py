@@ -54,6 +54,11 @@ class RowEdit:
 
     kind: str
     what: str
+    #: The argument an args row or call edit is about (``eps``), else ``None``.
+    arg: str | None = None
+    #: True for an args row edit that only says an argument is now shown or no longer
+    #: shown (``now shows bias=True``), not both of its values.
+    shown_only: bool = False
 
     def __str__(self) -> str:
         return self.what
@@ -138,18 +143,18 @@ def args_edits(
     for name, value in after.items():
         if name in before:
             if before[name] != value:
-                out.append(RowEdit("args", f"{name} {before[name]} -> {value}"))
+                out.append(RowEdit("args", f"{name} {before[name]} -> {value}", name))
         elif name in was_default and was_default[name] != value:
-            out.append(RowEdit("args", f"{name} {was_default[name]} (default) -> {value}"))
+            out.append(RowEdit("args", f"{name} {was_default[name]} (default) -> {value}", name))
         else:
-            out.append(RowEdit("args", f"now shows {name}={value}"))
+            out.append(RowEdit("args", f"now shows {name}={value}", name, shown_only=True))
     for name, value in before.items():
         if name in after:
             continue
         if name in now_default and now_default[name] != value:
-            out.append(RowEdit("args", f"{name} {value} -> {now_default[name]} (default)"))
+            out.append(RowEdit("args", f"{name} {value} -> {now_default[name]} (default)", name))
         else:
-            out.append(RowEdit("args", f"no longer shows {name}={value}"))
+            out.append(RowEdit("args", f"no longer shows {name}={value}", name, shown_only=True))
     return out
 
 

@@ -333,13 +333,7 @@ def build_report(
     else:
         diff_lines = [f"stored: {dot.path}", *capped(diff, MAX_DIFF_LINES, full_diff_path)]
         left_out = left_out_of(diff, MAX_DIFF_LINES, full_diff_path)
-    state = state_text.splitlines() if state_text else ["no channel active"]
-    encoding = EncodingShown(active=bool(state_text))
-    changes = state_changes(compared) if compared is not None else []
-    if changes:
-        encoding = EncodingShown(encoding.active, changed_from=len(state))
-        state += [STATE_CHANGED]
-        state += [f"  {line}" for line in changes]
+    state, encoding = _state_section(state_text, compared)
     sections: list[tuple[str, tuple[str, ...]]] = [
         (STRUCTURE, tuple(structure)),
         (DOT_DIFF, tuple(diff_lines)),
@@ -353,6 +347,19 @@ def build_report(
         sections.append((EVERY_CHANGE, tuple(every_change(compared))))
     report = Report(title, tuple(sections), tuple(story), left_out, encoding)
     return _fitted(_visible(report), full_text_path, full_diff_path)
+
+
+def _state_section(
+    state_text: str | None, compared: Comparison | None
+) -> tuple[list[str], EncodingShown]:
+    """The encoding state section's lines (the received draw's state, then what changed
+    against the snapshot's key and caption) and their layout as a value."""
+    state = state_text.splitlines() if state_text else ["no channel active"]
+    changes = state_changes(compared) if compared is not None else []
+    if not changes:
+        return state, EncodingShown(active=bool(state_text))
+    shown = EncodingShown(active=bool(state_text), changed_from=len(state))
+    return [*state, STATE_CHANGED, *(f"  {line}" for line in changes)], shown
 
 
 def _blocked(dot: DotOutcome) -> str | None:
