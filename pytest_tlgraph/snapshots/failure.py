@@ -22,7 +22,7 @@ from pytest_tlgraph.snapshots.compare.drawing import graph_diff_layout, graph_di
 from pytest_tlgraph.snapshots.compare.story import every_change, headline, story_lines
 from pytest_tlgraph.snapshots.disk.bounded import NotAFile, TooLarge
 from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError
-from pytest_tlgraph.snapshots.disk.nofollow import file_in_the_way, in_the_way
+from pytest_tlgraph.snapshots.disk.nofollow import FileInTheWay, file_in_the_way, in_the_way
 from pytest_tlgraph.snapshots.pair import PairMatch, ReceivedPair, StoredPair
 from pytest_tlgraph.snapshots.results.artifacts import Artifacts
 from pytest_tlgraph.snapshots.review.cut import cut_text, is_long
@@ -80,14 +80,16 @@ def recalled(result: AssertionResult, received: ReceivedPair, dot: str, root: Pa
     if isinstance(read_error, (NotAFile, TooLarge)):  # the reader's own one line
         error = str(read_error)
     blocker = file_in_the_way(Path(result.snapshot_location))
+    blocked = isinstance(read_error, FileInTheWay)
     if blocker is not None and (read_error is not None or stored is None):
-        error = in_the_way(display_path(blocker, root), _UPDATE)
+        error, blocked = in_the_way(display_path(blocker, root), _UPDATE), True
     outcome = DotOutcome(
         path=display_path(result.snapshot_location, root),
         expected=None if stored is None else stored.dot,
         received=dot,
         passed=found is not None and found.dot_passed,
         error=error,
+        blocked=blocked,
     )
     errors = () if written is None else (shown(written, root),)
     return Recalled(stored, found, outcome, errors)

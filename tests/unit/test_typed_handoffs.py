@@ -155,3 +155,15 @@ def test_the_consumers_of_typed_values_hold_no_regular_expression(module: str) -
         for alias in node.names
     } | {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert "re" not in imported, module
+
+
+def test_a_file_in_the_way_is_a_field_of_the_dot_outcome_not_words_in_its_error() -> None:
+    from pytest_tlgraph.snapshots.disk.nofollow import in_the_way
+    from pytest_tlgraph.snapshots.review.report import DotOutcome, comparison_of
+
+    line = in_the_way("__snapshots__/test_m", "run pytest --snapshot-update")
+    blocked = DotOutcome("p.gv", None, "digraph {}", False, error=line, blocked=True)
+    assert comparison_of(blocked) == f"the stored DOT p.gv cannot exist: {line}"
+    # The same words in another error (a file's own text, say) decide nothing.
+    other = DotOutcome("p.gv", None, "digraph {}", False, error=line)
+    assert comparison_of(other) == f"the stored DOT p.gv could not be read: {line}"

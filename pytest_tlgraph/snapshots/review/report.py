@@ -79,6 +79,9 @@ class DotOutcome:
     received: str
     passed: bool
     error: str | None = None
+    #: ``error`` is a file standing where the snapshot's folder belongs (its line
+    #: names the file and the remedy).
+    blocked: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,7 +245,7 @@ def comparison_of(dot: DotOutcome) -> Comparison | str:
     """The comparison of the stored DOT with the received one, or the line saying why
     there is none (no stored file, an unreadable one, a damaged or foreign one)."""
     if dot.error is not None:
-        if " is a file where a folder belongs: " in dot.error:
+        if dot.blocked:
             return f"the stored DOT {dot.path} cannot exist: {dot.error}"
         return f"the stored DOT {dot.path} could not be read: {dot.error}"
     if dot.expected is None:
@@ -364,7 +367,7 @@ def _state_section(
 
 def _blocked(dot: DotOutcome) -> str | None:
     """The line of a file standing where the snapshot folder belongs, if one does."""
-    if dot.error is not None and " is a file where a folder belongs: " in dot.error:
+    if dot.error is not None and dot.blocked:
         return dot.error
     return None
 
