@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from pytest_tlgraph.diff.constants import const_title
 from pytest_tlgraph.diff.dotparse import (
     DotParseError,
     ParsedGraph,
@@ -114,9 +115,6 @@ class GraphNode:
         if self.kind in ("input", "output"):
             return self.kind if self.title == self.kind else f"{self.kind} {self.title}"
         if self.func == "const" and self.kind == "op":  # a tensor drawn by value
-            # Read here: the comparison's package imports this module.
-            from pytest_tlgraph.snapshots.compare.constants import const_title
-
             return const_title(self.id, self.call, self.rows)
         name = self.title if self.kind == "segment" else self.id
         return f"{name} @{self.address}" if self.address else name

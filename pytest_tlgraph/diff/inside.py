@@ -13,11 +13,20 @@ from __future__ import annotations
 import difflib
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from pytest_tlgraph.draw.collapse.signature import Signature
 
-__all__ = ["GENERIC_INSIDE", "MAX_PARTS", "fold_name", "fold_span", "inside_change"]
+__all__ = [
+    "GENERIC_INSIDE",
+    "MAX_PARTS",
+    "InsideChange",
+    "fold_name",
+    "fold_span",
+    "inside_change",
+    "inside_diff",
+]
 
 #: How a changed signature reads when the functions it hides are the same (the rows
 #: of the node may say more).
@@ -50,6 +59,25 @@ def _func_changes(old: Sequence[str], new: Sequence[str]) -> list[str]:
     parts += [f"{func} now runs ({_ops(n)})" for func, n in added.items()]
     parts += [f"{func} no longer runs ({_ops(n)})" for func, n in removed.items()]
     return parts
+
+
+@dataclass(frozen=True, slots=True)
+class InsideChange:
+    """How a collapsed node's hidden ops changed: the words (``relu -> gelu (2 ops)``)
+    and whether they are only :data:`GENERIC_INSIDE` (the same functions in the same
+    order: the node's rows or its hidden calls may say what changed)."""
+
+    text: str
+    generic: bool = False
+
+
+def inside_diff(old: Signature | None, new: Signature | None) -> InsideChange | None:
+    """:func:`inside_change` as a value: whether its words are only the generic ones is
+    a field, never read back from them."""
+    text = inside_change(old, new)
+    if text is None or old is None or new is None:
+        return None
+    return InsideChange(text, generic=old.funcs is not None and old.funcs == new.funcs)
 
 
 def inside_change(old: Signature | None, new: Signature | None) -> str | None:

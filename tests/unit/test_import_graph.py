@@ -10,6 +10,7 @@ between packages: with each subpackage, each top-level module and each room of
 
 from __future__ import annotations
 
+import ast
 import importlib
 import textwrap
 from pathlib import Path
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.import_graph import cycles, import_graph, package_graph
+from tests.runtime_imports import reaches, runtime_imports
 
 PACKAGE = Path(__file__).resolve().parents[2] / "pytest_tlgraph"
 
@@ -158,6 +160,77 @@ def test_moved_public_paths_still_work() -> None:
 
     assert compare.Graph is graph.GraphModel
     assert compare.Change is compare.comparison.Comparison
+
+
+#: What the typed model diff (``pytest_tlgraph/diff/``) may never name: it serves
+#: ``tlgraph diff`` without torch or syrupy, and the snapshots read it, not the reverse.
+DIFF_FORBIDDEN = ("pytest_tlgraph.snapshots", "torch", "syrupy")
+
+
+def _statement_imports(path: Path, module: str, is_package: bool) -> list[tuple[int, str]]:
+    """``(line, module named)`` of every import statement in ``path``: at the top, inside
+    a function or class, under ``if TYPE_CHECKING:``; relative ones made absolute."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            target = node.module or ""
+            if node.level:
+                base = module.split(".") if is_package else module.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+            found.append((node.lineno, target))
+            found += [(node.lineno, f"{target}.{alias.name}") for alias in node.names]
+    return found
+
+
+def _forbidden_in(package_dir: Path) -> list[str]:
+    """``file:line: module`` for each import in ``package_dir`` of a forbidden module."""
+    out = []
+    for path in sorted(package_dir.rglob("*.py")):
+        # Named from above the package (``pytest_tlgraph.diff.x``): relative imports resolve.
+        parts = list(path.relative_to(package_dir.parents[1]).with_suffix("").parts)
+        is_package = parts[-1] == "__init__"
+        module = ".".join(parts[:-1] if is_package else parts)
+        for line, name in _statement_imports(path, module, is_package):
+            if any(name == f or name.startswith(f + ".") for f in DIFF_FORBIDDEN):
+                out.append(f"{path.name}:{line}: {name}")
+    return out
+
+
+def test_the_model_diff_imports_neither_snapshots_nor_torch_nor_syrupy() -> None:
+    # Every import statement of the package, wherever it sits: a lazy import inside
+    # a method is the same edge back as one at the top.
+    assert (PACKAGE / "diff" / "engine.py").is_file()
+    assert _forbidden_in(PACKAGE / "diff") == []
+    # Nor through the modules it reads: the whole chain of what runs stays clear.
+    graph = runtime_imports(PACKAGE)
+    for module in (m for m in graph if m.startswith("pytest_tlgraph.diff")):
+        for wanted in DIFF_FORBIDDEN:
+            assert reaches(graph, module, wanted) is None, (module, wanted)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import torch\n",
+        "from syrupy.assertion import SnapshotAssertion\n",
+        "class G:\n    def name(self):\n        from pkg.snapshots.compare import c\n",
+        "def f():\n    from ..snapshots import compare\n",
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import torch.nn\n",
+    ],
+)
+def test_the_diff_scan_finds_every_kind_of_import(tmp_path: Path, source: str) -> None:
+    root = tmp_path / "pytest_tlgraph"
+    (root / "diff").mkdir(parents=True)
+    (root / "__init__.py").write_text("", encoding="utf-8")
+    (root / "diff" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "diff" / "ok.py").write_text("import ast\nfrom . import ok\n", encoding="utf-8")
+    assert _forbidden_in(root / "diff") == []
+    bad = source.replace("pkg.", "pytest_tlgraph.")
+    (root / "diff" / "bad.py").write_text(bad, encoding="utf-8")
+    assert len(_forbidden_in(root / "diff")) >= 1
 
 
 def _package(root: Path, files: dict[str, str]) -> Path:

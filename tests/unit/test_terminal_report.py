@@ -8,7 +8,15 @@ from pytest_tlgraph.capture import capture
 from pytest_tlgraph.snapshots.compare.comparison import compare
 from pytest_tlgraph.snapshots.compare.story import recolour_line
 from pytest_tlgraph.snapshots.review.dotdiff import CONTEXT_CHARS, cut_diff_lines
-from pytest_tlgraph.snapshots.review.report import EVERY_CHANGE, DotOutcome, Report, comparison_of
+from pytest_tlgraph.snapshots.review.report import (
+    EVERY_CHANGE,
+    DotOutcome,
+    EncodingShown,
+    LeftOut,
+    Report,
+    build_report,
+    comparison_of,
+)
 from pytest_tlgraph.snapshots.review.terminal import (
     MAX_LINE_CHARS,
     TERMINAL_DIFF_LINES,
@@ -27,7 +35,12 @@ def test_cut_line_keeps_short_lines_and_counts_what_it_cuts() -> None:
     assert cut.endswith(f"(+{900 - len(kept)} chars)")
 
 
-def _report(diff: list[str], state: list[str]) -> Report:
+def _report(
+    diff: list[str],
+    state: list[str],
+    left_out: LeftOut | None = None,
+    encoding: EncodingShown | None = None,
+) -> Report:
     return Report(
         "tlgraph snapshot test_x does not match (t.py::test_x)",
         (
@@ -37,6 +50,8 @@ def _report(diff: list[str], state: list[str]) -> Report:
             ("PNG:", ("PNG size changed: snapshot 10x10 px, received 10x12 px",)),
             (EVERY_CHANGE, ("added gelu_1 @head.1", "edge added linear_1 -> gelu_1")),
         ),
+        left_out=left_out,
+        encoding=encoding,
     )
 
 
@@ -54,13 +69,58 @@ def test_the_terminal_keeps_the_story_and_leaves_every_change_to_report_html() -
 
 def test_terminal_caps_diff_lines_and_widths() -> None:
     diff = [f"+ line {i} " + "y" * 400 for i in range(120)]
-    diff.append("... 80 more diff lines left out (full diff: r/t.dot.diff)")
-    shown = terminal_report(_report(diff, ["no channel active"]))
+    left = LeftOut(80, "r/t.dot.diff")
+    diff.append(left.line())
+    assert diff[-1] == "... 80 more diff lines left out (full diff: r/t.dot.diff)"
+    shown = terminal_report(_report(diff, ["no channel active"], left))
     lines = dict(shown.sections)["DOT diff (- snapshot / + received):"]
     assert len(lines) == TERMINAL_DIFF_LINES + 1
     assert lines[-1] == "... 160 more diff lines left out (full diff: r/t.dot.diff)"
+    assert shown.left_out == LeftOut(160, "r/t.dot.diff")
     text = shown.text()
     assert max(len(line) for line in text.splitlines()) <= MAX_LINE_CHARS
+
+
+def test_the_terminal_counts_from_the_reports_value_never_its_sentence() -> None:
+    # A diff line that reads like the count is a line of the diff: only the report's
+    # value says lines were left out, and where.
+    diff = [f"+ line {i}" for i in range(50)]
+    diff.append("... 7 more diff lines left out (full diff: elsewhere.diff)")
+    lines = dict(terminal_report(_report(diff, ["no channel active"])).sections)[
+        "DOT diff (- snapshot / + received):"
+    ]
+    assert lines[-1] == "... 11 more diff lines left out (all of it in report.html)"
+    few = terminal_report(_report(["+ a", "... 3 more"], [], LeftOut(3)))
+    assert dict(few.sections)["DOT diff (- snapshot / + received):"] == (
+        "+ a",
+        "... 3 more diff lines left out (all of it in report.html)",
+    )
+
+
+def test_the_report_hands_its_cut_and_its_state_layout_to_the_terminal() -> None:
+    x = torch.randn(1, 3, 8, 8)
+    old = capture(TwoBranches(3), x).draw(color_by="flops")
+    new = capture(TwoBranches(7), x).draw(color_by="flops")
+    diff = [f"+ {i}" for i in range(300)]
+    report = build_report(
+        name="t", nodeid="t.py::t", dot=DotOutcome("p.gv", old.dot, new.dot, False),
+        png=None, diff=diff, full_diff_path="r/t.dot.diff", state_text="color_by: flops",
+    )  # fmt: skip
+    assert report.left_out == LeftOut(100, "r/t.dot.diff")
+    section = dict(report.sections)["DOT diff (- snapshot / + received):"]
+    assert section[-1] == report.left_out.line()
+    assert report.encoding is not None and report.encoding.active
+    state = dict(report.sections)["encoding state (received):"]
+    assert report.encoding.changed_from is not None
+    assert state[report.encoding.changed_from].startswith("changed against the snapshot")
+    shown = terminal_report(report)
+    # "stored: p.gv" and 200 diff lines in the report; the terminal shows 40 of them.
+    assert dict(shown.sections)["DOT diff (- snapshot / + received):"][-1] == (
+        "... 261 more diff lines left out (full diff: r/t.dot.diff)"
+    )
+    assert dict(shown.sections)["encoding state (received):"] == state[
+        report.encoding.changed_from :
+    ]
 
 
 def test_prose_wraps_whole() -> None:
@@ -73,13 +133,13 @@ def test_prose_wraps_whole() -> None:
 
 def test_state_only_where_it_changed() -> None:
     listing = ["color_by: forward FLOPs", "  domain: 0 .. 9", "  nodes:", "    a: 1 -> #000"]
-    quiet = terminal_report(_report([], listing))
+    quiet = terminal_report(_report([], listing, encoding=EncodingShown(active=True)))
     assert dict(quiet.sections)["encoding state (received):"] == (
         "unchanged against the snapshot's key and caption (full state in report.html)",
     )
     changed = [*listing, "changed against the snapshot (from its key and caption):",
                "  key line now drawn: x"]  # fmt: skip
-    loud = terminal_report(_report([], changed))
+    loud = terminal_report(_report([], changed, encoding=EncodingShown(True, changed_from=4)))
     assert dict(loud.sections)["encoding state (received):"] == tuple(changed[4:])
 
 

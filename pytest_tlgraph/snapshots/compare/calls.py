@@ -14,12 +14,20 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from pytest_tlgraph.draw.labels import MEMBER_FIELDS
 from pytest_tlgraph.snapshots.compare.rows import RowEdit, args_edits, split_args
 
-__all__ = ["call_edits", "inside_edits", "member_edits", "ordered_inputs", "reorder_edit"]
+__all__ = [
+    "HiddenEdit",
+    "call_edits",
+    "inside_edits",
+    "member_edits",
+    "ordered_inputs",
+    "reorder_edit",
+]
 
 _TENSOR: Final = r"(?:in\d+(?:\[\d+\])?|param [^,()\[\]]+|const [\dx]+|const scalar)"
 _OPERAND: Final = re.compile(rf"{_TENSOR}|\[(?:{_TENSOR}(?:, )?)+\]|\((?:{_TENSOR}(?:, )?)+,?\)")
@@ -28,13 +36,54 @@ _EDGES: Final = re.compile(r"in\d+|\[(?:in\d+(?:, )?)+\]|\((?:in\d+(?:, )?)+,?\)
 MAX_INSIDE_EDITS: Final = 4
 
 
+@dataclass(frozen=True, slots=True)
+class _ArgChange:
+    """One argument of a call changed: its name and both values (``(default)`` for
+    one not written)."""
+
+    name: str
+    old: str
+    new: str
+
+    @property
+    def text(self) -> str:
+        """``dim -1 -> -2``."""
+        return f"{self.name} {self.old} -> {self.new}"
+
+
+@dataclass(frozen=True, slots=True)
+class HiddenEdit:
+    """One change in the ops a collapsed node hides, as its line reads (``text``:
+    ``conv2d kernel_size (3, 3) -> (5, 5) (2 ops)``), with what the comparison weighs
+    it by, as values: it never reads the line back."""
+
+    text: str
+    #: The line as the node's own row edit would say it, its function left out
+    #: (``kernel_size (3, 3) -> (5, 5) (2 ops)``): a row that says it already wins.
+    said_as: str
+    #: The argument it gives both values of (``kernel_size``), if it is one.
+    arg: str | None = None
+    #: ``(function, what of it)`` (``("conv2d", "kernel_size")``, ``("conv2d",
+    #: "shape")``): a call's argument change on a topic the ops' own edits name is
+    #: said once. ``None``: a count, or a grad-mode line.
+    topic: tuple[str, str] | None = None
+
+
+def _overflow(edits: list[HiddenEdit]) -> list[HiddenEdit]:
+    """At most :data:`MAX_INSIDE_EDITS` edits, then one counting the rest."""
+    if len(edits) <= MAX_INSIDE_EDITS:
+        return edits
+    rest = f"and {len(edits) - MAX_INSIDE_EDITS} more"
+    return [*edits[:MAX_INSIDE_EDITS], HiddenEdit(rest, rest)]
+
+
 def _passes(text: str | None) -> list[dict[str, str]]:
     if not text:
         return [{}]
     return [split_args(part) for part in text.split(" | ")]
 
 
-def _edits_of(before: dict[str, str], after: dict[str, str], prefix: str = "") -> list[str]:
+def _edits_of(before: dict[str, str], after: dict[str, str]) -> list[_ArgChange]:
     out = []
     for name in dict.fromkeys([*before, *after]):
         was, now = before.get(name), after.get(name)
@@ -47,7 +96,7 @@ def _edits_of(before: dict[str, str], after: dict[str, str], prefix: str = "") -
             continue  # in-edges alone: their numbers tell a reorder
         old = "(default)" if was is None else was
         new = "(default)" if now is None else now
-        out.append(f"{prefix}{name} {old} -> {new}")
+        out.append(_ArgChange(name, old, new))
     return out
 
 
@@ -60,8 +109,8 @@ def call_edits(old: str | None, new: str | None) -> list[RowEdit]:
         return [RowEdit("call", f"call {old or '(defaults)'} -> {new or '(defaults)'}")]
     out: list[RowEdit] = []
     for was, now in zip(before, after, strict=True):
-        for what in _edits_of(was, now):
-            edit = RowEdit("call", what)
+        for change in _edits_of(was, now):
+            edit = RowEdit("call", change.text, arg=change.name)
             if edit not in out:
                 out.append(edit)
     return out
@@ -76,7 +125,7 @@ def _inside_calls(text: str | None) -> list[tuple[str, dict[str, str]]]:
     return out
 
 
-def inside_edits(old: str | None, new: str | None) -> list[str]:
+def inside_edits(old: str | None, new: str | None) -> list[HiddenEdit]:
     """``scaled_dot_product_attention is_causal True -> False``: the argument changes of
     the ops a collapsed node hides, the k-th call of a function against the k-th; at
     most :data:`MAX_INSIDE_EDITS`, then a count."""
@@ -89,53 +138,62 @@ def inside_edits(old: str | None, new: str | None) -> list[str]:
         seen[func] = seen.get(func, 0) + 1
         by_func[(func, seen[func])] = args
     seen = {}
-    out: list[str] = []
+    out: list[tuple[str, _ArgChange]] = []
     paired: set[tuple[str, int]] = set()
     for func, args in after:
         seen[func] = seen.get(func, 0) + 1
         key = (func, seen[func])
         paired.add(key)
-        out += _edits_of(by_func.get(key, {}), args, f"{func} ")
+        out += [(func, change) for change in _edits_of(by_func.get(key, {}), args)]
     for key, args in by_func.items():
         if key not in paired:
-            out += _edits_of(args, {}, f"{key[0]} ")
-    out = _grouped_grad(out)
-    if len(out) > MAX_INSIDE_EDITS:
-        out = [*out[:MAX_INSIDE_EDITS], f"and {len(out) - MAX_INSIDE_EDITS} more"]
-    return out
+            out += [(key[0], change) for change in _edits_of(args, {})]
+    return _overflow(_grouped_grad(out))
 
 
-_GRAD_EDIT: Final = re.compile(r"(\S+) grad (\S+) -> (\S+)")
+def _is_grad(change: _ArgChange) -> bool:
+    """A grad-mode change (``grad (default) -> no_grad``), each value one word."""
+    return change.name == "grad" and not any(" " in v for v in (change.old, change.new))
 
 
-def _grouped_grad(edits: list[str]) -> list[str]:
+def _grad_text(change: _ArgChange) -> str:
+    """``now runs under no_grad``, ``no longer runs under ...``, ``runs under ... (was ...)``."""
+    was, now = change.old, change.new
+    if was == "(default)":
+        return f"now runs under {now}"
+    if now == "(default)":
+        return f"no longer runs under {was}"
+    return f"runs under {now} (was {was})"
+
+
+def _grouped_grad(edits: list[tuple[str, _ArgChange]]) -> list[HiddenEdit]:
     """Grad-mode changes inside one node, one line per change: ``mul now runs under
     no_grad`` for one op, ``now runs under no_grad (15 ops)`` for several; every other
     edit once."""
     funcs: dict[str, list[str]] = {}
-    out: list[str] = []
-    for what in edits:
-        match = _GRAD_EDIT.fullmatch(what)
-        if match is None:
-            out.append(what)
+    order: list[tuple[str, _ArgChange] | str] = []  # an edit, or a grad line's text
+    for func, change in edits:
+        if not _is_grad(change):
+            order.append((func, change))
             continue
-        func, was, now = match[1], match[2], match[3]
-        text = (
-            f"now runs under {now}" if was == "(default)"
-            else f"no longer runs under {was}" if now == "(default)"
-            else f"runs under {now} (was {was})"
-        )  # fmt: skip
+        text = _grad_text(change)
         if text not in funcs:
-            out.append(text)
+            order.append(text)
         funcs.setdefault(text, []).append(func)
-    named = []
-    for what in dict.fromkeys(out):  # one line for an edit many ops share
-        ops = funcs.get(what)
-        if ops is None:
-            named.append(what)
+    named: dict[str, HiddenEdit] = {}  # one line for an edit many ops share
+    for item in order:
+        if isinstance(item, str):
+            ops = funcs[item]
+            edit = (
+                HiddenEdit(f"{ops[0]} {item}", item) if len(ops) == 1
+                else HiddenEdit(f"{item} ({len(ops)} ops)", f"{item} ({len(ops)} ops)")
+            )  # fmt: skip
         else:
-            named.append(f"{ops[0]} {what}" if len(ops) == 1 else f"{what} ({len(ops)} ops)")
-    return named
+            func, change = item
+            text = change.text
+            edit = HiddenEdit(f"{func} {text}", text, change.name, (func, change.name))
+        named.setdefault(edit.text, edit)
+    return list(named.values())
 
 
 def ordered_inputs(preds: Sequence[str], positions: dict[str, int]) -> list[str] | None:
@@ -154,7 +212,7 @@ def reorder_edit(old: Sequence[str] | None, new: Sequence[str] | None) -> RowEdi
     return RowEdit("inputs", f"inputs reordered ({', '.join(old)}) -> ({', '.join(new)})")
 
 
-def member_edits(old: Sequence[str] | None, new: Sequence[str] | None) -> list[str]:
+def member_edits(old: Sequence[str] | None, new: Sequence[str] | None) -> list[HiddenEdit]:
     """``conv2d kernel_size (3, 3) -> (5, 5) (2 ops)``, ``conv2d params weight 8x8x3x3
     -> 8x8x5x5 (2 ops)``: what changed in the ops a collapsed node hides, in the full
     view's words, read from the two sides' ``tl_ops`` (each member's function, shape,
@@ -170,34 +228,39 @@ def member_edits(old: Sequence[str] | None, new: Sequence[str] | None) -> list[s
     matcher = difflib.SequenceMatcher(
         a=[f[0] for f in before], b=[f[0] for f in after], autojunk=False
     )
-    counts: dict[str, int] = {}
+    counts: dict[tuple[str, str, str | None], int] = {}
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag not in ("equal", "replace") or i2 - i1 != j2 - j1:
             continue
         for was, now in zip(before[i1:i2], after[j1:j2], strict=True):
             if was[0] != now[0]:
                 continue  # another function: the function list says it
-            for what in _member_whats(was, now):
-                counts[f"{now[0]} {what}"] = counts.get(f"{now[0]} {what}", 0) + 1
-    out = [what + (f" ({n} ops)" if n > 1 else "") for what, n in counts.items()]
-    if len(out) > MAX_INSIDE_EDITS:
-        out = [*out[:MAX_INSIDE_EDITS], f"and {len(out) - MAX_INSIDE_EDITS} more"]
-    return out
+            for what, subject in _member_whats(was, now):
+                key = (now[0], what, subject)
+                counts[key] = counts.get(key, 0) + 1
+    out = []
+    for (func, what, subject), n in counts.items():
+        said = what + (f" ({n} ops)" if n > 1 else "")
+        out.append(HiddenEdit(f"{func} {said}", said, topic=(func, subject) if subject else None))
+    return _overflow(out)
 
 
 #: The fields of one member's row (``draw.labels.member_row``).
 _FIELDS: Final = ("func", "shape", "args", "params")
 
 
-def _member_whats(was: Sequence[str], now: Sequence[str]) -> list[str]:
-    out: list[str] = []
-    args = [edit.what for edit in args_edits(was[2], now[2])] if was[2] != now[2] else []
+def _member_whats(was: Sequence[str], now: Sequence[str]) -> list[tuple[str, str | None]]:
+    """What changed in one hidden op, each with its subject (``shape``, ``dtype``,
+    ``params``, an argument given both values; ``None`` for an argument only shown or
+    no longer shown)."""
+    out: list[tuple[str, str | None]] = []
+    args = args_edits(was[2], now[2]) if was[2] != now[2] else []
     (dims, _, dtype), (new_dims, _, new_dtype) = was[1].partition(", "), now[1].partition(", ")
     if dims != new_dims:
-        out.append(f"shape {was[1]} -> {now[1]}")
+        out.append((f"shape {was[1]} -> {now[1]}", "shape"))
     elif dtype != new_dtype:  # the same shape in another dtype (a cast's, say)
-        out.append(f"dtype {dtype or '(default)'} -> {new_dtype or '(default)'}")
-    out += args
+        out.append((f"dtype {dtype or '(default)'} -> {new_dtype or '(default)'}", "dtype"))
+    out += [(edit.what, None if edit.shown_only else edit.arg) for edit in args]
     if was[3] != now[3]:
-        out.append(f"params {was[3] or '(none)'} -> {now[3] or '(none)'}")
+        out.append((f"params {was[3] or '(none)'} -> {now[3] or '(none)'}", "params"))
     return out

@@ -12,30 +12,23 @@ domain, and signatures present on one side only. The terminal story, the diff dr
 
 from __future__ import annotations
 
-import re
-from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
-from pytest_tlgraph.diff.alignment import fold_count, frame_fold_count
 from pytest_tlgraph.diff.edits import Edit
 from pytest_tlgraph.diff.engine import model_edits
-from pytest_tlgraph.diff.graph import GraphModel, GraphNode, read_graph
-from pytest_tlgraph.diff.inside import GENERIC_INSIDE, inside_change
+from pytest_tlgraph.diff.graph import GraphModel, read_graph
 from pytest_tlgraph.diff.pairing import Pairing, pair_graphs
 from pytest_tlgraph.diff.text import holder
-from pytest_tlgraph.draw.collapse.signature import read_signature
-from pytest_tlgraph.snapshots.compare.calls import (
-    call_edits,
-    inside_edits,
-    member_edits,
-    ordered_inputs,
-    reorder_edit,
+from pytest_tlgraph.snapshots.compare.clusterchange import (
+    ClusterChange,
+    cluster_changes,
+    pair_clusters,
 )
 from pytest_tlgraph.snapshots.compare.foldsplit import FoldSplit, fold_splits
-from pytest_tlgraph.snapshots.compare.rows import RowEdit, row_edits
+from pytest_tlgraph.snapshots.compare.nodechange import NodeChange, node_change
 
 __all__ = [
     "ClusterChange",
@@ -50,74 +43,6 @@ __all__ = [
 
 _BAR: Final = " [bar] "
 _OLD_MARK: Final = " (old)"
-_KIND_NAMES: Final = MappingProxyType(
-    {"op": "its op", "box": "a box", "fold": "a fold", "segment": "a segment",
-     "input": "an input", "output": "an output"}
-)  # fmt: skip
-
-
-@dataclass(frozen=True, slots=True)
-class NodeChange:
-    """How one paired node changed: its row edits, its title (when that is not just a
-    renumbered id or a moved address) and what changed inside it (a box, fold or
-    segment whose content signature moved)."""
-
-    old_id: str
-    new_id: str
-    edits: tuple[RowEdit, ...] = ()
-    title: tuple[str, str] | None = None
-    inside: str | None = None
-    #: ``(stored kind, received kind)`` of a module drawn otherwise (a box, now its op).
-    redrawn: tuple[str, str] | None = None
-    #: ``(stored count, received count)`` of a box that became a fold, or the other way.
-    repeats: tuple[int, int] | None = None
-
-    def whats(self) -> list[str]:
-        """Every change as its text, the node left out."""
-        if self.repeats is not None:
-            return [f"repeats x{self.repeats[0]} -> x{self.repeats[1]}"] + [
-                edit.what for edit in self.edits
-            ]
-        if self.redrawn is not None:
-            return [f"drawn as {_KIND_NAMES[self.redrawn[1]]} (was {_KIND_NAMES[self.redrawn[0]]})"]
-        out = [] if self.title is None else [_title_what(*self.title)]
-        out += [edit.what for edit in self.edits]
-        repeats = bool(out) and out[0].startswith("repeats")
-        if self.inside is not None and not repeats:  # a fold's hidden ops grow with its count
-            out.append(f"inside: {self.inside}")
-        return out
-
-
-def _title_what(old: str, new: str) -> str:
-    """``title <old> -> <new>``."""
-    return f"title {old} -> {new}"
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterChange:
-    """A cluster on both sides whose title or hidden content changed."""
-
-    id: str
-    old_title: str
-    new_title: str
-    inside: str | None
-    #: ``(stored count, received count)`` of a fold frame that repeats another number
-    #: of times (its title's range follows the count).
-    repeats: tuple[int, int] | None = None
-    #: Whether it frames a module of another type or kind (a frame that only moved to
-    #: another address is not retitled).
-    retitled: bool = False
-
-    def whats(self) -> list[str]:
-        """Every change as its text, the frame left out: ``repeats x2 -> x3`` (what a
-        repeat fold hides grows with its count, so that is not said again), or
-        ``title A -> B``, and ``inside: ...``."""
-        if self.repeats is not None:
-            return [f"repeats x{self.repeats[0]} -> x{self.repeats[1]}"]
-        out = [_title_what(self.old_title, self.new_title)] if self.retitled else []
-        if self.inside is not None:
-            out.append(f"inside: {self.inside}")
-        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,102 +261,6 @@ def union_order(new: Sequence[str], old: Sequence[str]) -> list[str]:
     return out
 
 
-def pair_clusters(
-    old: GraphModel, new: GraphModel, translate: Callable[[str], str]
-) -> dict[str, str]:
-    """Stored cluster id -> received cluster id of each module frame on both sides: the
-    k-th frame of a module (its stored address translated, so a frame that moved pairs
-    with its module's) with the k-th."""
-    queues: dict[str, deque[str]] = {}
-    for cid, cluster in new.clusters.items():
-        queues.setdefault(cluster.address, deque()).append(cid)
-    out: dict[str, str] = {}
-    for cid, cluster in old.clusters.items():
-        queue = queues.get(translate(cluster.address))
-        if queue:
-            out[cid] = queue.popleft()
-    return out
-
-
-def _title_change(old: GraphNode, new: GraphNode) -> tuple[str, str] | None:
-    """The title change a reviewer should read: not an op's renumbered id, nor a box's
-    address written relative to another cluster."""
-    if old.title == new.title:
-        return None
-    if old.kind == "op" and old.title == old.id and new.title == new.id:
-        return None
-    if old.kind == new.kind == "box":
-        return None  # its address and type are what pairing and replacing compare
-    if old.kind == new.kind == "fold":
-        before, after = old.name, new.name
-        return None if before == after else (before, after)
-    return old.title, new.title
-
-
-_SHOWS: Final = re.compile(r"(?:now|no longer) shows (\w+)=")
-
-
-def _valued_args(edits: Sequence[RowEdit]) -> set[str]:
-    """The args an args row edit names with their values (``eps 1e-05 (default) ->
-    1e-06``), not the ones it only says are now shown or no longer shown."""
-    return {e.what.split(" ", 1)[0] for e in edits if e.kind == "args" and not _SHOWS.match(e.what)}
-
-
-def _node_edits(
-    was: GraphNode, node: GraphNode, old: GraphModel, new: GraphModel, union: Mapping[str, str]
-) -> tuple[RowEdit, ...]:
-    """The row edits of one paired node, with its call's argument changes (an
-    argument the label shows reads once) and its inputs reordered, if they were."""
-    edits = row_edits(was.body, node.body, was.defaults, node.defaults)
-    calls = call_edits(was.call, node.call)
-    if calls:
-        names = {c.what.split(" ", 1)[0] for c in calls}
-        # Each argument change reads once: a row with both values (``eps 1e-05
-        # (default) -> 1e-06``) over the call's, the call's over a row that only says
-        # the argument is now shown.
-        valued = _valued_args(edits)
-        edits = [
-            e
-            for e in edits
-            if e.kind != "operand"
-            and not (e.kind == "args" and (m := _SHOWS.match(e.what)) and m[1] in names)
-        ]
-        written = {e.what for e in edits}
-        edits += [
-            c for c in calls if c.what not in written and c.what.split(" ", 1)[0] not in valued
-        ]
-    before = ordered_inputs(old.preds(was.id), dict(old.positions.get(was.id, {})))
-    after = ordered_inputs(new.preds(node.id), dict(new.positions.get(node.id, {})))
-    if before is not None:
-        before = [union.get(p, p) for p in before]
-    reorder = reorder_edit(
-        None if before is None else [_called(new, p) for p in before],
-        None if after is None else [_called(new, p) for p in after],
-    )
-    if reorder is not None:
-        edits.append(reorder)
-    return tuple(edits)
-
-
-def _fold_frames(graph: GraphModel, node_id: str) -> tuple[int, ...]:
-    """The counts of the fold frames holding ``node_id``, outermost first."""
-    counts = (frame_fold_count(graph.clusters[c]) for c in graph.cluster_path(node_id))
-    return tuple(n for n in counts if n > 1)
-
-
-def _called(graph: GraphModel, node_id: str) -> str:
-    """An input as a reorder line names it: an op by its id, a box or fold by its
-    address and type (``@down1.conv (DoubleConv)``)."""
-    node = graph.nodes.get(node_id)
-    return node_id if node is None or node.kind in ("op", "input", "output") else node.name
-
-
-def _inside(old: str | None, new: str | None) -> str | None:
-    if old is None or new is None:
-        return None
-    return inside_change(read_signature(old), read_signature(new))
-
-
 def _key_bars(rows: Sequence[str]) -> dict[str, tuple[str, str]]:
     bars: dict[str, tuple[str, str]] = {}
     for row in rows:
@@ -459,165 +288,152 @@ def compare(old_dot: str, new_dot: str) -> Comparison:
 
 
 def compare_graphs(old: GraphModel, new: GraphModel) -> Comparison:
-    """:func:`compare` of two drawings already read."""
+    """:func:`compare` of two drawings already read: the nodes paired once, then each
+    paired node's change (:mod:`.nodechange`), the frames' (:mod:`.clusterchange`),
+    the folds drawn in parts (:mod:`.foldsplit`) and the typed model edits."""
     pairing = pair_graphs(old, new)
     pairs = pairing.pairs
-    taken = set(pairs.values())
-    union = dict(pairs)
-    for node_id in old.nodes:
-        if node_id not in pairs:
-            union[node_id] = node_id + _OLD_MARK if node_id in new.nodes else node_id
-    changed: dict[str, NodeChange] = {}
-    moved: list[tuple[str, str, str]] = []
-    recoloured: list[str] = []
-    unsigned: list[str] = []
-    replaced = []
-    reverse = pairing.reverse
-    for new_id, node in new.nodes.items():
-        old_id = reverse.get(new_id)
-        if old_id is None:
-            continue
-        was = old.nodes[old_id]
-        if old_id in pairing.replaced:
-            replaced.append((old_id, new_id))
-        if {was.kind, node.kind} <= {"box", "fold"} and was.func == node.func:
-            # One call of a module on one side, a fold of its repetitions on the other.
-            counts = fold_count(was), fold_count(node)
-            if counts[0] != counts[1]:
-                # What a fold hides grows with its count: its rows say the rest.
-                edits = _node_edits(was, node, old, new, union)
-                changed[new_id] = NodeChange(old_id, new_id, edits, repeats=counts)
-                continue
-        if was.kind != node.kind:  # a module drawn as a box on one side, as ops on the other
-            changed[new_id] = NodeChange(old_id, new_id, redrawn=(was.kind, node.kind))
-            continue
-        edits = _node_edits(was, node, old, new, union)
-        inside = _inside(was.signature, node.signature)
-        if (
-            inside is not None
-            and inside.startswith(GENERIC_INSIDE)
-            and _fold_frames(old, old_id) != _fold_frames(new, new_id)
-        ):
-            # A box in a fold's frame hashes every repetition: with another count its
-            # digest moves though its functions and rows did not (the fold says it).
-            inside = None
-        if inside is not None and inside.startswith(GENERIC_INSIDE):
-            # Name the argument that changed inside, unless a row says it already.
-            said = {e.what for e in edits}
-            # An argument the args row names with its values (``eps 1e-05 (default) ->
-            # 1e-06``) is said there.
-            valued = _valued_args(edits)
-            # What changed in the hidden ops, in the full view's words (their shapes,
-            # args and params), then their calls' arguments not said by those.
-            members = [
-                w for w in member_edits(was.ops, node.ops) if w.partition(" ")[2] not in said
-            ]
-            told = {" ".join(w.split(" ", 2)[:2]) for w in members}
-            named = members + [
-                what
-                for what in inside_edits(was.inside_calls, node.inside_calls)
-                if what.partition(" ")[2] not in said
-                and what.partition(" ")[2].split(" ", 1)[0] not in valued
-                and " ".join(what.split(" ", 2)[:2]) not in told
-            ]
-            if named:
-                inside = ", ".join(named)
-        title = _title_change(was, node)
-        if old_id in pairing.replaced or (
-            (edits or title) and inside is not None and inside.startswith(GENERIC_INSIDE)
-        ):
-            inside = None  # the replacement or the rows say it; the digest adds nothing
-        change = NodeChange(old_id, new_id, edits, title, inside)
-        if change.whats():
-            changed[new_id] = change
-        elif was.address != node.address:
-            moved.append((new_id, was.address, node.address))
-        elif was.label == node.label and was.signature == node.signature and was.fill != node.fill:
-            recoloured.append(new_id)
-        if (was.signature is None) != (node.signature is None):
-            unsigned.append(new_id)
-    old_edges = list(dict.fromkeys((union[a], union[b]) for a, b in old.edges))
-    old_set, new_set = set(old_edges), set(new.edges)
+    union = _union_ids(old.nodes, new.nodes, pairs)
+    nodes = _paired_nodes(old, new, pairing, union)
     cluster_pairs = pair_clusters(old, new, pairing.alignment.translate)
     cluster_reverse = {b: a for a, b in cluster_pairs.items()}
-    cluster_union = dict(cluster_pairs)
-    for cid in old.clusters:
-        if cid not in cluster_pairs:
-            cluster_union[cid] = cid + _OLD_MARK if cid in new.clusters else cid
-    clusters_changed = []
-    for cid, cluster in new.clusters.items():
-        old_cid = cluster_reverse.get(cid)
-        if old_cid is None:
-            continue
-        before = old.clusters[old_cid]
-        inside = _inside(before.signature, cluster.signature)
-        counts = frame_fold_count(before), frame_fold_count(cluster)
-        repeats = counts if counts[0] != counts[1] and before.type == cluster.type else None
-        retitled = (before.kind, before.type) != (cluster.kind, cluster.type)
-        if repeats or retitled or inside is not None:
-            clusters_changed.append(
-                ClusterChange(cid, before.title, cluster.title, inside, repeats, retitled)
-            )
-        folds = frame_fold_count(before) > 1, frame_fold_count(cluster) > 1
-        if all(folds) and (before.signature is None) != (cluster.signature is None):
-            unsigned.append(cid)  # only a fold's frame is signed
+    clusters_changed, frames_unsigned = cluster_changes(old, new, cluster_reverse)
+    taken = set(pairs.values())
     added = tuple(n for n in new.nodes if n not in taken)
     removed = tuple(n for n in old.nodes if n not in pairs)
     splits = fold_splits(old, new, pairs, cluster_pairs, pairing.alignment, added)
-    split_of: dict[str, str | None] = {}
-    split_frames: set[str] = set()
-    for split in splits:
-        changes = dict(split.changes)
-        for node_id in split.members:
-            name = new.nodes[node_id].name
-            split_of[node_id] = split.marks.get(node_id, changes.get(name))
-        split_frames |= split.frames
-        shrunk = changed.get(split.new_id)
-        if shrunk is not None and all(w.startswith(("repeats", "inside")) for w in shrunk.whats()):
-            del changed[split.new_id]  # the split's line says it
+    split_of, split_frames = _split_marks(new, splits)
+    told_by_split = {s.new_id for s in splits}
+    changed = {
+        k: c
+        for k, c in nodes.changed.items()
+        if k not in told_by_split or not c.count_or_content_only  # the split's line says it
+    }
     # A fold's frame drawn in parts: the split's line tells its title and content.
-    clusters_changed = [c for c in clusters_changed if all(c.id != s.new_id for s in splits)]
-    for split in splits:  # a fold node's partner: drawn with its new count
-        if split.new_id in new.nodes:
-            split_of[split.new_id] = split.count_line
+    clusters_changed = [c for c in clusters_changed if c.id not in told_by_split]
     added = tuple(n for n in added if n not in split_of)
-    received_modules = set(pairing.alignment.paired.values())
-    regrouped = _regrouped(new, added, old, set(removed), boxed=True)
-    regrouped += _regrouped(old, removed, new, set(added), boxed=False)
+    old_edges = list(dict.fromkeys((union[a], union[b]) for a, b in old.edges))
+    old_set, new_set = set(old_edges), set(new.edges)
     return Comparison(
         old=old,
         new=new,
         pairing=pairing,
         added=added,
         removed=removed,
-        replaced=tuple(replaced),
+        replaced=tuple(nodes.replaced),
         changed=MappingProxyType(changed),
-        moved=tuple(moved),
+        moved=tuple(nodes.moved),
         renumbered=tuple((a, b) for a, b in pairs.items() if a != b),
         edges_added=tuple(e for e in new.edges if e not in old_set),
         edges_removed=tuple(e for e in old_edges if e not in new_set),
-        # A frame around a module both sides have is how the drawing laid it out (a
-        # fold broken in parts needs one), not a frame added or removed.
-        clusters_added=tuple(
-            c
-            for c in new.clusters
-            if c not in cluster_reverse
-            and c not in split_frames
-            and new.clusters[c].address not in received_modules
-        ),
-        clusters_removed=tuple(
-            c
-            for c in old.clusters
-            if c not in cluster_pairs and old.clusters[c].address not in pairing.alignment.paired
-        ),
+        clusters_added=_frames_added(new, cluster_reverse, split_frames, pairing),
+        clusters_removed=_frames_removed(old, cluster_pairs, pairing),
         clusters_changed=tuple(clusters_changed),
-        recoloured=tuple(recoloured),
+        recoloured=tuple(nodes.recoloured),
         colour_domain=_colour_domain(old, new),
-        unsigned=tuple(unsigned),
-        regrouped=tuple(regrouped),
+        unsigned=(*nodes.unsigned, *frames_unsigned),
+        regrouped=(
+            *_regrouped(new, added, old, set(removed), boxed=True),
+            *_regrouped(old, removed, new, set(added), boxed=False),
+        ),
         splits=tuple(splits),
         split_of=MappingProxyType(split_of),
         edits=model_edits(old, new) if old.schema == new.schema else (),
         _union=MappingProxyType(union),
-        _cluster_union=MappingProxyType(cluster_union),
+        _cluster_union=MappingProxyType(_union_ids(old.clusters, new.clusters, cluster_pairs)),
+    )
+
+
+def _union_ids(
+    old: Mapping[str, object], new: Mapping[str, object], pairs: Mapping[str, str]
+) -> dict[str, str]:
+    """Stored id -> union id of each stored node (or cluster): its received partner's
+    id, its own, or ``"<id> (old)"`` when a received one has its id."""
+    union = dict(pairs)
+    for old_id in old:
+        if old_id not in pairs:
+            union[old_id] = old_id + _OLD_MARK if old_id in new else old_id
+    return union
+
+
+@dataclass(frozen=True, slots=True)
+class _PairedNodes:
+    """What the paired nodes show, each list in received drawing order (the fields of
+    :class:`Comparison` of the same names)."""
+
+    replaced: list[tuple[str, str]] = field(default_factory=list)
+    changed: dict[str, NodeChange] = field(default_factory=dict)
+    moved: list[tuple[str, str, str]] = field(default_factory=list)
+    recoloured: list[str] = field(default_factory=list)
+    unsigned: list[str] = field(default_factory=list)
+
+
+def _paired_nodes(
+    old: GraphModel, new: GraphModel, pairing: Pairing, union: Mapping[str, str]
+) -> _PairedNodes:
+    """Each paired node as changed, moved (another module address, the same content)
+    or recoloured (its fill alone), with the replaced ones and those signed on one
+    side only."""
+    found = _PairedNodes()
+    for new_id, node in new.nodes.items():
+        old_id = pairing.reverse.get(new_id)
+        if old_id is None:
+            continue
+        was = old.nodes[old_id]
+        replaced = old_id in pairing.replaced
+        if replaced:
+            found.replaced.append((old_id, new_id))
+        change = node_change(was, node, old, new, union, replaced=replaced)
+        if change.whats():
+            found.changed[new_id] = change
+        elif was.address != node.address:
+            found.moved.append((new_id, was.address, node.address))
+        elif was.label == node.label and was.signature == node.signature and was.fill != node.fill:
+            found.recoloured.append(new_id)
+        drawn_alike = change.repeats is None and change.redrawn is None
+        if drawn_alike and (was.signature is None) != (node.signature is None):
+            found.unsigned.append(new_id)
+    return found
+
+
+def _split_marks(
+    new: GraphModel, splits: Sequence[FoldSplit]
+) -> tuple[dict[str, str | None], set[str]]:
+    """Received id of each node of a fold's part that now stands apart -> what changed
+    in the part (``None``: nothing), each fold's own partner -> its count line; and the
+    received frames the parts are drawn in."""
+    split_of: dict[str, str | None] = {}
+    frames: set[str] = set()
+    for split in splits:
+        changes = dict(split.changes)
+        for node_id in split.members:
+            name = new.nodes[node_id].name
+            split_of[node_id] = split.marks.get(node_id, changes.get(name))
+        frames |= split.frames
+    for split in splits:  # a fold node's partner: drawn with its new count
+        if split.new_id in new.nodes:
+            split_of[split.new_id] = split.count_line
+    return split_of, frames
+
+
+def _frames_added(
+    new: GraphModel, reverse: Mapping[str, str], split_frames: set[str], pairing: Pairing
+) -> tuple[str, ...]:
+    """Received frames with no stored partner. A frame around a module both sides
+    have is how the drawing laid it out (a fold broken in parts needs one), not a
+    frame added."""
+    modules = set(pairing.alignment.paired.values())
+    return tuple(
+        c
+        for c, cluster in new.clusters.items()
+        if c not in reverse and c not in split_frames and cluster.address not in modules
+    )
+
+
+def _frames_removed(old: GraphModel, pairs: Mapping[str, str], pairing: Pairing) -> tuple[str, ...]:
+    """Stored frames with no received partner, around a module the received side
+    does not have."""
+    paired = pairing.alignment.paired
+    return tuple(
+        c for c, cluster in old.clusters.items() if c not in pairs and cluster.address not in paired
     )

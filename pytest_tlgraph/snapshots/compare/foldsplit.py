@@ -72,7 +72,7 @@ def rep_change(fold: GraphNode, part: GraphNode) -> str | None:
         if text is not None:
             return text
     whats = [e.what for e in row_edits(fold.body, part.body) if e.kind != "title"]
-    whats += [f"inside: {w}" for w in inside_edits(fold.inside_calls, part.inside_calls)]
+    whats += [f"inside: {w.text}" for w in inside_edits(fold.inside_calls, part.inside_calls)]
     return "; ".join(whats) or None
 
 

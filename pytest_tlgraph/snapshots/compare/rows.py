@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
+from pytest_tlgraph.diff.args import split_args
 from pytest_tlgraph.draw.callrows import GRAD_MODES
 
 __all__ = [
@@ -53,6 +54,11 @@ class RowEdit:
 
     kind: str
     what: str
+    #: The argument an args row or call edit is about (``eps``), else ``None``.
+    arg: str | None = None
+    #: True for an args row edit that only says an argument is now shown or no longer
+    #: shown (``now shows bias=True``), not both of its values.
+    shown_only: bool = False
 
     def __str__(self) -> str:
         return self.what
@@ -79,34 +85,6 @@ def row_kind(index: int, text: str) -> str:
     if _SHAPE_SUMMARY.fullmatch(text):
         return "summary"
     return "row"
-
-
-def split_args(text: str) -> dict[str, str]:
-    """``kernel_size=(3, 3), stride=1`` -> ``{"kernel_size": "(3, 3)", "stride": "1"}``.
-
-    Splits on commas outside brackets, so tuple values stay whole.
-    """
-    parts: list[str] = []
-    depth, start = 0, 0
-    for i, char in enumerate(text):
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth = max(depth - 1, 0)
-        elif char == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    out: dict[str, str] = {}
-    for part in parts:
-        name, sep, value = part.strip().partition("=")
-        if sep:
-            out[name] = value
-        elif out:
-            # A comma inside an unbracketed value: it belongs to the previous arg.
-            last = next(reversed(out))
-            out[last] += "," + part
-    return out
 
 
 def multiset_minus(left: Iterable[str], right: Iterable[str]) -> tuple[str, ...]:
@@ -165,18 +143,18 @@ def args_edits(
     for name, value in after.items():
         if name in before:
             if before[name] != value:
-                out.append(RowEdit("args", f"{name} {before[name]} -> {value}"))
+                out.append(RowEdit("args", f"{name} {before[name]} -> {value}", name))
         elif name in was_default and was_default[name] != value:
-            out.append(RowEdit("args", f"{name} {was_default[name]} (default) -> {value}"))
+            out.append(RowEdit("args", f"{name} {was_default[name]} (default) -> {value}", name))
         else:
-            out.append(RowEdit("args", f"now shows {name}={value}"))
+            out.append(RowEdit("args", f"now shows {name}={value}", name, shown_only=True))
     for name, value in before.items():
         if name in after:
             continue
         if name in now_default and now_default[name] != value:
-            out.append(RowEdit("args", f"{name} {value} -> {now_default[name]} (default)"))
+            out.append(RowEdit("args", f"{name} {value} -> {now_default[name]} (default)", name))
         else:
-            out.append(RowEdit("args", f"no longer shows {name}={value}"))
+            out.append(RowEdit("args", f"no longer shows {name}={value}", name, shown_only=True))
     return out
 
 

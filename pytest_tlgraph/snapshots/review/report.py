@@ -35,10 +35,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DOT_DIFF",
+    "ENCODING_STATE",
     "EVERY_CHANGE",
     "MAX_DIFF_LINES",
     "STRUCTURE",
     "DotOutcome",
+    "EncodingShown",
+    "LeftOut",
     "PngOutcome",
     "Report",
     "build_report",
@@ -60,6 +63,10 @@ EVERY_CHANGE: Final = "every change, node by node:"
 #: The headings of the story and of the DOT diff (``report.html`` places them).
 STRUCTURE: Final = "structure (snapshot -> received):"
 DOT_DIFF: Final = "DOT diff (- snapshot / + received):"
+#: The heading of the received draw's encoding state.
+ENCODING_STATE: Final = "encoding state (received):"
+#: The line that opens, in the encoding state section, what changed against the snapshot.
+STATE_CHANGED: Final = "changed against the snapshot (from its key and caption):"
 _RED, _GREEN, _CYAN, _BOLD, _RESET = "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[1m", "\x1b[0m"
 
 
@@ -72,6 +79,9 @@ class DotOutcome:
     received: str
     passed: bool
     error: str | None = None
+    #: ``error`` is a file standing where the snapshot's folder belongs (its line
+    #: names the file and the remedy).
+    blocked: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +99,32 @@ class PngOutcome:
 
 
 @dataclass(frozen=True, slots=True)
+class LeftOut:
+    """DOT diff lines a section leaves out: how many, and the file that keeps the whole
+    diff (``None``: none written). The one place their line is worded; a reader that
+    shows fewer lines makes its own :class:`LeftOut`, never reads the line back."""
+
+    count: int
+    where: str | None = None
+
+    def line(self, elsewhere: str | None = None) -> str:
+        """``... 80 more diff lines left out (full diff: r/t.dot.diff)``; without a file,
+        ``elsewhere`` (``all of it in report.html``) in the brackets, or none."""
+        place = f"full diff: {self.where}" if self.where else elsewhere
+        return f"... {self.count} more diff lines left out" + (f" ({place})" if place else "")
+
+
+@dataclass(frozen=True, slots=True)
+class EncodingShown:
+    """What the encoding state section holds, as values: whether a channel is active,
+    and the index of its line :data:`STATE_CHANGED` (``None``: nothing changed against
+    the snapshot's key and caption)."""
+
+    active: bool
+    changed_from: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Report:
     """Everything one failure message says, as plain lines per section."""
 
@@ -98,6 +134,11 @@ class Report:
     #: it whole): the drift line first, then the story, or the one line saying why
     #: nothing could be compared. Empty for a missing or unwritten snapshot.
     story: tuple[str, ...] = ()
+    #: The DOT diff section's last line as a value, when that line counts lines left
+    #: out (:func:`capped`); ``None`` when the section lists the whole diff.
+    left_out: LeftOut | None = None
+    #: The encoding state section's layout (``None``: the report has no such section).
+    encoding: EncodingShown | None = None
 
     def text(self, *, color: bool = False) -> str:
         """The message; ``color`` adds ANSI colours (off for ``NO_COLOR`` and logs)."""
@@ -127,12 +168,15 @@ def _diff_colour(line: str, color: bool) -> str:
     return line
 
 
+def left_out_of(lines: Sequence[str], limit: int, where: str | None) -> LeftOut | None:
+    """The lines :func:`capped` leaves out of ``lines`` (``None``: it keeps them all)."""
+    return None if len(lines) <= limit else LeftOut(len(lines) - limit, where)
+
+
 def capped(lines: Sequence[str], limit: int, where: str | None) -> tuple[str, ...]:
     """At most ``limit`` lines, then one line counting the rest and naming ``where``."""
-    if len(lines) <= limit:
-        return tuple(lines)
-    rest = f"... {len(lines) - limit} more diff lines left out"
-    return (*lines[:limit], rest + (f" (full diff: {where})" if where else ""))
+    rest = left_out_of(lines, limit, where)
+    return tuple(lines) if rest is None else (*lines[:limit], rest.line())
 
 
 def state_changes(comparison: Comparison) -> list[str]:
@@ -201,7 +245,7 @@ def comparison_of(dot: DotOutcome) -> Comparison | str:
     """The comparison of the stored DOT with the received one, or the line saying why
     there is none (no stored file, an unreadable one, a damaged or foreign one)."""
     if dot.error is not None:
-        if " is a file where a folder belongs: " in dot.error:
+        if dot.blocked:
             return f"the stored DOT {dot.path} cannot exist: {dot.error}"
         return f"the stored DOT {dot.path} could not be read: {dot.error}"
     if dot.expected is None:
@@ -281,6 +325,7 @@ def build_report(
     if drift is not None:  # the cause a reviewer checks first
         structure.insert(0, drift)
         story.insert(0, drift)
+    left_out = None
     if dot.expected is None or dot.error is not None:
         diff_lines = ["no stored DOT to compare with"]
     elif compared is None:
@@ -290,15 +335,12 @@ def build_report(
         diff_lines = ["DOT matches the snapshot"]
     else:
         diff_lines = [f"stored: {dot.path}", *capped(diff, MAX_DIFF_LINES, full_diff_path)]
-    state = state_text.splitlines() if state_text else ["no channel active"]
-    changes = state_changes(compared) if compared is not None else []
-    if changes:
-        state += ["changed against the snapshot (from its key and caption):"]
-        state += [f"  {line}" for line in changes]
+        left_out = left_out_of(diff, MAX_DIFF_LINES, full_diff_path)
+    state, encoding = _state_section(state_text, compared)
     sections: list[tuple[str, tuple[str, ...]]] = [
         (STRUCTURE, tuple(structure)),
         (DOT_DIFF, tuple(diff_lines)),
-        ("encoding state (received):", tuple(state)),
+        (ENCODING_STATE, tuple(state)),
         (
             "PNG:",
             tuple(_png_lines(png, _blocked(dot))) if png is not None else (_no_png(png_skipped),),
@@ -306,14 +348,26 @@ def build_report(
     ]
     if compared is not None and not compared.unchanged:
         sections.append((EVERY_CHANGE, tuple(every_change(compared))))
-    return _fitted(
-        _visible(Report(title, tuple(sections), tuple(story))), full_text_path, full_diff_path
-    )
+    report = Report(title, tuple(sections), tuple(story), left_out, encoding)
+    return _fitted(_visible(report), full_text_path, full_diff_path)
+
+
+def _state_section(
+    state_text: str | None, compared: Comparison | None
+) -> tuple[list[str], EncodingShown]:
+    """The encoding state section's lines (the received draw's state, then what changed
+    against the snapshot's key and caption) and their layout as a value."""
+    state = state_text.splitlines() if state_text else ["no channel active"]
+    changes = state_changes(compared) if compared is not None else []
+    if not changes:
+        return state, EncodingShown(active=bool(state_text))
+    shown = EncodingShown(active=bool(state_text), changed_from=len(state))
+    return [*state, STATE_CHANGED, *(f"  {line}" for line in changes)], shown
 
 
 def _blocked(dot: DotOutcome) -> str | None:
     """The line of a file standing where the snapshot folder belongs, if one does."""
-    if dot.error is not None and " is a file where a folder belongs: " in dot.error:
+    if dot.error is not None and dot.blocked:
         return dot.error
     return None
 
@@ -332,7 +386,7 @@ def _fitted(report: Report, text_path: str | None, diff_path: str | None) -> Rep
         if not is_long(lines):
             sections.append((heading, lines))
             continue
-        diff = heading.startswith("DOT diff")
+        diff = heading == DOT_DIFF
         fitted = cut_lines(lines, diff=diff)
         note = place_note(diff_path if diff else text_path)
         if diff:  # after "stored: ...", before a last "... more diff lines left out"
@@ -341,7 +395,7 @@ def _fitted(report: Report, text_path: str | None, diff_path: str | None) -> Rep
             fitted.append(note)
         sections.append((heading, tuple(fitted)))
     story = tuple(cut_lines(report.story, diff=False)) if is_long(report.story) else report.story
-    return Report(cut_text(report.title), tuple(sections), story)
+    return Report(cut_text(report.title), tuple(sections), story, report.left_out, report.encoding)
 
 
 def _visible(report: Report) -> Report:
@@ -353,4 +407,11 @@ def _visible(report: Report) -> Report:
             (heading, tuple(visible(line) for line in lines)) for heading, lines in report.sections
         ),
         tuple(visible(line) for line in report.story),
+        None if report.left_out is None else _visible_left_out(report.left_out),
+        report.encoding,
     )
+
+
+def _visible_left_out(left: LeftOut) -> LeftOut:
+    """``left`` with its path's control characters shown as escapes, as its line is."""
+    return LeftOut(left.count, None if left.where is None else visible(left.where))

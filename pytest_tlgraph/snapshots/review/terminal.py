@@ -12,14 +12,20 @@ it changed against the snapshot, and the list of every change node by node is le
 
 from __future__ import annotations
 
-import re
 import textwrap
 from collections.abc import Sequence
 from typing import Final
 
 from pytest_tlgraph.snapshots.review.dotdiff import cut_diff_lines
 from pytest_tlgraph.snapshots.review.dotdiff import cut_line as _cut_line
-from pytest_tlgraph.snapshots.review.report import EVERY_CHANGE, Report
+from pytest_tlgraph.snapshots.review.report import (
+    DOT_DIFF,
+    ENCODING_STATE,
+    EVERY_CHANGE,
+    EncodingShown,
+    LeftOut,
+    Report,
+)
 
 __all__ = [
     "MAX_LINE_CHARS",
@@ -33,8 +39,8 @@ MAX_LINE_CHARS: Final = 160
 #: screenful beside the story and the PNG verdict; the rest is counted and named
 #: (``.dot.diff``, report.html).
 TERMINAL_DIFF_LINES: Final = 40
-_CHANGED: Final = "changed against the snapshot"
-_LEFT_OUT: Final = re.compile(r"\.\.\. (\d+) more diff lines left out(?: \(full diff: (.*)\))?")
+#: Where the diff lines the terminal leaves out are, when no file keeps the whole diff.
+_ELSEWHERE: Final = "all of it in report.html"
 _INDENT: Final = 2  # Report.text indents section lines by two spaces
 
 
@@ -43,17 +49,17 @@ def cut_line(line: str, limit: int = MAX_LINE_CHARS) -> str:
     return _cut_line(line, limit)
 
 
-def _diff(lines: Sequence[str]) -> list[str]:
+def _diff(lines: Sequence[str], left_out: LeftOut | None) -> tuple[list[str], LeftOut | None]:
     """At most :data:`TERMINAL_DIFF_LINES` lines of the DOT diff, then how many were left
-    out."""
+    out (the report's own count, ``left_out``, on its last line, plus the terminal's),
+    and that count as a value."""
     body, left, where = list(lines), 0, None
-    if body and (found := _LEFT_OUT.fullmatch(body[-1])):
-        body, left, where = body[:-1], int(found[1]), found[2]
+    if body and left_out is not None:
+        body, left, where = body[:-1], left_out.count, left_out.where
     if len(body) <= TERMINAL_DIFF_LINES and not left:
-        return body
-    left += max(len(body) - TERMINAL_DIFF_LINES, 0)
-    place = f"full diff: {where}" if where else "all of it in report.html"
-    return [*body[:TERMINAL_DIFF_LINES], f"... {left} more diff lines left out ({place})"]
+        return body, None
+    rest = LeftOut(left + max(len(body) - TERMINAL_DIFF_LINES, 0), where)
+    return [*body[:TERMINAL_DIFF_LINES], rest.line(_ELSEWHERE)], rest
 
 
 def wrap_line(line: str, limit: int = MAX_LINE_CHARS) -> list[str]:
@@ -68,33 +74,34 @@ def wrap_line(line: str, limit: int = MAX_LINE_CHARS) -> list[str]:
     )  # fmt: skip
 
 
-def _state(lines: Sequence[str]) -> list[str]:
-    """Only what changed against the snapshot; one line when nothing did."""
-    if not lines or lines[0] == "no channel active":
+def _state(lines: Sequence[str], shown: EncodingShown | None) -> list[str]:
+    """Only what changed against the snapshot; one line when nothing did (``shown``:
+    the section's layout; ``None``, a report without one: every line)."""
+    if not lines or shown is None or not shown.active:
         return list(lines)
-    for i, line in enumerate(lines):
-        if line.startswith(_CHANGED):
-            return list(lines[i:])
+    if shown.changed_from is not None:
+        return list(lines[shown.changed_from :])
     return ["unchanged against the snapshot's key and caption (full state in report.html)"]
 
 
 def terminal_report(report: Report) -> Report:
     """``report`` cut for a terminal (see the module docstring)."""
     sections = []
+    left_out = None
     for heading, lines in report.sections:
         if heading == EVERY_CHANGE:
             continue  # report.html lists them; the terminal keeps the grouped story
-        if heading.startswith("DOT diff"):
-            shown = _diff(lines)
-        elif heading.startswith("encoding state"):
-            shown = _state(lines)
+        if heading == DOT_DIFF:
+            shown, left_out = _diff(lines, report.left_out)
+        elif heading == ENCODING_STATE:
+            shown = _state(lines, report.encoding)
         else:
             shown = list(lines)
         limit = MAX_LINE_CHARS - _INDENT
-        if heading.startswith("DOT diff"):
+        if heading == DOT_DIFF:
             fitted = tuple(cut_diff_lines(shown, limit))
         else:
             fitted = tuple(part for line in shown for part in wrap_line(line, limit))
         sections.append((heading, fitted))
     title = "\n".join(wrap_line(report.title))
-    return Report(title, tuple(sections))
+    return Report(title, tuple(sections), left_out=left_out)

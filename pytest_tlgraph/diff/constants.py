@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pytest_tlgraph.snapshots.compare.rows import split_args
+from pytest_tlgraph.diff.args import split_args
 
 __all__ = ["const_title"]
 
