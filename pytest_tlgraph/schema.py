@@ -71,7 +71,7 @@ __all__ = [
 ]
 
 #: The version this drawing writes, in the graph attribute :data:`SCHEMA_ATTR`.
-SCHEMA_VERSION: Final = "0.4"
+SCHEMA_VERSION: Final = "0.5"
 #: The graph attribute naming the schema version.
 SCHEMA_ATTR: Final = "tl_schema"
 

@@ -64,7 +64,7 @@ def test_a_0_3_baseline_fails_with_one_true_line_and_update_rewrites_it(
     assert (
         flat.count(
             "structural diff drawing not made: the stored drawing has no schema (0.3), the "
-            "received the 0.4 schema"
+            "received the 0.5 schema"
         )
         == 2
     )
@@ -87,7 +87,7 @@ def test_tlgraph_diff_refuses_drawings_of_two_schemas_naming_both(tmp_path: Path
     done = tlgraph("diff", "old.gv", "new.gv", "-o", "diff.png", cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.strip() == (
-        "tlgraph diff: error: cannot diff old.gv (no schema: 0.3) and new.gv (schema 0.4): "
+        "tlgraph diff: error: cannot diff old.gv (no schema: 0.3) and new.gv (schema 0.5): "
         "drawings of two schemas do not pair; redraw the older one with this version "
         "(pytest --snapshot-update, or tlgraph draw)"
     )

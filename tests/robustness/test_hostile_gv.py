@@ -41,7 +41,7 @@ HEAD = (
     "digraph tlgraph {\n"
     '  graph [label=<Chain>, fontcolor="#1A1A1A", fontname="Helvetica", fontsize="10", '
     'bgcolor="#FFFFFF", labelloc="t", nodesep="0.25", rankdir="BT", ranksep="0.35", '
-    'tl_schema="0.4"];\n'
+    'tl_schema="0.5"];\n'
     '  node [shape="box", style="rounded,filled", color="#5A6270", fontcolor="#1A1A1A", '
     'fontname="Helvetica", fontsize="10", penwidth="1", margin="0.11,0.055"];\n'
     '  edge [color="#5A6270", penwidth="1", arrowsize="0.6"];\n'

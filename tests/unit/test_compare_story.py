@@ -196,9 +196,9 @@ def test_drawings_of_two_schemas_read_as_one_line_never_as_a_false_story() -> No
     comparison = compare(legacy, received)
     assert story_lines(comparison) == [line]
     assert every_change(comparison) == [line]
-    older = received.replace('tl_schema="0.4"', 'tl_schema="0.3.9"')
+    older = received.replace('tl_schema="0.5"', 'tl_schema="0.3.9"')
     assert story_lines(compare(older, received)) == [
-        "stored with the 0.3.9 schema, received with the 0.4 one: accept with tlgraph "
+        "stored with the 0.3.9 schema, received with the 0.5 one: accept with tlgraph "
         "accept <nodeid>, or run pytest --snapshot-update"
     ]
     # The same model drawn twice by this version: no schema line.
