@@ -244,11 +244,34 @@ def _repeats(diff: _Diff) -> None:
             diff.add(RepeatCountChanged(address, _type(diff.new, address), before, after), position)
 
 
-def _constant(at: str, facts: OpFacts, old: str, new: str, drawn: str) -> ConstantChanged:
-    """A ``const`` node's values changed: named by its buffer or attribute."""
+def _constant(graph: GraphModel, node_id: str, facts: OpFacts, values: tuple[str, str]) -> Edit:
+    """A ``const`` node's values changed: named by its buffer or attribute, and placed
+    at the module that owns the buffer or else at the modules that read it (the
+    innermost address all its readers share): a constant sits at the drawing's root,
+    but the edit belongs where the model keeps or uses it."""
     source = next((k for k in ("buffer", "attribute") if k in facts.args), "constant")
     name = facts.args.get(source, "")
+    if source == "buffer" and "." in name:
+        at = name.rpartition(".")[0]
+    else:
+        at = _shared_address([graph.nodes[n].address for n in graph.succs(node_id)])
+    old, new = values
+    drawn = _drawn_id(graph.nodes[node_id])
     return ConstantChanged(at, name, source, facts.shape, facts.dtype, old, new, drawn)
+
+
+def _shared_address(addresses: list[str]) -> str:
+    """The innermost module address every one of ``addresses`` lies in (``""``: none)."""
+    if not addresses:
+        return ""
+    parts = addresses[0].split(".") if addresses[0] else []
+    for address in addresses[1:]:
+        other = address.split(".") if address else []
+        keep = 0
+        while keep < min(len(parts), len(other)) and parts[keep] == other[keep]:
+            keep += 1
+        parts = parts[:keep]
+    return ".".join(parts)
 
 
 def _changes(diff: _Diff, old_id: str, new_id: str) -> list[Edit]:
@@ -274,7 +297,7 @@ def _changes(diff: _Diff, old_id: str, new_id: str) -> list[Edit]:
         if old == new:
             continue
         if now.func == "const" and name == "values" and old is not None and new is not None:
-            out.append(_constant(at, b, old, new, drawn))
+            out.append(_constant(diff.new, new_id, b, (old, new)))
             continue
         if old is not None and name in a.defaults:
             old = f"{old} (default)"
@@ -397,7 +420,10 @@ def _loose(
         unused = node_id not in used
         edit = OpRemoved if stored else OpAdded
         args = ", ".join(f"{k}={v}" for k, v in op_facts(node).args.items())
-        diff.add(edit(node.address, node.func, unused, args, _drawn_id(node)), position)
+        at = node.address
+        if node.func == "const" and not at:  # a constant: where it is read
+            at = _shared_address([graph.nodes[n].address for n in graph.succs(node.id)])
+        diff.add(edit(at, node.func, unused, args, _drawn_id(node)), position)
 
 
 def _hidden_runs(graph: GraphModel) -> dict[str, list[str]]:

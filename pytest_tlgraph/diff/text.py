@@ -218,10 +218,14 @@ def _relative(address: str, held: Holder) -> str:
 
 
 def constant_title(edit: ConstantChanged) -> str:
-    """``model.rotary_emb.inv_freq (buffer, 4, f32)``, ``const_2 (constant, 8x8, bool)``:
-    a constant's name (its id when computed in forward), kind, shape and dtype."""
+    """``inv_freq @model.rotary_emb (buffer, 4, f32)``, ``const_2 @blocks.0.attn
+    (constant, 8x8, bool)``: a constant's name (its id when computed in forward), where
+    the model keeps or reads it, its kind, shape and dtype."""
     name = edit.name or edit.id or "a constant"
-    return f"{name} ({', '.join(p for p in (edit.source, edit.shape, edit.dtype) if p)})"
+    if edit.source == "buffer" and edit.at and name.startswith(edit.at + "."):
+        name = name[len(edit.at) + 1 :]
+    where = f" @{edit.at}" if edit.at else ""
+    return f"{name}{where} ({', '.join(p for p in (edit.source, edit.shape, edit.dtype) if p)})"
 
 
 def _value(value: str | None) -> str:

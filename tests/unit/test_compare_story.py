@@ -227,5 +227,5 @@ def test_a_buffer_value_reads_as_a_constant_change_by_its_name(view: dict[str, A
     [edit] = comparison.edits
     assert isinstance(edit, ConstantChanged) and edit.source == "buffer"
     assert from_json(to_json(edit)) == edit
-    line = "inner.scale (buffer, 4): values [1, 2, 3, 4] -> [1, 2, 3, 5]"
+    line = "scale @inner (buffer, 4): values [1, 2, 3, 4] -> [1, 2, 3, 5]"
     assert story_lines(comparison) == [line]
