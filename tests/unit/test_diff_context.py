@@ -374,6 +374,37 @@ def distances(order: Sequence[str], edges: Edges, sources: set[str]) -> dict[str
     return found
 
 
+def upstream(edges: Edges, node: str) -> set[str]:
+    """The nodes with a path to ``node``."""
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        head = stack.pop()
+        for a, b in edges:
+            if b == head and a not in found:
+                found.add(a)
+                stack.append(a)
+    return found
+
+
+def cycles(nodes: Sequence[str], edges: Sequence[tuple[str, str]]) -> bool:
+    """True when ``edges`` hold a directed cycle (Kahn's order leaves a node)."""
+    waiting = dict.fromkeys(nodes, 0)
+    for _, b in edges:
+        waiting[b] += 1
+    ready = [n for n, count in waiting.items() if count == 0]
+    done = 0
+    while ready:
+        node = ready.pop()
+        done += 1
+        for a, b in edges:
+            if a == node:
+                waiting[b] -= 1
+                if waiting[b] == 0:
+                    ready.append(b)
+    return done != len(nodes)
+
+
 def ancestors(cluster: str | None, parents: Mapping[str, str | None]) -> list[str]:
     out = []
     while cluster is not None:
@@ -406,14 +437,23 @@ def test_properties_on_random_graphs(
     drawn = {c for n in view.kept for c in ancestors(cluster_of[n], parents)}
     assert set(view.clusters) == drawn
     assert list(view.clusters) == [c for c in parents if c in drawn]
+    drawn_in = {n: run.cluster for n, run in run_of.items()} | {n: cluster_of[n] for n in view.kept}
     for node in view.kept:
         if near.get(node, hops + 1) <= hops or node in anchors:
             continue
-        # A lone unchanged node kept as itself: no hidden neighbour shares its cluster.
+        # A lone unchanged node kept as itself: no hidden neighbour shares its cluster,
+        # unless a node kept or drawn elsewhere lies on a path into the later of the two.
         for a, b in edges:
             if node in (a, b):
                 other = b if a == node else a
-                assert other not in run_of or run_of[other].cluster != cluster_of[node]
+                assert (
+                    other not in run_of
+                    or run_of[other].cluster != cluster_of[node]
+                    or any(
+                        (n in view.kept and n != node) or drawn_in[n] != drawn_in[b]
+                        for n in upstream(edges, b)
+                    )
+                )
     # Runs: in their nearest drawn cluster, connected, maximal.
     for run in view.runs:
         for member in run.members:
@@ -425,9 +465,16 @@ def test_properties_on_random_graphs(
         inner = [(a, b) for a, b in edges if run_of.get(a) is run and run_of.get(b) is run]
         reach = distances(list(run.members), inner, {run.members[0]})
         assert set(reach) == set(run.members)
+    # Maximal: two hidden nodes joined in one drawn cluster share a run, unless a kept
+    # node or a node drawn in another cluster lies on a path into the later one.
     for a, b in edges:
         if a in run_of and b in run_of and run_of[a].cluster == run_of[b].cluster:
-            assert run_of[a] is run_of[b]
+            before = upstream(edges, b)
+            assert run_of[a] is run_of[b] or any(
+                n in view.kept or drawn_in[n] != drawn_in[b] for n in before
+            )
+    # Acyclic: a run never stands on both sides of a kept node (the graph is acyclic).
+    assert not cycles(list(view.kept) + [run.id for run in view.runs], view.edges)
     # Edges: every edge through drawn_as, each once, no self loop.
     expected = {(view.drawn_as(a), view.drawn_as(b)) for a, b in edges}
     assert set(view.edges) == {(a, b) for a, b in expected if a != b}
