@@ -96,22 +96,6 @@ def _legend(dot: str) -> dict[str, tuple[int, int]]:
     return out
 
 
-def _frames(comparison: Comparison, drawn: Sequence[str]) -> Counter[str]:
-    """The drawn frames per status, unchanged ones not counted."""
-    changed = {change.id for change in comparison.clusters_changed}
-    added = set(comparison.clusters_added)
-    removed = {comparison.cluster_union_id(c) for c in comparison.clusters_removed}
-    out: Counter[str] = Counter()
-    for cid in drawn:
-        status = (
-            "changed" if cid in changed else "added" if cid in added
-            else "removed" if cid in removed else None
-        )  # fmt: skip
-        if status is not None:
-            out[status] += 1
-    return out
-
-
 @pytest.mark.parametrize("view", list(VIEWS))
 @pytest.mark.parametrize("case", CASES)
 def test_the_diff_drawing_agrees_with_the_story(case: str, view: str) -> None:
@@ -123,7 +107,9 @@ def test_the_diff_drawing_agrees_with_the_story(case: str, view: str) -> None:
         # Acyclic, as both drawings are.
         assert not _has_cycle(list(drawing.nodes), drawing.edges), where
         # Never blank when the story names an edit: a node or a frame is marked.
-        frames = _frames(comparison, plan_diff(comparison, context).view.clusters)
+        plan = plan_diff(comparison, context)
+        assert {c for c in plan.frames} == set(plan.view.clusters), where
+        frames = Counter(s for s in plan.frames.values() if s != "unchanged")
         if comparison.edits:
             assert set(kinds) - {"unchanged", "run"} or frames, where
         # The legend counts what is drawn: nodes of each kind, frames of each status.

@@ -11,18 +11,27 @@ received one point both ways. Such nodes are drawn once per side, as a diff of t
 draws a moved line: the stored copy ``removed`` with the stored edges, the received one
 ``added`` with the received edges, so the diff of two acyclic drawings stays acyclic.
 
+A module the view drew otherwise because of an edit elsewhere (``collapse="auto"``
+boxed it on one side and opened it on the other, :attr:`.Comparison.regrouped`) is no
+change of the model: the story tells it in a trailing note, and the diff draws it once,
+as the received drawing does, unchanged (a box says what it was drawn as before). A
+module that holds an edit is drawn as compared, both sides. So are the parts of a fold
+that the received drawing breaks (:attr:`.Comparison.splits`): the edges into, out of
+and among them are the view's, drawn as the received drawing has them, unchanged; the
+part that changed is marked on its nodes.
+
 Pure graph work on ids, linear in nodes + edges + clusters: no DOT, no styles.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from pytest_tlgraph.draw.plan import Cluster
-from pytest_tlgraph.snapshots.compare.comparison import Comparison, union_order
+from pytest_tlgraph.snapshots.compare.comparison import Comparison, Regrouped, union_order
 
 __all__ = [
     "ADDED", "CHANGED", "REMOVED", "REPLACED", "UNCHANGED", "DiffEdge", "DiffGraph",
@@ -65,6 +74,10 @@ class DiffGraph:
     cluster_of: Mapping[str, str | None]
     #: Every frame of either side by its union id, in drawing order.
     clusters: Mapping[str, Cluster]
+    #: Boxes the view drew otherwise, with what they were drawn as on the stored side.
+    redrawn: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    #: Frames only the received side draws because the view opened a box: unchanged.
+    redrawn_frames: frozenset[str] = frozenset()
 
 
 def diff_graph(comparison: Comparison) -> DiffGraph:
@@ -82,7 +95,14 @@ def diff_graph(comparison: Comparison) -> DiffGraph:
         cluster_of={n: _side_cluster(comparison, *source[n]) for n in statuses},
         clusters=_union_clusters(comparison),
     )
-    both = set(cyclic_nodes(list(statuses), list(edges))) & set(comparison.pairing.reverse)
+    if comparison.splits:
+        graph = _split_edges_quiet(comparison, graph)
+    regroups = [g for g in comparison.regrouped if not _edited(comparison, g)]
+    if regroups:
+        graph = _drawn_once(comparison, graph, regroups)
+        statuses = dict(graph.status)
+    both = set(cyclic_nodes(list(statuses), list(graph.edges)))
+    both &= set(comparison.pairing.reverse)
     both -= {n for n in both if statuses[n] in (ADDED, REMOVED)}
     if not both:
         return graph
@@ -234,4 +254,108 @@ def _unfolded(
         if edge.status != REMOVED:
             edges[(tail, head)] = DiffEdge(ADDED, new_numbers.get((tail, head)))
     cluster_of = {n: _side_cluster(comparison, *source[n]) for n in status}
-    return DiffGraph(status, source, edges, cluster_of, graph.clusters)
+    return dataclasses.replace(
+        graph, status=status, source=source, edges=edges, cluster_of=cluster_of
+    )
+
+
+def _split_edges_quiet(comparison: Comparison, graph: DiffGraph) -> DiffGraph:
+    """``graph`` with the edges a broken fold rewired drawn as received: an added edge
+    to or from a part, between nodes neither added nor removed, unchanged; a removed
+    edge whose ends the received drawing joins through parts, left out."""
+    parts = {n for split in comparison.splits for n in split.members} & set(graph.status)
+    status = graph.status
+    into, out_of = set(), set()
+    for (tail, head), edge in graph.edges.items():
+        if edge.status == ADDED and head in parts:
+            out_of.add(tail)
+        if edge.status == ADDED and tail in parts:
+            into.add(head)
+    edges: dict[tuple[str, str], DiffEdge] = {}
+    for (tail, head), edge in graph.edges.items():
+        plain = status[tail] not in (ADDED, REMOVED) and status[head] not in (ADDED, REMOVED)
+        if edge.status == REMOVED and plain and (tail in out_of or head in into):
+            continue  # the fold's way out, now through the parts
+        if edge.status == ADDED and plain and parts.intersection((tail, head)):
+            edge = DiffEdge(UNCHANGED, edge.number)
+        edges[(tail, head)] = edge
+    return dataclasses.replace(graph, edges=edges)
+
+
+def _module_address(comparison: Comparison, group: Regrouped) -> str:
+    """The address of the module a regrouped box stands for."""
+    side = comparison.new if group.boxed else comparison.old
+    return side.nodes[group.box].address
+
+
+def _under(address: str, module: str) -> bool:
+    """True when ``address`` is ``module`` or inside it."""
+    return address == module or address.startswith(module + ".")
+
+
+def _edited(comparison: Comparison, group: Regrouped) -> bool:
+    """True when ``group`` is no box (a fold) or an edit falls inside its module: the
+    diff draws it as compared."""
+    side = comparison.new if group.boxed else comparison.old
+    if side.nodes[group.box].kind != "box":
+        return True
+    module = _module_address(comparison, group)
+    return any(_under(edit.address, module) for edit in comparison.edits)
+
+
+def _drawn_once(comparison: Comparison, graph: DiffGraph, groups: Sequence[Regrouped]) -> DiffGraph:
+    """``graph`` with each module of ``groups`` drawn as the received side draws it,
+    unchanged: the stored side's box or frame of nodes left out, the received side's
+    nodes and the edges to them unchanged."""
+    union = comparison.union_id
+    dropped: set[str] = set()
+    quiet: set[str] = set()
+    redrawn: dict[str, str] = {}
+    for group in groups:
+        if group.boxed:
+            dropped.update(union(n) for n in group.frame)
+            quiet.add(group.box)
+            redrawn[group.box] = f"drawn as one box (was {len(group.frame)} nodes in its frame)"
+        else:
+            dropped.add(union(group.box))
+            quiet.update(group.frame)
+    status = {
+        n: UNCHANGED if n in quiet else s for n, s in graph.status.items() if n not in dropped
+    }
+    edges = {
+        edge: _quieted(edge, info, quiet, status)
+        for edge, info in graph.edges.items()
+        if not dropped.intersection(edge)
+    }
+    modules = [_module_address(comparison, g) for g in groups]
+    opened = frozenset(
+        cid for cid in comparison.clusters_added
+        if any(_under(comparison.new.clusters[cid].address, m) for m in modules)
+    )  # fmt: skip
+    cluster_of = {n: graph.cluster_of[n] for n in status}
+    return dataclasses.replace(
+        graph, status=status, edges=edges, cluster_of=cluster_of,
+        clusters=_holding(graph.clusters, cluster_of.values()), redrawn=redrawn,
+        redrawn_frames=opened,
+    )  # fmt: skip
+
+
+def _quieted(
+    edge: tuple[str, str], info: DiffEdge, quiet: set[str], status: Mapping[str, str]
+) -> DiffEdge:
+    """An added edge to a node only redrawn, between nodes not added: unchanged."""
+    if info.status != ADDED or not quiet.intersection(edge):
+        return info
+    if any(status[end] in (ADDED, REMOVED) for end in edge):
+        return info
+    return DiffEdge(UNCHANGED, info.number)
+
+
+def _holding(clusters: Mapping[str, Cluster], used: Iterable[str | None]) -> dict[str, Cluster]:
+    """The frames of ``clusters`` that hold a node, themselves or in a nested frame."""
+    kept: set[str] = set()
+    for cid in set(used):
+        while cid is not None and cid in clusters and cid not in kept:
+            kept.add(cid)
+            cid = clusters[cid].parent
+    return {cid: c for cid, c in clusters.items() if cid in kept}

@@ -5,12 +5,18 @@ The plan holds the :class:`~.diffgraph.DiffGraph` of a comparison, the
 the whole union), each drawn frame's status and the legend's counts, which count what
 is drawn: the nodes of each status, the frames of each status but ``unchanged``, and
 the grey runs.
+
+An edit whose holder is a frame (a fold that lost a repetition, a module drawn open)
+marks that frame, amber, with the edit's story line in its caption
+(:mod:`.diffnotes`); the nodes inside that the comparison marks only because the frame
+holds the edit are drawn unchanged, so the picture colours what the story names.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -24,6 +30,7 @@ from pytest_tlgraph.snapshots.compare.diffgraph import (
     DiffGraph,
     diff_graph,
 )
+from pytest_tlgraph.snapshots.compare.diffnotes import edit_notes
 
 __all__ = ["RUN", "DiffPlan", "plan_diff"]
 
@@ -39,6 +46,8 @@ class DiffPlan:
     view: ContextView
     #: Each drawn frame's status (``unchanged`` for a frame both sides draw alike).
     frames: Mapping[str, str]
+    #: Drawn node or frame id -> the story lines of the edits it holds.
+    notes: Mapping[str, Sequence[str]]
 
     @property
     def kinds(self) -> dict[str, str]:
@@ -72,8 +81,12 @@ def plan_diff(comparison: Comparison, context: int | None) -> DiffPlan:
     or the whole union when ``None`` (or when a frame added or removed holds no change,
     which only the whole union shows)."""
     graph = diff_graph(comparison)
+    notes = edit_notes(comparison, graph)
+    held = {place for place in notes if place in graph.clusters}
+    if held:
+        graph = _marked_by_frame(comparison, graph, held)
     view = _whole(graph)
-    touched = None if context is None else _touched(comparison, graph)
+    touched = None if context is None else _touched(comparison, graph, held)
     if touched is not None and context is not None:
         anchors = [n for n in graph.status if _kind(comparison, graph, n) in ("input", "output")]
         parents = {cid: c.parent for cid, c in graph.clusters.items()}
@@ -84,8 +97,12 @@ def plan_diff(comparison: Comparison, context: int | None) -> DiffPlan:
         if context_only.runs:
             view = context_only
     statuses = _frame_statuses(comparison)
-    frames = {cid: statuses.get(cid, UNCHANGED) for cid in view.clusters}
-    return DiffPlan(graph, view, frames)
+    statuses |= {cid: CHANGED for cid in held if statuses.get(cid) not in (ADDED, REMOVED)}
+    frames = {
+        cid: UNCHANGED if cid in graph.redrawn_frames else statuses.get(cid, UNCHANGED)
+        for cid in view.clusters
+    }
+    return DiffPlan(graph, view, frames, notes)
 
 
 def _whole(graph: DiffGraph) -> ContextView:
@@ -102,7 +119,20 @@ def _kind(comparison: Comparison, graph: DiffGraph, node_id: str) -> str:
     return (comparison.old if stored else comparison.new).nodes[side_id].kind
 
 
-def _touched(comparison: Comparison, graph: DiffGraph) -> set[str] | None:
+def _marked_by_frame(comparison: Comparison, graph: DiffGraph, held: set[str]) -> DiffGraph:
+    """``graph`` with the nodes inside a frame of ``held`` that are marked changed only
+    because the frame holds an edit (their rows, content and function the same on both
+    sides) unchanged: the frame is marked instead."""
+    real = set(comparison.changed) | {new for _, new in comparison.replaced}
+    real |= {n for n, what in comparison.split_of.items() if what is not None}
+    status = dict(graph.status)
+    for node_id, was in graph.status.items():
+        if was == CHANGED and node_id not in real and held.intersection(_path(node_id, graph)):
+            status[node_id] = UNCHANGED
+    return dataclasses.replace(graph, status=status)
+
+
+def _touched(comparison: Comparison, graph: DiffGraph, held: set[str]) -> set[str] | None:
     """The nodes the context is drawn around: changed nodes, the ends of changed edges
     and what a changed frame holds; ``None`` when a frame added or removed holds none of
     them (only the whole union shows such a frame)."""
@@ -110,12 +140,12 @@ def _touched(comparison: Comparison, graph: DiffGraph) -> set[str] | None:
     for (tail, head), edge in graph.edges.items():
         if edge.status != UNCHANGED:
             touched.update((tail, head))
-    framed = {change.id for change in comparison.clusters_changed}
+    framed = {change.id for change in comparison.clusters_changed} | held
     touched.update(n for n, cid in graph.cluster_of.items() if cid in framed)
     holding = {c for n in touched for c in _path(n, graph)}
     removed = {comparison.cluster_union_id(c) for c in comparison.clusters_removed}
-    frames = {*comparison.clusters_added, *removed}
-    return None if frames - holding else touched
+    frames = {*comparison.clusters_added, *removed} & set(graph.clusters)
+    return None if frames - holding - graph.redrawn_frames else touched
 
 
 def _path(node_id: str, graph: DiffGraph) -> list[str]:

@@ -82,6 +82,9 @@ STYLES: Final = MappingProxyType(
 _RUN_STYLE: Final = DiffStyle("#FFFFFF", "#AEB6BF", "#57606A", dashed=True)
 _OLD_ROW: Final = "#A40E26"
 _NEW_ROW: Final = "#116329"
+#: The story lines a node or frame shows (:mod:`.diffnotes`), marked ``»``.
+_NOTE_ROW: Final = "#6B4400"
+_NOTE: Final = "»"
 #: An edge drawn between a run and what it touches: unchanged, unnumbered.
 _PLAIN: Final = DiffEdge(UNCHANGED)
 #: The legend's word for the grey runs.
@@ -115,7 +118,7 @@ def _label(status: str, rows: Sequence[tuple[str, str]]) -> str:
         if i == 0 or (status == REPLACED and i == 1 and mark == "+"):
             shown = f"<B>{shown}</B>"
         if mark:
-            colour = _OLD_ROW if mark == "-" else _NEW_ROW
+            colour = {"-": _OLD_ROW, "+": _NEW_ROW}.get(mark, _NOTE_ROW)
             shown = f'<FONT COLOR="{colour}">{shown}</FONT>'
         parts.append(shown)
     if status in (ADDED, REMOVED):
@@ -183,7 +186,8 @@ def _shown_rows(comparison: Comparison, graph: DiffGraph, node_id: str) -> list[
     side_id, stored = graph.source[node_id]
     own = (comparison.old if stored else comparison.new).nodes[side_id]
     if status in (ADDED, REMOVED, UNCHANGED):
-        return [("", text) for text in own.rows]
+        note = graph.redrawn.get(node_id)  # a box the view drew otherwise
+        return [("", text) for text in (*own.rows, *(wrap_row(note) if note else ()))]
     if node_id in comparison.split_of:  # a part of a fold that now stands apart
         what = comparison.split_of[node_id]
         return [("", text) for text in own.rows] + [
@@ -200,11 +204,39 @@ def _shown_rows(comparison: Comparison, graph: DiffGraph, node_id: str) -> list[
     return shown
 
 
+def _with_notes(
+    comparison: Comparison, plan: DiffPlan, node_id: str, notes: Sequence[str]
+) -> list[tuple[str, str]]:
+    """A drawn node's rows, then the story lines of the edits it holds when its rows
+    do not show the change already (a changed node drawn alike on both sides)."""
+    shown = _shown_rows(comparison, plan.graph, node_id)
+    side_id, stored = plan.graph.source[node_id]
+    own = (comparison.old if stored else comparison.new).nodes[side_id].rows
+    told = len(shown) > len(own) or any(mark for mark, _ in shown)  # rows say the change
+    if plan.graph.status[node_id] in (ADDED, REMOVED) or told:
+        return shown
+    return shown + [(_NOTE, line) for note in notes for line in wrap_row(note)]
+
+
 def _cluster_text(
-    comparison: Comparison, cid: str, status: str, old_by_union: Mapping[str, GraphCluster]
+    comparison: Comparison,
+    cid: str,
+    status: str,
+    old_by_union: Mapping[str, GraphCluster],
+    notes: Sequence[str] = (),
 ) -> str:
     """A drawn frame's caption: ``+ title``, ``- title``, ``- old`` / ``+ new`` titles
-    and an ``inside:`` line, or its title."""
+    and an ``inside:`` line, or its title and the story lines of the edits it holds."""
+    text = _frame_caption(comparison, cid, status, old_by_union)
+    if "\n" in text or status in (ADDED, REMOVED):
+        return text
+    return "\n".join([text, *(f"{_NOTE} {line}" for n in notes for line in wrap_row(n))])
+
+
+def _frame_caption(
+    comparison: Comparison, cid: str, status: str, old_by_union: Mapping[str, GraphCluster]
+) -> str:
+    """A drawn frame's caption without story lines (see :func:`_cluster_text`)."""
     new, old = comparison.new.clusters.get(cid), old_by_union.get(cid)
     change = next((c for c in comparison.clusters_changed if c.id == cid), None)
     if status in (ADDED, REMOVED):
@@ -283,7 +315,12 @@ def _node_statements(
     return statements
 
 
-def _dot(comparison: Comparison, plan: DiffPlan, statements: list[NodeStatement]) -> str:
+def _dot(
+    comparison: Comparison,
+    plan: DiffPlan,
+    statements: list[NodeStatement],
+    notes: Mapping[str, Sequence[str]],
+) -> str:
     """The diff drawing's DOT text."""
     edges = plan.graph.edges
     old_by_union = _old_clusters(comparison)  # once: each frame's caption reads it
@@ -298,7 +335,9 @@ def _dot(comparison: Comparison, plan: DiffPlan, statements: list[NodeStatement]
         clusters=drawn,
         cluster_attrs={
             c.id: _cluster_attrs(
-                _cluster_text(comparison, c.id, plan.frames[c.id], old_by_union),
+                _cluster_text(
+                    comparison, c.id, plan.frames[c.id], old_by_union, notes.get(c.id, ())
+                ),
                 plan.frames[c.id],
             )
             for c in drawn
@@ -320,7 +359,8 @@ def draw_comparison(comparison: Comparison, *, context: int | None = CONTEXT_HOP
     from pytest_tlgraph.draw import Drawing, Node
 
     plan = plan_diff(comparison, context)
-    shown = {n: _shown_rows(comparison, plan.graph, n) for n in plan.view.kept}
+    notes = plan.notes
+    shown = {n: _with_notes(comparison, plan, n, notes.get(n, ())) for n in plan.view.kept}
     runs = _run_rows(plan, comparison)
     nodes = {
         n: Node(plan.graph.status[n], tuple(f"{m} {t}" if m else t for m, t in rows), (), None)
@@ -332,7 +372,7 @@ def draw_comparison(comparison: Comparison, *, context: int | None = CONTEXT_HOP
         (comparison.new.clusters.get(cid) or old_by_union[cid]).title for cid in plan.view.clusters
     )
     return Drawing(
-        dot=_dot(comparison, plan, _node_statements(plan, shown, runs)), state=None,
+        dot=_dot(comparison, plan, _node_statements(plan, shown, runs), notes), state=None,
         nodes=MappingProxyType(nodes), edges=plan.view.edges, clusters=titles,
     )  # fmt: skip
 
