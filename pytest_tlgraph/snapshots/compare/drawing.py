@@ -207,15 +207,17 @@ def _shown_rows(comparison: Comparison, graph: DiffGraph, node_id: str) -> list[
 def _with_notes(
     comparison: Comparison, plan: DiffPlan, node_id: str, notes: Sequence[str]
 ) -> list[tuple[str, str]]:
-    """A drawn node's rows, then the story lines of the edits it holds when its rows
-    do not show the change already (a changed node drawn alike on both sides)."""
+    """A drawn node's rows, with the story lines of the edits it holds in place of an
+    ``inside:`` row, unless its rows show the change as ``- old`` / ``+ new`` already
+    or it is added or removed."""
     shown = _shown_rows(comparison, plan.graph, node_id)
+    if not notes or plan.graph.status[node_id] in (ADDED, REMOVED):
+        return shown
+    if any(mark for mark, _ in shown):
+        return shown
     side_id, stored = plan.graph.source[node_id]
     own = (comparison.old if stored else comparison.new).nodes[side_id].rows
-    told = len(shown) > len(own) or any(mark for mark, _ in shown)  # rows say the change
-    if plan.graph.status[node_id] in (ADDED, REMOVED) or told:
-        return shown
-    return shown + [(_NOTE, line) for note in notes for line in wrap_row(note)]
+    return shown[: len(own)] + [(_NOTE, line) for note in notes for line in wrap_row(note)]
 
 
 def _cluster_text(
@@ -225,18 +227,25 @@ def _cluster_text(
     old_by_union: Mapping[str, GraphCluster],
     notes: Sequence[str] = (),
 ) -> str:
-    """A drawn frame's caption: ``+ title``, ``- title``, ``- old`` / ``+ new`` titles
-    and an ``inside:`` line, or its title and the story lines of the edits it holds."""
-    text = _frame_caption(comparison, cid, status, old_by_union)
-    if "\n" in text or status in (ADDED, REMOVED):
+    """A drawn frame's caption: ``+ title``, ``- title``, or its title (``- old`` /
+    ``+ new`` titles), then the story lines of the edits it holds, else an ``inside:``
+    line when its content changed."""
+    text = _frame_caption(comparison, cid, status, old_by_union, inside=not notes)
+    if not notes or status in (ADDED, REMOVED):
         return text
     return "\n".join([text, *(f"{_NOTE} {line}" for n in notes for line in wrap_row(n))])
 
 
 def _frame_caption(
-    comparison: Comparison, cid: str, status: str, old_by_union: Mapping[str, GraphCluster]
+    comparison: Comparison,
+    cid: str,
+    status: str,
+    old_by_union: Mapping[str, GraphCluster],
+    *,
+    inside: bool,
 ) -> str:
-    """A drawn frame's caption without story lines (see :func:`_cluster_text`)."""
+    """A drawn frame's caption without story lines (see :func:`_cluster_text`); its
+    ``inside:`` line only when ``inside`` (the story lines tell it otherwise)."""
     new, old = comparison.new.clusters.get(cid), old_by_union.get(cid)
     change = next((c for c in comparison.clusters_changed if c.id == cid), None)
     if status in (ADDED, REMOVED):
@@ -252,7 +261,7 @@ def _frame_caption(
         if change.old_title != change.new_title
         else change.new_title
     )
-    return text if change.inside is None else f"{text}\ninside: {change.inside}"
+    return text if change.inside is None or not inside else f"{text}\ninside: {change.inside}"
 
 
 def _cluster_attrs(text: str, status: str) -> dict[str, Any]:
