@@ -3,7 +3,8 @@ diff drawing that holds it.
 
 :func:`edit_notes` places every edit of a comparison where the view draws its address
 (the fold, box or op that holds it, or the frame of a module drawn open; the stored
-side's holder for what only the stored side has) and writes the edits of each place as
+side's holder for what only the stored side has, unless the received side draws that
+very module) and writes the edits of each place as
 lines with :func:`pytest_tlgraph.diff.text.edit_lines`, the one module that turns
 typed edits into text: the drawing shows them under the node's rows or the frame's
 caption, so an amber node whose rows look the same still says what changed.
@@ -26,17 +27,20 @@ __all__ = ["MAX_NOTES", "edit_notes"]
 MAX_NOTES: Final = 2
 
 
-def edit_notes(comparison: Comparison, graph: DiffGraph) -> dict[str, list[str]]:
+def edit_notes(comparison: Comparison, graph: DiffGraph) -> tuple[dict[str, list[str]], bool]:
     """Drawn node or frame id -> the story lines of the edits it holds (at most
-    :data:`MAX_NOTES`, then how many more)."""
+    :data:`MAX_NOTES`, then how many more), and whether every edit found its place."""
     frames = (_frames_by_address(comparison.new), _frames_by_address(comparison.old))
     places: dict[str, list[Edit]] = {}
     for edit in comparison.edits:
-        place = _place(comparison, graph, edit, frames[edit.removed_side])
+        place = _received_place(comparison, graph, edit, frames[False])
+        if place is None:
+            place = _place(comparison, graph, edit, frames[edit.removed_side])
         if place is not None:
             places.setdefault(place, []).append(edit)
     view = view_pair(comparison.old, comparison.new, comparison.pairing.alignment)
-    return {place: _capped(edit_lines(edits, view)) for place, edits in places.items()}
+    notes = {place: _capped(edit_lines(edits, view)) for place, edits in places.items()}
+    return notes, sum(map(len, places.values())) == len(comparison.edits)
 
 
 def _capped(lines: Sequence[str]) -> list[str]:
@@ -44,6 +48,22 @@ def _capped(lines: Sequence[str]) -> list[str]:
     if len(lines) <= MAX_NOTES:
         return list(lines)
     return [*lines[:MAX_NOTES], f"(and {len(lines) - MAX_NOTES} more)"]
+
+
+def _received_place(
+    comparison: Comparison, graph: DiffGraph, edit: Edit, frames: Mapping[str, str]
+) -> str | None:
+    """For an edit of what only the stored side has (a skip removed, an op removed):
+    the received side's box or frame of the very module it sits in, when the diff draws
+    it, so the line stands where the received drawing has the module (not on a stored
+    fold that stood for it); ``None`` otherwise."""
+    if not edit.removed_side:
+        return None
+    held = holder(comparison.new, edit.address)
+    if held.kind == "box" and held.address == edit.address and held.id in graph.status:
+        return held.id
+    frame = frames.get(edit.address)
+    return frame if frame is not None and frame in graph.clusters else None
 
 
 def _place(

@@ -8,8 +8,9 @@ the grey runs.
 
 An edit whose holder is a frame (a fold that lost a repetition, a module drawn open)
 marks that frame, amber, with the edit's story line in its caption
-(:mod:`.diffnotes`); the nodes inside that the comparison marks only because the frame
-holds the edit are drawn unchanged, so the picture colours what the story names.
+(:mod:`.diffnotes`); the nodes that the comparison marks only because an edit falls on
+them, and whose story line stands on that frame or another place, are drawn
+unchanged, so the picture colours what the story names.
 """
 
 from __future__ import annotations
@@ -81,10 +82,10 @@ def plan_diff(comparison: Comparison, context: int | None) -> DiffPlan:
     or the whole union when ``None`` (or when a frame added or removed holds no change,
     which only the whole union shows)."""
     graph = diff_graph(comparison)
-    notes = edit_notes(comparison, graph)
+    notes, complete = edit_notes(comparison, graph)
     held = {place for place in notes if place in graph.clusters}
-    if held:
-        graph = _marked_by_frame(comparison, graph, held)
+    if held or complete:
+        graph = _marked_by_place(comparison, graph, held, set(notes), complete=complete)
     view = _whole(graph)
     touched = None if context is None else _touched(comparison, graph, held)
     if touched is not None and context is not None:
@@ -119,15 +120,25 @@ def _kind(comparison: Comparison, graph: DiffGraph, node_id: str) -> str:
     return (comparison.old if stored else comparison.new).nodes[side_id].kind
 
 
-def _marked_by_frame(comparison: Comparison, graph: DiffGraph, held: set[str]) -> DiffGraph:
-    """``graph`` with the nodes inside a frame of ``held`` that are marked changed only
-    because the frame holds an edit (their rows, content and function the same on both
-    sides) unchanged: the frame is marked instead."""
+def _marked_by_place(
+    comparison: Comparison,
+    graph: DiffGraph,
+    held: set[str],
+    places: set[str],
+    *,
+    complete: bool,
+) -> DiffGraph:
+    """``graph`` with the nodes marked changed only because an edit falls on them (their
+    rows, content and function the same on both sides) unchanged where the story line
+    stands elsewhere: not at one of ``places`` and inside a frame of ``held`` (the frame
+    is marked instead), or anywhere when every edit found its place (``complete``)."""
     real = set(comparison.changed) | {new for _, new in comparison.replaced}
     real |= {n for n, what in comparison.split_of.items() if what is not None}
     status = dict(graph.status)
     for node_id, was in graph.status.items():
-        if was == CHANGED and node_id not in real and held.intersection(_path(node_id, graph)):
+        if was != CHANGED or node_id in real or node_id in places:
+            continue
+        if complete or held.intersection(_path(node_id, graph)):
             status[node_id] = UNCHANGED
     return dataclasses.replace(graph, status=status)
 
