@@ -238,11 +238,12 @@ def test_each_move_is_drawn_with_what_the_story_says(name: str, view: str) -> No
         # except: a node that runs in another order is drawn once per side (removed,
         # then added); a module the view only redrew is drawn once, as received; a
         # node marked only because its frame holds the edit is drawn inside that
-        # frame, marked instead.
+        # frame, marked instead; the fold that only kept fewer repetitions, unchanged.
         plan = plan_diff(comparison, context)
         redrawn = {comparison.union_id(n) for g in comparison.regrouped for n in g.frame}
         redrawn |= {comparison.union_id(g.box) for g in comparison.regrouped}
         redrawn |= {n for g in comparison.regrouped for n in (g.box, *g.frame)}
+        counts = {split.count_line for split in comparison.splits}  # the fold's note
         for node_id, status in statuses.items():
             if status == "unchanged":
                 continue
@@ -254,6 +255,7 @@ def test_each_move_is_drawn_with_what_the_story_says(name: str, view: str) -> No
                 or per_side == ("added", "removed")
                 or (node_id in redrawn and kinds.get(node_id) in (None, "unchanged"))
                 or (held and kinds.get(node_id) in ("unchanged", "run", None))
+                or (comparison.split_of.get(node_id) in counts and kinds[node_id] == "unchanged")
             ), (node_id, context)
     added = sum(1 for s in statuses.values() if s == "added")
     removed = sum(1 for s in statuses.values() if s == "removed")

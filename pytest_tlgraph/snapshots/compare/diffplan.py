@@ -133,7 +133,8 @@ def _marked_by_place(
     stands elsewhere: not at one of ``places`` and inside a frame of ``held`` (the frame
     is marked instead), or anywhere when every edit found its place (``complete``)."""
     real = set(comparison.changed) | {new for _, new in comparison.replaced}
-    real |= {n for n, what in comparison.split_of.items() if what is not None}
+    counts = {split.count_line for split in comparison.splits}  # the view's note alone
+    real |= {n for n, what in comparison.split_of.items() if what not in (None, *counts)}
     status = dict(graph.status)
     for node_id, was in graph.status.items():
         if was != CHANGED or node_id in real or node_id in places:

@@ -186,7 +186,10 @@ def _shown_rows(comparison: Comparison, graph: DiffGraph, node_id: str) -> list[
     side_id, stored = graph.source[node_id]
     own = (comparison.old if stored else comparison.new).nodes[side_id]
     if status in (ADDED, REMOVED, UNCHANGED):
-        note = graph.redrawn.get(node_id)  # a box the view drew otherwise
+        # A box the view drew otherwise, a fold that kept fewer repetitions: said, grey.
+        note = graph.redrawn.get(node_id) or (
+            comparison.split_of.get(node_id) if status == UNCHANGED and not stored else None
+        )
         return [("", text) for text in (*own.rows, *(wrap_row(note) if note else ()))]
     if node_id in comparison.split_of:  # a part of a fold that now stands apart
         what = comparison.split_of[node_id]
