@@ -97,7 +97,8 @@ def diff_graph(comparison: Comparison) -> DiffGraph:
     )
     if comparison.splits:
         graph = _split_edges_quiet(comparison, graph)
-    regroups = [g for g in comparison.regrouped if not _edited(comparison, g)]
+    edited = _edited_modules(comparison)
+    regroups = [g for g in comparison.regrouped if not _edited(comparison, g, edited)]
     if regroups:
         graph = _drawn_once(comparison, graph, regroups)
         statuses = dict(graph.status)
@@ -293,14 +294,23 @@ def _under(address: str, module: str) -> bool:
     return address == module or address.startswith(module + ".")
 
 
-def _edited(comparison: Comparison, group: Regrouped) -> bool:
-    """True when ``group`` is no box (a fold) or an edit falls inside its module: the
-    diff draws it as compared."""
+def _edited_modules(comparison: Comparison) -> set[str]:
+    """Every module address an edit sits at or inside (each edit's address and its
+    dotted prefixes): linear in the edits."""
+    out: set[str] = set()
+    for edit in comparison.edits:
+        parts = edit.address.split(".")
+        out.update(".".join(parts[: n + 1]) for n in range(len(parts)))
+    return out
+
+
+def _edited(comparison: Comparison, group: Regrouped, edited: set[str]) -> bool:
+    """True when ``group`` is no box (a fold) or an edit falls inside its module
+    (``edited``: :func:`_edited_modules`): the diff draws it as compared."""
     side = comparison.new if group.boxed else comparison.old
     if side.nodes[group.box].kind != "box":
         return True
-    module = _module_address(comparison, group)
-    return any(_under(edit.address, module) for edit in comparison.edits)
+    return _module_address(comparison, group) in edited
 
 
 def _drawn_once(comparison: Comparison, graph: DiffGraph, groups: Sequence[Regrouped]) -> DiffGraph:

@@ -27,7 +27,7 @@ from pytest_tlgraph.diff.graph import GraphCluster
 from pytest_tlgraph.draw import style
 from pytest_tlgraph.draw.dot import DotGraph, NodeStatement, emit, html_escape
 from pytest_tlgraph.draw.plan import wrap_row
-from pytest_tlgraph.snapshots.compare.comparison import Comparison, compare
+from pytest_tlgraph.snapshots.compare.comparison import ClusterChange, Comparison, compare
 from pytest_tlgraph.snapshots.compare.context import CONTEXT_HOPS, run_label
 from pytest_tlgraph.snapshots.compare.diffgraph import (
     ADDED,
@@ -229,11 +229,13 @@ def _cluster_text(
     status: str,
     old_by_union: Mapping[str, GraphCluster],
     notes: Sequence[str] = (),
+    changes: Mapping[str, ClusterChange] | None = None,
 ) -> str:
     """A drawn frame's caption: ``+ title``, ``- title``, or its title (``- old`` /
     ``+ new`` titles), then the story lines of the edits it holds, else an ``inside:``
     line when its content changed."""
-    text = _frame_caption(comparison, cid, status, old_by_union, inside=not notes)
+    change = (changes or {}).get(cid)
+    text = _frame_caption(comparison, cid, status, old_by_union, change, inside=not notes)
     if not notes or status in (ADDED, REMOVED):
         return text
     return "\n".join([text, *(f"{_NOTE} {line}" for n in notes for line in wrap_row(n))])
@@ -244,13 +246,13 @@ def _frame_caption(
     cid: str,
     status: str,
     old_by_union: Mapping[str, GraphCluster],
+    change: ClusterChange | None,
     *,
     inside: bool,
 ) -> str:
     """A drawn frame's caption without story lines (see :func:`_cluster_text`); its
     ``inside:`` line only when ``inside`` (the story lines tell it otherwise)."""
     new, old = comparison.new.clusters.get(cid), old_by_union.get(cid)
-    change = next((c for c in comparison.clusters_changed if c.id == cid), None)
     if status in (ADDED, REMOVED):
         cluster = new or old
         assert cluster is not None
@@ -336,6 +338,7 @@ def _dot(
     """The diff drawing's DOT text."""
     edges = plan.graph.edges
     old_by_union = _old_clusters(comparison)  # once: each frame's caption reads it
+    changes = {change.id: change for change in comparison.clusters_changed}
     drawn = [plan.graph.clusters[cid] for cid in plan.view.clusters]
     direction = {v: k for k, v in style.RANKDIR.items()}.get(comparison.new.rankdir, "bottomup")
     graph = DotGraph(
@@ -348,7 +351,7 @@ def _dot(
         cluster_attrs={
             c.id: _cluster_attrs(
                 _cluster_text(
-                    comparison, c.id, plan.frames[c.id], old_by_union, notes.get(c.id, ())
+                    comparison, c.id, plan.frames[c.id], old_by_union, notes.get(c.id, ()), changes
                 ),
                 plan.frames[c.id],
             )
