@@ -7,6 +7,11 @@ sides are captured and written as ``<out>/<name>/{old,new}-{full,depth1,depth2,a
 prints is shown here, so the diff drawings and summaries of one version can be set
 beside another's.
 
+With ``--docs`` it also draws the reviewer's edits (``tests/corpus/reviewer.py``) of two
+models, the GPT and the 4-stage CNN, under ``collapse="auto"`` and the GPT's under
+``depth=1``: each pair compared in process, its story and its diff drawing (with
+context) put in ``docs/diffs.md``.
+
 Usage::
 
     PYTHONPATH=. python scripts/change_diffs.py
@@ -21,10 +26,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import torch
+
 from pytest_tlgraph import capture
+from pytest_tlgraph.snapshots.compare.comparison import compare
+from pytest_tlgraph.snapshots.compare.drawing import draw_comparison
+from pytest_tlgraph.snapshots.compare.story import story_lines
 from pytest_tlgraph.trace import Trace
 from tests.corpus.changes import CHANGES as EDITS
 from tests.corpus.changes import MOVES
+from tests.corpus.reviewer import EDITS as REVIEWER_EDITS
 
 #: Every change the script draws, by name.
 CHANGES = {**EDITS, **MOVES}
@@ -83,6 +94,21 @@ DOCS_VIEWS: dict[str, tuple[str, str]] = {
     "order_swapped": ("full", "the stem runs ReLU before BatchNorm"),
     "helper_refactored": ("full", "q/k/v projections in a helper that runs them value first"),
 }
+#: The reviewer's edits shown in ``docs/diffs.md``: the model, the view, its draw options.
+REVIEWER_VIEWS: tuple[tuple[str, str, dict[str, object]], ...] = (
+    ("gpt", "auto", {"collapse": "auto"}),
+    ("cnn", "auto", {"collapse": "auto"}),
+    ("gpt", "depth1", {"depth": 1}),
+)
+#: What each reviewer model is, for the page.
+REVIEWER_MODELS = {
+    "gpt": "a GPT of four pre-norm blocks (`blocks.0-3`), each edit in `blocks.2`",
+    "cnn": "a CNN of four stages of two `ConvBlock` s (`stages.0-3`), each edit in `stages.2`",
+}
+#: The resolution of the reviewer edits' pictures (small: many on one page).
+REVIEWER_DPI = 56
+#: The story lines shown above each reviewer edit's picture.
+REVIEWER_LINES = 4
 DOCS_PAGE = ROOT / "docs" / "diffs.md"
 DOCS_IMAGES = ROOT / "docs" / "images" / "diffs"
 
@@ -110,8 +136,47 @@ def write_docs(out: Path) -> None:
         image = DOCS_IMAGES / f"{name}-{view}.png"
         image.write_bytes((folder / f"{view}-diff.png").read_bytes())
         lines += [f"![{name}, {view}](images/diffs/{image.name})", ""]
+    lines += reviewer_section()
     DOCS_PAGE.write_text("\n".join(lines), encoding="utf-8")
     print(f"wrote {DOCS_PAGE.relative_to(ROOT)}")
+
+
+def _reviewer_dots(name: str, views: list[dict[str, object]]) -> list[tuple[str, str]]:
+    """The stored and received DOT of reviewer edit ``name`` in each of ``views``."""
+    edit = REVIEWER_EDITS[name]
+    sides = []
+    for build in (edit.before, edit.after):
+        torch.manual_seed(0)
+        sides.append(capture(build().eval(), edit.inputs(), kwargs=edit.kwargs() or None))
+    before, after = sides
+    return [(before.draw(**o).dot, after.draw(**o).dot) for o in views]
+
+
+def reviewer_section() -> list[str]:
+    """The page's second part: each reviewer edit of :data:`REVIEWER_VIEWS`, its story
+    (first lines) and its diff drawing, written to ``docs/images/diffs/``."""
+    lines = [
+        "# The reviewer's edits, as the diff draws them",
+        "",
+        "Each edit of `tests/corpus/reviewer.py` changes one thing in one place of a small",
+        "model; below, the story's first lines and the diff drawing (with context), in the",
+        'view made for real models, `collapse="auto"`, and for the GPT also in `depth=1`.',
+        "",
+    ]
+    for model, view, options in REVIEWER_VIEWS:
+        lines += [f"## {model}, `{view}`: {REVIEWER_MODELS[model]}", ""]
+        for name, edit in REVIEWER_EDITS.items():
+            if edit.model != model:
+                continue
+            ((old, new),) = _reviewer_dots(name, [options])
+            comparison = compare(old, new)
+            story = story_lines(comparison)[:REVIEWER_LINES]
+            image = DOCS_IMAGES / f"reviewer-{model}-{edit.kind}-{view}.png"
+            image.write_bytes(draw_comparison(comparison).png(REVIEWER_DPI))
+            lines += [f"### {model}/{edit.kind} (`{view}`)", "", "```", *story, "```", ""]
+            lines += [f"![{model}/{edit.kind}, {view}](images/diffs/{image.name})", ""]
+            print(f"drew {image.relative_to(ROOT)}")
+    return lines
 
 
 def run(out: Path, selected: list[str]) -> int:

@@ -94,7 +94,10 @@ def test_the_diff_drawing_paints_the_changed_blocks_amber(relu: Trace, gelu: Tra
     assert sorted(changed) == sorted(
         ["@layer1.0#1*2", *(f"{b}#1" for b in BLOCKS if not b.startswith("@layer1"))]
     )
-    assert all(n.rows[-1] == "inside: relu -> gelu (2 ops)" for n in changed.values())
+    # Each box says what changed in it: the story's line for its edits, marked "»".
+    assert all(
+        n.rows[-1].startswith("» ") and "relu -> gelu" in n.rows[-1] for n in changed.values()
+    )
     assert diff.nodes["linear_1"].kind == UNCHANGED
 
 

@@ -15,6 +15,7 @@ import torch
 from pytest_tlgraph import capture
 from pytest_tlgraph.diff.edits import from_json, to_json
 from pytest_tlgraph.snapshots.compare.comparison import Comparison, compare
+from pytest_tlgraph.snapshots.compare.diffplan import plan_diff
 from pytest_tlgraph.snapshots.compare.drawing import draw_comparison
 from pytest_tlgraph.snapshots.compare.story import story_lines
 from tests.corpus.reviewer import EDITS
@@ -53,6 +54,7 @@ def test_the_first_line_names_the_edit_at_its_address(name: str, view: str) -> N
     assert "\x00" not in "".join(lines)
     # Each typed edit reads back from its JSON form.
     assert all(from_json(to_json(e)) == e for e in comparison.edits)
-    # The diff drawing marks what the story names: never blank.
+    # The diff drawing marks what the story names, a node or a frame: never blank.
     kinds = {node.kind for node in draw_comparison(comparison, context=None).nodes.values()}
-    assert kinds - {"unchanged", "run"}, (name, view, lines)
+    frames = set(plan_diff(comparison, None).frames.values())
+    assert (kinds | frames) - {"unchanged", "run"}, (name, view, lines)

@@ -246,11 +246,12 @@ def test_tlgraph_draw_refuses_a_rendered_png_over_the_limit(
 def test_tlgraph_diff_refuses_an_oversized_png_before_rendering(
     tmp_path: Path, big_renders_refused: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # The t5 corpus drawing at 600 dpi is some 92,000 px tall.
-    (tmp_path / "old.gv").write_text(corpus_trace("t5").draw().dot, encoding="utf-8")
-    (tmp_path / "new.gv").write_text(corpus_trace("t5").draw(depth=2).dot, encoding="utf-8")
+    # The t5 corpus drawing at 600 dpi is some 92,000 px tall: the whole diff (--full)
+    # draws the received side's modules as it draws them.
+    (tmp_path / "old.gv").write_text(corpus_trace("t5").draw(depth=2).dot, encoding="utf-8")
+    (tmp_path / "new.gv").write_text(corpus_trace("t5").draw().dot, encoding="utf-8")
     out = tmp_path / "d.png"
-    argv = ["diff", str(tmp_path / "old.gv"), str(tmp_path / "new.gv"), "-o", str(out)]
+    argv = ["diff", str(tmp_path / "old.gv"), str(tmp_path / "new.gv"), "-o", str(out), "--full"]
     err = _one_line_exit_2([*argv, "--dpi", "600"], capsys)
     assert "PNG not rendered: the estimated canvas is" in err and "at 600 dpi" in err
     assert "-o diff.svg" in err

@@ -240,8 +240,9 @@ def test_a_repeat_fold_cluster_hashes_every_repetition() -> None:
 
 
 def _assert_amber_fold_frame(dot: str) -> None:
-    line = next(x for x in dot.splitlines() if "inside: content changed" in x)
-    assert line.strip().startswith("graph [label=<x3 @blocks.0-2 (_Block)<BR/>inside: ")
+    # The frame's caption carries the story's line for the edit it holds.
+    line = next(x for x in dot.splitlines() if "what changed is kept only in its" in x)
+    assert line.strip().startswith("graph [label=<x3 @blocks.0-2 (_Block)<BR/>» x3 @blocks")
     assert 'color="#B07800"' in line  # amber: changed
 
 

@@ -374,6 +374,37 @@ def distances(order: Sequence[str], edges: Edges, sources: set[str]) -> dict[str
     return found
 
 
+def upstream(edges: Edges, node: str) -> set[str]:
+    """The nodes with a path to ``node``."""
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        head = stack.pop()
+        for a, b in edges:
+            if b == head and a not in found:
+                found.add(a)
+                stack.append(a)
+    return found
+
+
+def cycles(nodes: Sequence[str], edges: Sequence[tuple[str, str]]) -> bool:
+    """True when ``edges`` hold a directed cycle (Kahn's order leaves a node)."""
+    waiting = dict.fromkeys(nodes, 0)
+    for _, b in edges:
+        waiting[b] += 1
+    ready = [n for n, count in waiting.items() if count == 0]
+    done = 0
+    while ready:
+        node = ready.pop()
+        done += 1
+        for a, b in edges:
+            if a == node:
+                waiting[b] -= 1
+                if waiting[b] == 0:
+                    ready.append(b)
+    return done != len(nodes)
+
+
 def ancestors(cluster: str | None, parents: Mapping[str, str | None]) -> list[str]:
     out = []
     while cluster is not None:
@@ -409,11 +440,8 @@ def test_properties_on_random_graphs(
     for node in view.kept:
         if near.get(node, hops + 1) <= hops or node in anchors:
             continue
-        # A lone unchanged node kept as itself: no hidden neighbour shares its cluster.
-        for a, b in edges:
-            if node in (a, b):
-                other = b if a == node else a
-                assert other not in run_of or run_of[other].cluster != cluster_of[node]
+        # A lone unchanged node kept as itself: its own cluster is drawn.
+        assert cluster_of[node] in drawn or cluster_of[node] is None
     # Runs: in their nearest drawn cluster, connected, maximal.
     for run in view.runs:
         for member in run.members:
@@ -425,9 +453,25 @@ def test_properties_on_random_graphs(
         inner = [(a, b) for a, b in edges if run_of.get(a) is run and run_of.get(b) is run]
         reach = distances(list(run.members), inner, {run.members[0]})
         assert set(reach) == set(run.members)
-    for a, b in edges:
-        if a in run_of and b in run_of and run_of[a].cluster == run_of[b].cluster:
-            assert run_of[a] is run_of[b]
+    # Never both sides of a kept node, or of a node drawn in another cluster: no path
+    # from one member to another passes outside its run.
+    drawn_in = {n: run.cluster for n, run in run_of.items()} | {n: cluster_of[n] for n in view.kept}
+    for run in view.runs:
+        members = set(run.members)
+        for member in run.members:
+            outside = {
+                n for n in upstream(edges, member)
+                if n not in members and upstream(edges, n) & members
+            }  # fmt: skip
+            assert not outside, (run, member, outside)
+        assert all(drawn_in[m] == run.cluster for m in members)
+    # Maximal where nothing is kept: each connected stretch of one cluster is one run.
+    if not view.kept:
+        for a, b in edges:
+            if a != b and run_of[a].cluster == run_of[b].cluster:
+                assert run_of[a] is run_of[b]
+    # Acyclic: a run never stands on both sides of a kept node (the graph is acyclic).
+    assert not cycles(list(view.kept) + [run.id for run in view.runs], view.edges)
     # Edges: every edge through drawn_as, each once, no self loop.
     expected = {(view.drawn_as(a), view.drawn_as(b)) for a, b in edges}
     assert set(view.edges) == {(a, b) for a, b in expected if a != b}

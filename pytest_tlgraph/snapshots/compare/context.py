@@ -6,10 +6,13 @@ edges of one (edges read undirected) and the anchors (the model's inputs and out
 every other node is hidden. A cluster that keeps no node, itself or in a cluster nested
 in it, is not drawn, and its hidden nodes belong to its nearest drawn ancestor (or the
 top level). The hidden nodes of one drawn cluster that are joined by edges among hidden
-nodes form one :class:`UnchangedRun`, drawn as one grey node (:func:`run_label`); a run
-of a single node whose own cluster is drawn is kept as itself instead, since the node
-takes no more room than the grey node standing for it and tells more. Edges follow
-their ends to what draws them (:meth:`ContextView.drawn_as`).
+nodes form one :class:`UnchangedRun`, drawn as one grey node (:func:`run_label`), as
+long as no kept node and no other drawn cluster lies on a path between two of them
+(:func:`_levels`): a run never stands on both sides of a change, so the context view of
+an acyclic graph is acyclic. A run of a single node whose own cluster is drawn is kept
+as itself instead, since the node takes no more room than the grey node standing for
+it and tells more. Edges follow their ends to what draws them
+(:meth:`ContextView.drawn_as`).
 
 Pure graph work on ids, linear in nodes + edges + clusters: no DOT, no drawing.
 """
@@ -113,7 +116,8 @@ def context_view(
         kept[_index(node_id, position, "anchors")] = True
     drawn = _drawn_clusters(own, kept, parents)
     home = _homes(own, kept, drawn, parents)
-    component = _components(neighbours, kept, home)
+    level = _levels(links, kept, home)
+    component = _components(neighbours, kept, home, level)
     members: dict[int, list[int]] = {}
     for index, label in enumerate(component):
         if label >= 0:
@@ -257,11 +261,55 @@ def _homes(
     return [cluster if keep else home_of(cluster) for cluster, keep in zip(own, kept, strict=True)]
 
 
+def _levels(
+    links: Sequence[tuple[int, int]], kept: Sequence[bool], home: Sequence[str | None]
+) -> list[int]:
+    """Per node, its level: along every edge the level grows by its step at least, a
+    step being 1 on an edge out of a kept node or between two drawn clusters, else 0.
+    Two hidden nodes of one level thus have no kept node and no other cluster's node on
+    a path between them: a run of one level never holds both sides of a kept node, and
+    runs and kept nodes stay acyclic. Each node takes the most steps on a path into it,
+    then, from the last node back, is raised as near its successors as the steps allow,
+    so a side input joins the run it feeds (Kahn's order, linear). A node on a cycle of
+    ``links`` has a level of its own (negative): it joins no run."""
+    following: list[list[int]] = [[] for _ in kept]
+    waiting = [0] * len(kept)
+    for tail, head in links:
+        if tail != head:  # a self loop orders nothing
+            following[tail].append(head)
+            waiting[head] += 1
+    level = [0] * len(kept)
+    ready = [node for node, count in enumerate(waiting) if count == 0]
+    done: list[int] = []
+    while ready:
+        node = ready.pop()
+        done.append(node)
+        for head in following[node]:
+            level[head] = max(level[head], level[node] + _step(node, head, kept, home))
+            waiting[head] -= 1
+            if waiting[head] == 0:
+                ready.append(head)
+    for node in reversed(done):
+        if following[node]:
+            level[node] = min(level[h] - _step(node, h, kept, home) for h in following[node])
+    pairs = enumerate(zip(waiting, level, strict=True))
+    return [-1 - node if count else lvl for node, (count, lvl) in pairs]
+
+
+def _step(tail: int, head: int, kept: Sequence[bool], home: Sequence[str | None]) -> int:
+    """1 on an edge out of a kept node or between two drawn clusters, else 0."""
+    return 1 if kept[tail] or home[tail] != home[head] else 0
+
+
 def _components(
-    neighbours: Sequence[Sequence[int]], kept: Sequence[bool], home: Sequence[str | None]
+    neighbours: Sequence[Sequence[int]],
+    kept: Sequence[bool],
+    home: Sequence[str | None],
+    level: Sequence[int],
 ) -> list[int]:
     """A label per hidden node (-1 for a kept one): the weakly connected components of
-    the hidden nodes of each drawn cluster, numbered by their first node."""
+    the hidden nodes of each drawn cluster and level (:func:`_levels`), numbered by
+    their first node."""
     label = [-1] * len(neighbours)
     count = 0
     for start, keep in enumerate(kept):
@@ -272,7 +320,12 @@ def _components(
         while stack:
             node = stack.pop()
             for other in neighbours[node]:
-                if label[other] < 0 and not kept[other] and home[other] == home[start]:
+                if (
+                    label[other] < 0
+                    and not kept[other]
+                    and home[other] == home[start]
+                    and level[other] == level[start]
+                ):
                     label[other] = count
                     stack.append(other)
         count += 1

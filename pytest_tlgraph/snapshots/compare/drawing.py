@@ -16,7 +16,6 @@ folder keeps it as ``<stem>-graphdiff-full.png``).
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,14 +26,19 @@ from pytest_tlgraph.diff.dotparse import DotParseError
 from pytest_tlgraph.diff.graph import GraphCluster
 from pytest_tlgraph.draw import style
 from pytest_tlgraph.draw.dot import DotGraph, NodeStatement, emit, html_escape
-from pytest_tlgraph.draw.plan import Cluster, wrap_row
-from pytest_tlgraph.snapshots.compare.comparison import (
-    ClusterChange,
-    Comparison,
-    compare,
-    union_order,
+from pytest_tlgraph.draw.plan import wrap_row
+from pytest_tlgraph.snapshots.compare.comparison import ClusterChange, Comparison, compare
+from pytest_tlgraph.snapshots.compare.context import CONTEXT_HOPS, run_label
+from pytest_tlgraph.snapshots.compare.diffgraph import (
+    ADDED,
+    CHANGED,
+    REMOVED,
+    REPLACED,
+    UNCHANGED,
+    DiffEdge,
+    DiffGraph,
 )
-from pytest_tlgraph.snapshots.compare.context import CONTEXT_HOPS, context_view, run_label
+from pytest_tlgraph.snapshots.compare.diffplan import RUN, DiffPlan, plan_diff
 
 if TYPE_CHECKING:
     from pytest_tlgraph.draw import Drawing
@@ -44,6 +48,7 @@ __all__ = [
     "CHANGED",
     "REMOVED",
     "REPLACED",
+    "RUN",
     "STYLES",
     "UNCHANGED",
     "DiffStyle",
@@ -51,15 +56,8 @@ __all__ = [
     "graph_diff",
     "graph_diff_layout",
     "graph_diff_png",
+    "legend_text",
 ]
-
-ADDED: Final = "added"
-REMOVED: Final = "removed"
-CHANGED: Final = "changed"
-REPLACED: Final = "replaced"
-UNCHANGED: Final = "unchanged"
-#: The grey node standing for a run of unchanged nodes in a context drawing.
-RUN: Final = "run"
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +82,13 @@ STYLES: Final = MappingProxyType(
 _RUN_STYLE: Final = DiffStyle("#FFFFFF", "#AEB6BF", "#57606A", dashed=True)
 _OLD_ROW: Final = "#A40E26"
 _NEW_ROW: Final = "#116329"
+#: The story lines a node or frame shows (:mod:`.diffnotes`), marked ``»``.
+_NOTE_ROW: Final = "#6B4400"
+_NOTE: Final = "»"
+#: An edge drawn between a run and what it touches: unchanged, unnumbered.
+_PLAIN: Final = DiffEdge(UNCHANGED)
+#: The legend's word for the grey runs.
+_RUN_WORD: Final = "unchanged runs"
 _LEGEND: Final = (
     (ADDED, "added"), (REMOVED, "removed"), (REPLACED, "replaced"), (CHANGED, "changed"),
     (UNCHANGED, "unchanged"),
@@ -113,7 +118,7 @@ def _label(status: str, rows: Sequence[tuple[str, str]]) -> str:
         if i == 0 or (status == REPLACED and i == 1 and mark == "+"):
             shown = f"<B>{shown}</B>"
         if mark:
-            colour = _OLD_ROW if mark == "-" else _NEW_ROW
+            colour = {"-": _OLD_ROW, "+": _NEW_ROW}.get(mark, _NOTE_ROW)
             shown = f'<FONT COLOR="{colour}">{shown}</FONT>'
         parts.append(shown)
     if status in (ADDED, REMOVED):
@@ -132,101 +137,140 @@ def _node_attrs(look: DiffStyle, label: str, *, bold: bool) -> dict[str, Any]:
     }
 
 
-def _caption(counts: Mapping[str, int], note: str | None) -> str:
-    """The title and a legend with one swatch per status and its count."""
-    cells = []
-    for status, word in _LEGEND:
-        look = STYLES[status]
-        cells.append(
-            f'<TD BGCOLOR="{look.fill}" COLOR="{look.line}" BORDER="1" WIDTH="14"> </TD>'
-            f'<TD ALIGN="LEFT">{word}: {counts.get(status, 0)}</TD>'
-        )
-    extra = (
-        "" if note is None else f'<TR><TD COLSPAN="{2 * len(cells)}">{html_escape(note)}</TD></TR>'
+def _legend_cell(look: DiffStyle, text: str) -> str:
+    """One legend entry: a swatch drawn as ``look`` and its text."""
+    dashed = ' STYLE="DASHED"' if look.dashed else ""
+    return (
+        f'<TD BGCOLOR="{look.fill}" COLOR="{look.line}" BORDER="1" WIDTH="14"{dashed}> </TD>'
+        f'<TD ALIGN="LEFT">{text}</TD>'
     )
+
+
+def legend_text(word: str, nodes: int, frames: int) -> str:
+    """A legend entry's text: ``changed: 3``, ``changed: 3 + 1 frame`` or, with no node
+    of the status drawn, ``changed: 1 frame``."""
+    if not frames:
+        return f"{word}: {nodes}"
+    framed = f"{frames} frame{'s' * (frames != 1)}"
+    return f"{word}: {framed}" if not nodes else f"{word}: {nodes} + {framed}"
+
+
+def _caption(plan: DiffPlan) -> str:
+    """The title and a legend with one swatch per status and what is drawn of it (the
+    grey runs' swatch when there are runs), then the runs' note."""
+    nodes, frames = plan.node_counts(), plan.frame_counts()
+    cells = [
+        _legend_cell(STYLES[status], legend_text(word, nodes[status], frames[status]))
+        for status, word in _LEGEND
+    ]
+    runs = len(plan.view.runs)
+    if runs:
+        cells.append(_legend_cell(_RUN_STYLE, f"{_RUN_WORD}: {runs}"))
+    note = ""
+    if runs:
+        text = (
+            f"{plan.hidden} unchanged nodes drawn as {runs} grey run{'s' * (runs != 1)} "
+            "(the whole graph: -graphdiff-full.png, tlgraph diff --full)"
+        )
+        note = f'<TR><TD COLSPAN="{2 * len(cells)}">{html_escape(text)}</TD></TR>'
     return (
         '<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="3" CELLPADDING="2">'
         f'<TR><TD COLSPAN="{2 * len(cells)}"><B>structural diff: snapshot -&gt; received'
-        f"</B></TD></TR><TR>{''.join(cells)}</TR>{extra}</TABLE>>"
+        f"</B></TD></TR><TR>{''.join(cells)}</TR>{note}</TABLE>>"
     )
 
 
-def _path(
-    node_id: str, cluster_of: Mapping[str, str | None], clusters: Mapping[str, Cluster]
-) -> list[str]:
-    """The clusters holding ``node_id`` in the union, innermost first."""
-    out = []
-    cid = cluster_of.get(node_id)
-    while cid is not None and cid in clusters:
-        out.append(cid)
-        cid = clusters[cid].parent
-    return out
-
-
-def _shown_rows(
-    comparison: Comparison, removed: Mapping[str, str], status: str, node_id: str
-) -> list[tuple[str, str]]:
+def _shown_rows(comparison: Comparison, graph: DiffGraph, node_id: str) -> list[tuple[str, str]]:
     """The rows a node shows in the diff: its own, or ``- old`` / ``+ new`` rows."""
-    new, old = comparison.new, comparison.old
-    if status == REMOVED:
-        return [("", text) for text in old.nodes[removed[node_id]].rows]
-    after = new.nodes[node_id]
-    if status in (ADDED, UNCHANGED):
-        return [("", text) for text in after.rows]
+    status = graph.status[node_id]
+    side_id, stored = graph.source[node_id]
+    own = (comparison.old if stored else comparison.new).nodes[side_id]
+    if status in (ADDED, REMOVED, UNCHANGED):
+        # A box the view drew otherwise, a fold that kept fewer repetitions: said, grey.
+        note = graph.redrawn.get(node_id) or (
+            comparison.split_of.get(node_id) if status == UNCHANGED and not stored else None
+        )
+        return [("", text) for text in (*own.rows, *(wrap_row(note) if note else ()))]
     if node_id in comparison.split_of:  # a part of a fold that now stands apart
         what = comparison.split_of[node_id]
-        return [("", text) for text in after.rows] + [
+        return [("", text) for text in own.rows] + [
             ("", line) for line in (wrap_row(what) if what else ())
         ]
     change = comparison.changed.get(node_id)
-    before = old.nodes[comparison.pairing.reverse[node_id]]
+    before = comparison.old.nodes[comparison.pairing.reverse[node_id]]
     title_changed = status == REPLACED or (change is not None and change.title is not None)
-    old_rows = before.rows if title_changed else (after.title, *before.body)
-    shown = _row_diff(old_rows, after.rows)
+    old_rows = before.rows if title_changed else (own.title, *before.body)
+    shown = _row_diff(old_rows, own.rows)
     if change is not None and change.inside is not None:
         # Wrapped like any long row: a box stays as wide as its own rows make it.
         shown += [("", line) for line in wrap_row(f"inside: {change.inside}")]
     return shown
 
 
-def _cluster_status(comparison: Comparison) -> dict[str, str]:
-    out = {cid: UNCHANGED for cid in comparison.new.clusters}
-    out |= {comparison.cluster_union_id(cid): REMOVED for cid in comparison.clusters_removed}
-    out |= {cid: ADDED for cid in comparison.clusters_added}
-    out |= {change.id: CHANGED for change in comparison.clusters_changed}
-    return out
+def _with_notes(
+    comparison: Comparison, plan: DiffPlan, node_id: str, notes: Sequence[str]
+) -> list[tuple[str, str]]:
+    """A drawn node's rows, with the story lines of the edits it holds in place of an
+    ``inside:`` row, unless its rows show the change as ``- old`` / ``+ new`` already
+    or it is added or removed."""
+    shown = _shown_rows(comparison, plan.graph, node_id)
+    if not notes or plan.graph.status[node_id] in (ADDED, REMOVED):
+        return shown
+    if any(mark for mark, _ in shown):
+        return shown
+    side_id, stored = plan.graph.source[node_id]
+    own = (comparison.old if stored else comparison.new).nodes[side_id].rows
+    return shown[: len(own)] + [(_NOTE, line) for note in notes for line in wrap_row(note)]
 
 
-def _old_clusters(comparison: Comparison) -> dict[str, GraphCluster]:
-    """The stored side's frames by their union ids."""
-    return {comparison.cluster_union_id(c): v for c, v in comparison.old.clusters.items()}
-
-
-def _cluster_attrs(
+def _cluster_text(
     comparison: Comparison,
     cid: str,
     status: str,
-    change: ClusterChange | None,
     old_by_union: Mapping[str, GraphCluster],
-) -> dict[str, Any]:
+    notes: Sequence[str] = (),
+    changes: Mapping[str, ClusterChange] | None = None,
+) -> str:
+    """A drawn frame's caption: ``+ title``, ``- title``, or its title (``- old`` /
+    ``+ new`` titles), then the story lines of the edits it holds, else an ``inside:``
+    line when its content changed."""
+    change = (changes or {}).get(cid)
+    text = _frame_caption(comparison, cid, status, old_by_union, change, inside=not notes)
+    if not notes or status in (ADDED, REMOVED):
+        return text
+    return "\n".join([text, *(f"{_NOTE} {line}" for n in notes for line in wrap_row(n))])
+
+
+def _frame_caption(
+    comparison: Comparison,
+    cid: str,
+    status: str,
+    old_by_union: Mapping[str, GraphCluster],
+    change: ClusterChange | None,
+    *,
+    inside: bool,
+) -> str:
+    """A drawn frame's caption without story lines (see :func:`_cluster_text`); its
+    ``inside:`` line only when ``inside`` (the story lines tell it otherwise)."""
     new, old = comparison.new.clusters.get(cid), old_by_union.get(cid)
     if status in (ADDED, REMOVED):
         cluster = new or old
         assert cluster is not None
-        text = f"{'+' if status == ADDED else '-'} {cluster.title}"
-    elif change is not None:
-        text = (
-            f"- {change.old_title}\n+ {change.new_title}"
-            if change.old_title != change.new_title
-            else change.new_title
-        )
-        if change.inside is not None:
-            text += f"\ninside: {change.inside}"
-    else:
-        # A frame one side draws around a module both sides have: unchanged.
+        return f"{'+' if status == ADDED else '-'} {cluster.title}"
+    if change is None:  # a frame one side draws around a module both sides have
         unchanged = new or old
         assert unchanged is not None
-        text = unchanged.title
+        return unchanged.title
+    text = (
+        f"- {change.old_title}\n+ {change.new_title}"
+        if change.old_title != change.new_title
+        else change.new_title
+    )
+    return text if change.inside is None or not inside else f"{text}\ninside: {change.inside}"
+
+
+def _cluster_attrs(text: str, status: str) -> dict[str, Any]:
+    """A drawn frame's DOT attributes: its caption, outlined in its status's colour."""
     label = "<" + "<BR/>".join(html_escape(t) for t in text.split("\n")) + ">"
     attrs = style.cluster_attrs("light", label)
     look = STYLES[status]
@@ -237,18 +281,85 @@ def _cluster_attrs(
     return attrs
 
 
-def _edge_numbers(comparison: Comparison) -> dict[tuple[str, str], str]:
-    """The argument position of each numbered in-edge, by its union ids: the received
-    side's numbers, the stored side's for edges only it has."""
-    out: dict[tuple[str, str], str] = {}
-    union = comparison.union_id
-    for head, tails in comparison.old.positions.items():
-        for tail, number in tails.items():
-            out[(union(tail), union(head))] = str(number)
-    for head, tails in comparison.new.positions.items():
-        for tail, number in tails.items():
-            out[(tail, head)] = str(number)
-    return out
+def _old_clusters(comparison: Comparison) -> dict[str, GraphCluster]:
+    """The stored side's frames by their union ids."""
+    return {comparison.cluster_union_id(c): v for c, v in comparison.old.clusters.items()}
+
+
+def _edge_attrs(edge: DiffEdge) -> dict[str, Any]:
+    """A drawn edge's DOT attributes: its status's colour and its argument number."""
+    look = STYLES[edge.status]
+    attrs: dict[str, Any] = {"color": look.line}
+    if edge.number is not None:  # the input's argument position, as the drawing numbers it
+        attrs.update(label=edge.number, fontname=style.FONT, fontsize="9")
+    if edge.status != UNCHANGED:
+        attrs["penwidth"] = "2"
+        if look.dashed:
+            attrs["style"] = "dashed"
+    return attrs
+
+
+def _run_rows(plan: DiffPlan, comparison: Comparison) -> dict[str, tuple[str, ...]]:
+    """Each grey run's rows: ``23 unchanged`` and the span it stands for."""
+    graph = plan.graph
+    titles = {}
+    for run in plan.view.runs:
+        for node_id in (run.members[0], run.members[-1]):
+            side_id, stored = graph.source[node_id]
+            titles[node_id] = (comparison.old if stored else comparison.new).nodes[side_id].title
+    return {run.id: tuple(run_label(run, titles).split("\n")) for run in plan.view.runs}
+
+
+def _node_statements(
+    plan: DiffPlan, shown: Mapping[str, list[tuple[str, str]]], runs: Mapping[str, tuple[str, ...]]
+) -> list[NodeStatement]:
+    """The DOT statement of each drawn node, then of each grey run."""
+    status, cluster_of = plan.graph.status, plan.graph.cluster_of
+    statements = [
+        NodeStatement(n, cluster_of[n], _node_attrs(
+            STYLES[status[n]], _label(status[n], shown[n]), bold=status[n] != UNCHANGED
+        ))
+        for n in plan.view.kept
+    ]  # fmt: skip
+    for run in plan.view.runs:
+        label = "<" + "<BR/>".join(html_escape(t) for t in runs[run.id]) + ">"
+        statements.append(
+            NodeStatement(run.id, run.cluster, _node_attrs(_RUN_STYLE, label, bold=False))
+        )
+    return statements
+
+
+def _dot(
+    comparison: Comparison,
+    plan: DiffPlan,
+    statements: list[NodeStatement],
+    notes: Mapping[str, Sequence[str]],
+) -> str:
+    """The diff drawing's DOT text."""
+    edges = plan.graph.edges
+    old_by_union = _old_clusters(comparison)  # once: each frame's caption reads it
+    changes = {change.id: change for change in comparison.clusters_changed}
+    drawn = [plan.graph.clusters[cid] for cid in plan.view.clusters]
+    direction = {v: k for k, v in style.RANKDIR.items()}.get(comparison.new.rankdir, "bottomup")
+    graph = DotGraph(
+        graph_attrs=style.graph_attrs("light", direction, _caption(plan)),
+        node_defaults=style.node_defaults("light"),
+        edge_defaults=style.edge_defaults("light"),
+        nodes=statements,
+        edges=plan.view.edges,
+        clusters=drawn,
+        cluster_attrs={
+            c.id: _cluster_attrs(
+                _cluster_text(
+                    comparison, c.id, plan.frames[c.id], old_by_union, notes.get(c.id, ()), changes
+                ),
+                plan.frames[c.id],
+            )
+            for c in drawn
+        },
+        edge_attrs={e: _edge_attrs(edges.get(e, _PLAIN)) for e in plan.view.edges},
+    )
+    return emit(graph)
 
 
 def draw_comparison(comparison: Comparison, *, context: int | None = CONTEXT_HOPS) -> Drawing:
@@ -262,139 +373,22 @@ def draw_comparison(comparison: Comparison, *, context: int | None = CONTEXT_HOP
     """
     from pytest_tlgraph.draw import Drawing, Node
 
-    new, old = comparison.new, comparison.old
-    statuses = comparison.node_statuses
-    order = list(statuses)
-    removed = {comparison.union_id(n): n for n in comparison.removed}
-    node_of = {**{u: old.nodes[s] for u, s in removed.items()}, **new.nodes}
-    cluster_union = comparison.cluster_union_id
-    cluster_of = {n: node.cluster for n, node in new.nodes.items()}
-    for union_id, old_id in removed.items():
-        cluster = old.nodes[old_id].cluster
-        cluster_of[union_id] = None if cluster is None else cluster_union(cluster)
-    new_clusters = {c.id: c for c in new.parsed.graph.clusters}
-    # The stored side's frames by their union ids (a frame that moved is its module's).
-    old_clusters = {
-        cluster_union(c.id): dataclasses.replace(
-            c,
-            id=cluster_union(c.id),
-            parent=None if c.parent is None else cluster_union(c.parent),
-        )
-        for c in old.parsed.graph.clusters
-    }
-    cluster_ids = union_order(list(new_clusters), list(old_clusters))
-    clusters: dict[str, Cluster] = {
-        cid: new_clusters.get(cid) or old_clusters[cid] for cid in cluster_ids
-    }
-    edges = list(dict.fromkeys([*new.edges, *comparison.edges_removed]))
-    added_edges, removed_edges = set(comparison.edges_added), set(comparison.edges_removed)
-    edge_status = {
-        e: ADDED if e in added_edges else REMOVED if e in removed_edges else UNCHANGED
-        for e in edges
-    }
-    counts = {s: sum(1 for v in statuses.values() if v == s) for s in STYLES}
-    kept, runs, drawn_edges, drawn_clusters = order, [], edges, list(clusters)
-    note = None
-    touched: set[str] = set()
-    if context is not None:
-        touched = {n for n, s in statuses.items() if s != UNCHANGED}
-        for (a, b), status in edge_status.items():
-            if status != UNCHANGED:
-                touched.update((a, b))
-        # A frame whose title or hidden content changed is drawn with what it holds.
-        framed = {c.id for c in comparison.clusters_changed}
-        touched.update(n for n, cid in cluster_of.items() if cid in framed)
-        # A frame added or removed around unchanged nodes only: the whole union shows it.
-        holding = {c for n in touched for c in _path(n, cluster_of, clusters)}
-        frames = {*comparison.clusters_added, *comparison.clusters_removed}
-        if frames - holding:
-            context = None
-    if context is not None:
-        anchors = [n for n in order if node_of[n].kind in ("input", "output")]
-        view = context_view(
-            order,
-            edges,
-            cluster_of,
-            {cid: c.parent for cid, c in clusters.items()},
-            touched,
-            hops=context,
-            anchors=anchors,
-        )
-        if view.runs:
-            kept, runs = list(view.kept), list(view.runs)
-            drawn_edges, drawn_clusters = list(view.edges), list(view.clusters)
-            hidden = sum(len(r.members) for r in runs)
-            note = (
-                f"{hidden} unchanged nodes drawn as {len(runs)} grey "
-                f"run{'s' * (len(runs) != 1)} (the whole graph: -graphdiff-full.png, "
-                "tlgraph diff --full)"
-            )
-    shown = {n: _shown_rows(comparison, removed, statuses[n], n) for n in kept}
-    statements = [
-        NodeStatement(
-            n,
-            cluster_of[n],
-            _node_attrs(
-                STYLES[statuses[n]], _label(statuses[n], shown[n]), bold=statuses[n] != UNCHANGED
-            ),
-        )
-        for n in kept
-    ]
-    titles = {n: node_of[n].title for n in order}
-    for run in runs:
-        text = run_label(run, titles)
-        label = "<" + "<BR/>".join(html_escape(t) for t in text.split("\n")) + ">"
-        statements.append(
-            NodeStatement(run.id, run.cluster, _node_attrs(_RUN_STYLE, label, bold=False))
-        )
-    edge_attrs: dict[tuple[str, str], dict[str, Any]] = {}
-    positions = _edge_numbers(comparison)
-    for edge in drawn_edges:
-        status = edge_status.get(edge, UNCHANGED)
-        look = STYLES[status]
-        attrs: dict[str, Any] = {"color": look.line}
-        number = positions.get(edge)
-        if number is not None:  # the input's argument position, as the drawing numbers it
-            attrs.update(label=number, fontname=style.FONT, fontsize="9")
-        if status != UNCHANGED:
-            attrs["penwidth"] = "2"
-            if look.dashed:
-                attrs["style"] = "dashed"
-        edge_attrs[edge] = attrs
-    cluster_status = _cluster_status(comparison)
-    old_by_union = _old_clusters(comparison)  # once: each frame's attributes read it
-    changes = {change.id: change for change in comparison.clusters_changed}
-    drawn = [clusters[cid] for cid in drawn_clusters]
-    direction = {v: k for k, v in style.RANKDIR.items()}.get(new.rankdir, "bottomup")
-    graph = DotGraph(
-        graph_attrs=style.graph_attrs("light", direction, _caption(counts, note)),
-        node_defaults=style.node_defaults("light"),
-        edge_defaults=style.edge_defaults("light"),
-        nodes=statements,
-        edges=drawn_edges,
-        clusters=drawn,
-        cluster_attrs={
-            c.id: _cluster_attrs(
-                comparison,
-                c.id,
-                cluster_status.get(c.id, UNCHANGED),
-                changes.get(c.id),
-                old_by_union,
-            )
-            for c in drawn
-        },
-        edge_attrs=edge_attrs,
-    )
+    plan = plan_diff(comparison, context)
+    notes = plan.notes
+    shown = {n: _with_notes(comparison, plan, n, notes.get(n, ())) for n in plan.view.kept}
+    runs = _run_rows(plan, comparison)
     nodes = {
-        n: Node(statuses[n], tuple(f"{m} {t}" if m else t for m, t in shown[n]), (), None)
-        for n in kept
+        n: Node(plan.graph.status[n], tuple(f"{m} {t}" if m else t for m, t in rows), (), None)
+        for n, rows in shown.items()
     }
-    for run in runs:
-        nodes[run.id] = Node(RUN, tuple(run_label(run, titles).split("\n")), (), None)
-    cluster_titles = tuple((new.clusters.get(c.id) or old_by_union[c.id]).title for c in drawn)
+    nodes.update((run_id, Node(RUN, rows, (), None)) for run_id, rows in runs.items())
+    old_by_union = _old_clusters(comparison)
+    titles = tuple(
+        (comparison.new.clusters.get(cid) or old_by_union[cid]).title for cid in plan.view.clusters
+    )
     return Drawing(
-        dot=emit(graph), state=None, nodes=MappingProxyType(nodes), edges=tuple(drawn_edges),
-        clusters=cluster_titles,
+        dot=_dot(comparison, plan, _node_statements(plan, shown, runs), notes), state=None,
+        nodes=MappingProxyType(nodes), edges=plan.view.edges, clusters=titles,
     )  # fmt: skip
 
 
