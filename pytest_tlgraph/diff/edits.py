@@ -267,9 +267,13 @@ class DtypeChanged(Edit):
 
 @dataclass(frozen=True, slots=True)
 class ParamsChanged(Edit):
-    """An op's parameters (``weight 128x32, bias 128`` -> ``weight 64x32, bias 64``)."""
+    """An op's parameters (``weight 128x32, bias 128`` -> ``weight 64x32, bias 64``).
+
+    Ranked with what the model did (a learned tensor's shape is a layer's own size,
+    ``out_features`` in all but name), before the shapes that follow from it."""
 
     kind: ClassVar[str] = "params_changed"
+    rank: ClassVar[int] = 1
     at: str
     op: str
     old: str

@@ -200,7 +200,12 @@ def _holder_name(view: ViewPair, held: Holder, stored: bool) -> str:
         typed = f" ({held.type})" if held.type and held.kind != "op" else ""
         return f"@{held.address}{typed}"
     first = view.translate(held.address) if stored else view.back(held.address)
-    other = holder(view.new if stored else view.old, first)
+    other_graph = view.new if stored else view.old
+    other = holder(other_graph, first)
+    if other.kind != "fold" and other.address == first and _drawn(other_graph, first):
+        # The other side draws the module on its own: one repetition, not a fold.
+        one = f"x1 @{first}" + (f" ({held.type})" if held.type else "")
+        return f"x{held.count} -> {one}" if stored else f"x1 -> {_fold_span(held)}"
     if other.kind != "fold" or other.count == held.count:
         if stored and other.kind == "fold":
             return _fold_span(other)

@@ -46,7 +46,7 @@ STORIES: dict[str, dict[str, list[str]]] = {
             "added @layer2.2 (BasicBlock): 7 ops",
         ],
         "auto": [
-            "x2 @layer2.1-2 (BasicBlock): block @layer2.2 added (7 ops)",
+            "x1 -> x2 @layer2.1-2 (BasicBlock): block @layer2.2 added (7 ops)",
         ],
     },
     "block_removed": {

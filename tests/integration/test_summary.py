@@ -46,11 +46,11 @@ def test_json_and_markdown_summaries(
     structure = failed["structure"]
     assert structure["changed_nodes"] == ["linear_1", "relu_1", "linear_2"]
     assert structure["story"] == [
-        "2 nodes @fc1, @act: shape 2x16 -> 2x12",
         "linear_1 @fc1: params weight 16x8 -> 12x8, bias 16 -> 12",
         "linear_2 @fc2: params weight 4x16 -> 4x12",
+        "2 nodes @fc1, @act: shape 2x16 -> 2x12",
     ]
-    headline = "2 nodes @fc1, @act: shape 2x16 -> 2x12 (and 2 more changes)"
+    headline = "linear_1 @fc1: params weight 16x8 -> 12x8, bias 16 -> 12 (and 2 more changes)"
     assert structure["headline"] == headline
     assert "relu_1 @act: shape 2x16 -> 2x12" in structure["changes"]  # node by node
     assert any("16x8" in c and "12x8" in c for c in structure["changes"])

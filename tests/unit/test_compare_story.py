@@ -98,7 +98,7 @@ def test_a_changed_layer_after_a_renumbering_is_still_named() -> None:
     assert "linear_3 @fc2: shape 2x4 -> 2x6" in changes
     assert "linear_3 @fc2: params weight 4x16, bias 4 -> weight 6x16, bias 6" in changes
     # The story tells the op's edits on one line.
-    assert "linear_3 @fc2: shape 2x4 -> 2x6; params weight 4x16 -> 6x16, bias 4 -> 6" in (
+    assert "linear_3 @fc2: params weight 4x16 -> 6x16, bias 4 -> 6; shape 2x4 -> 2x6" in (
         story_lines(comparison)
     )
 
