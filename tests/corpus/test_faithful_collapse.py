@@ -71,8 +71,9 @@ def test_an_activation_swapped_in_every_block_fails_the_dot_comparison(
 
 def test_the_summary_names_the_change_inside_each_block(relu: Trace, gelu: Trace) -> None:
     comparison = compare(relu.draw(depth=1).dot, gelu.draw(depth=1).dot)
-    # The same edit in eight blocks is one line, with the addresses' common pattern.
-    assert story_lines(comparison) == ["8 nodes @layer*.*: inside: relu -> gelu (2 ops)"]
+    # The same edit in eight blocks is one line, with the addresses' common pattern:
+    # each box's members name their module, so the line names the ReLU and counts ops.
+    assert story_lines(comparison) == ["replaced relu -> gelu on 16 ops @layer*.*.relu"]
     assert every_change(comparison) == [
         f"{block} (BasicBlock): inside: relu -> gelu (2 ops)" for block in BLOCKS
     ]
@@ -85,7 +86,7 @@ def test_collapse_auto_names_the_fold_and_the_boxes(relu: Trace, gelu: Trace) ->
     assert changes[0] == "x2 @layer1.0-1 (BasicBlock): inside: relu -> gelu (2 ops)"
     assert "@layer2.0 (BasicBlock): inside: relu -> gelu (2 ops)" in changes
     assert len(comparison.changed) == 7  # one fold of layer1's two blocks, six boxes
-    assert story_lines(comparison) == ["7 nodes @layer*.*: inside: relu -> gelu (2 ops)"]
+    assert story_lines(comparison) == ["replaced relu -> gelu on 16 ops @layer*.*.relu"]
 
 
 def test_the_diff_drawing_paints_the_changed_blocks_amber(relu: Trace, gelu: Trace) -> None:

@@ -148,7 +148,7 @@ def test_accept_one_call_of_two_writes_only_its_snapshots(
     assert pending[1].startswith("  test_models.py::test_resnet [test_resnet]: ")
     # Each call's one-line story: the first change the structural summary names.
     assert "kernel_size" in pending[1] and "(5, 5)" in pending[1], pending[1]
-    assert "1x12" in pending[0], pending[0]
+    assert "8x4 -> 12x4" in pending[0], pending[0]  # the width, by its weight
 
     before = snapshot_state(project.path)
     code, out, err = tlgraph(capsys, "accept", "test_models.py::test_resnet")

@@ -56,7 +56,7 @@ def test_whole_lifecycle(project: pytest.Pytester, monkeypatch: pytest.MonkeyPat
         "  linear_1 @fc1: bias True (default) -> False; params weight 16x8, bias 16 -> "
         "weight 32x8\n" in out
     )
-    assert "  2 nodes (linear_1, relu_1) @*: shape 2x16 -> 2x32\n" in out
+    assert "  2 nodes @fc1, @act: shape 2x16 -> 2x32\n" in out
     assert "--- snapshot" in out and "+++ received" in out
     # The new bias=False row makes fc1 one row taller: the PNG changes size.
     assert "PNG size changed: snapshot 242x445 px, received 242x458 px" in out

@@ -103,7 +103,7 @@ def test_story_then_drawing_then_pixels_and_lazy_images_past_the_budget(
     assert layout["orders"] == [["story", "drawing", "pixels", "dotdiff"]] * 6
     # The story is the comparison's, line by line, above its drawing.
     stories = layout["story"]
-    assert ["7 nodes @layer*.*: inside: relu -> silu (2 ops)"] in stories, stories
+    assert ["replaced relu -> silu on 16 ops @layer*.*.relu"] in stories, stories
     assert sum("shape 2x16 -> 2x24" in " ".join(lines) for lines in stories) == 5
     assert layout["folded"] == [False] * 6 and set(layout["diffShown"]) == {False}
     assert layout["inlined"] >= 4 and layout["linked"]  # inlined first, then linked
