@@ -52,9 +52,11 @@ __all__ = [
     "ViewPair",
     "back",
     "counts",
+    "edit_groups",
     "edit_lines",
     "every_line",
     "holder",
+    "starred",
     "view_pair",
     "what",
 ]
@@ -447,6 +449,12 @@ def edit_lines(edits: Sequence[Edit], view: ViewPair) -> list[str]:
     """``edits`` as lines, most telling first (see the module docstring): each edit
     grouped with the same edit on other ops (its values alike but in the sizes they
     share, written ``*``), and the edits that fall on the same ops on one line."""
+    return [line for line, _ in edit_groups(edits, view)]
+
+
+def edit_groups(edits: Sequence[Edit], view: ViewPair) -> list[tuple[str, tuple[Edit, ...]]]:
+    """:func:`edit_lines`, each line with the edits it tells (the first names the
+    place a reader is sent to: a report links a line to the node holding that edit)."""
     by_edit: dict[tuple[object, ...], list[Edit]] = {}
     for edit in edits:
         alone = not isinstance(edit, _OP_EDITS)  # an edit of modules: a line of its own
@@ -455,16 +463,18 @@ def edit_lines(edits: Sequence[Edit], view: ViewPair) -> list[str]:
     for alike in by_edit.values():
         place = tuple((e.address, str(getattr(e, "id", "")), e.removed_side) for e in alike)
         by_place.setdefault(place, []).append(alike)
-    out = []
+    out: list[tuple[str, tuple[Edit, ...]]] = []
     for place, kinds in by_place.items():
+        told = tuple(e for alike in kinds for e in alike)
         if len(place) == 1:
-            out.append(_line(view, [alike[0] for alike in kinds]))
+            out.append((_line(view, [alike[0] for alike in kinds]), told))
             continue
         said = []
         for alike in kinds:
             exact = len({_key(e) for e in alike}) == 1
             said.append(_said([alike[0] if exact else _starred(alike[0])]))
-        out.append(_group_line([alike_[0] for alike_ in zip(*kinds, strict=True)], said))
+        line = _group_line([alike_[0] for alike_ in zip(*kinds, strict=True)], said)
+        out.append((line, told))
     return out
 
 
@@ -489,6 +499,12 @@ def _group_line(alike: Sequence[Edit], whats: Sequence[str]) -> str:
     op = {getattr(e, "op", "") for e in alike}
     prefix = f"{op.pop()} " if len(op) == 1 and not drawn and _op_what(first) else ""
     return f"{noun} {where}: {prefix}{'; '.join(whats)}"
+
+
+def starred(old: str, new: str) -> tuple[str, str] | None:
+    """Public name of :func:`_stars`: two values alike but in some numbers, the numbers
+    they share written ``*`` (the same edit at other sizes reads as one)."""
+    return _stars(old, new)
 
 
 def _stars(old: str, new: str) -> tuple[str, str] | None:

@@ -197,8 +197,9 @@ def story_places(
     size = None if png is None else read_png_size(png)
     if comparison is None or size is None or not layout:
         return [None] * len(story)
-    found = places(story, comparison, node_boxes(layout, size))
-    return [None if box is None else list(box) for box in found]
+    found = places(comparison, node_boxes(layout, size))  # the story's first lines
+    found += [None] * (len(story) - len(found))  # a caption's or rescale's line
+    return [None if box is None else list(box) for box in found[: len(story)]]
 
 
 def from_rootdir(settings: Settings) -> str | None:

@@ -3,9 +3,11 @@ how alike edits and addresses are written as one (:mod:`.story`'s patterns)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from pytest_tlgraph.snapshots.compare.rows import multiset_minus, row_edits
+from pytest_tlgraph.snapshots.compare.rows import RowEdit, multiset_minus, row_edits
 from pytest_tlgraph.snapshots.compare.story import address_pattern, generalised
 
 
@@ -49,13 +51,27 @@ def test_address_pattern(addresses: list[str], pattern: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("what", "general"),
+    ("edit", "general"),
     [
-        ("params weight 8x8x3x3 -> 8x8x5x5", "params weight *x*x3x3 -> *x*x5x5"),
-        ("shape 2x16 -> 2x32", "shape *x16 -> *x32"),
-        ("kernel_size (3, 3) -> (5, 5)", None),  # every number changed: nothing to keep
-        ("now shows bias=True", None),
+        (
+            RowEdit("params", "params weight 8x8x3x3 -> 8x8x5x5", subject="params weight",
+                    old="8x8x3x3", new="8x8x5x5"),
+            "params weight *x*x3x3 -> *x*x5x5",
+        ),
+        (
+            RowEdit("shape", "shape 2x16 -> 2x32", subject="shape", old="2x16", new="2x32"),
+            "shape *x16 -> *x32",
+        ),
+        # Every number changed: nothing to keep.
+        (
+            RowEdit("args", "kernel_size (3, 3) -> (5, 5)", "kernel_size", False,
+                    "kernel_size", "(3, 3)", "(5, 5)"),
+            None,
+        ),
+        (RowEdit("args", "now shows bias=True", "bias", shown_only=True), None),
     ],
-)
-def test_the_same_edit_at_other_sizes_reads_as_one(what: str, general: str | None) -> None:
-    assert generalised(what) == general
+)  # fmt: skip
+def test_the_same_edit_at_other_sizes_reads_as_one(edit: RowEdit, general: str | None) -> None:
+    # Read from the edit's typed values, never from its text.
+    assert generalised(edit) == general
+    assert generalised(dataclasses.replace(edit, what="unrelated text")) == general

@@ -59,6 +59,12 @@ class RowEdit:
     #: True for an args row edit that only says an argument is now shown or no longer
     #: shown (``now shows bias=True``), not both of its values.
     shown_only: bool = False
+    #: For an ``old -> new`` edit, what changed (``params weight``) and both values
+    #: (``8x8x3x3``, ``8x8x5x5``): the story groups alike edits from these, never by
+    #: reading :attr:`what` back.
+    subject: str = ""
+    old: str = ""
+    new: str = ""
 
     def __str__(self) -> str:
         return self.what
@@ -143,16 +149,19 @@ def args_edits(
     for name, value in after.items():
         if name in before:
             if before[name] != value:
-                out.append(RowEdit("args", f"{name} {before[name]} -> {value}", name))
+                what = f"{name} {before[name]} -> {value}"
+                out.append(RowEdit("args", what, name, False, name, before[name], value))
         elif name in was_default and was_default[name] != value:
-            out.append(RowEdit("args", f"{name} {was_default[name]} (default) -> {value}", name))
+            old = f"{was_default[name]} (default)"
+            out.append(RowEdit("args", f"{name} {old} -> {value}", name, False, name, old, value))
         else:
             out.append(RowEdit("args", f"now shows {name}={value}", name, shown_only=True))
     for name, value in before.items():
         if name in after:
             continue
         if name in now_default and now_default[name] != value:
-            out.append(RowEdit("args", f"{name} {value} -> {now_default[name]} (default)", name))
+            new = f"{now_default[name]} (default)"
+            out.append(RowEdit("args", f"{name} {value} -> {new}", name, False, name, value, new))
         else:
             out.append(RowEdit("args", f"no longer shows {name}={value}", name, shown_only=True))
     return out
@@ -174,7 +183,7 @@ def _plain_edits(kind: str, was: list[str], now: list[str]) -> list[RowEdit]:
         shared = _shared_words(old, new)
         if shared:  # params weight 8x8x3x3 -> 8x8x5x5, not "-> weight 8x8x5x5"
             name, old, new = f"{name} {shared}", old[len(shared) + 1 :], new[len(shared) + 1 :]
-        return [RowEdit(kind, f"{name} {old} -> {new}")]
+        return [RowEdit(kind, f"{name} {old} -> {new}", subject=name, old=old, new=new)]
     out = [RowEdit(kind, f"now shows {name} {text}") for text in added]
     out.extend(RowEdit(kind, f"no longer shows {name} {text}") for text in gone)
     if not out:

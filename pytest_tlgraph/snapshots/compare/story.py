@@ -19,11 +19,12 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
-from pytest_tlgraph.diff.edits import BlockInserted, BlockRemoved
+from pytest_tlgraph.diff.edits import BlockInserted, BlockRemoved, Edit
 from pytest_tlgraph.diff.graph import GraphModel, GraphNode
-from pytest_tlgraph.diff.text import ViewPair, edit_lines, view_pair
+from pytest_tlgraph.diff.text import ViewPair, edit_groups, edit_lines, starred, view_pair
 from pytest_tlgraph.draw.collapse.signature import read_signature
 from pytest_tlgraph.snapshots.compare.comparison import Comparison
+from pytest_tlgraph.snapshots.compare.rows import RowEdit
 
 __all__ = [
     "MAX_EXAMPLES",
@@ -34,6 +35,7 @@ __all__ = [
     "moved_items",
     "node_name",
     "schema_line",
+    "story_edits",
     "story_lines",
 ]
 
@@ -99,54 +101,33 @@ def _group_subject(graph: GraphModel, ids: Sequence[str]) -> str:
     return f"{_nodes_word(len(ids))}{listed}" + (f" {pattern}" if pattern else "")
 
 
-def generalised(what: str) -> str | None:
+def generalised(edit: RowEdit) -> str | None:
     """``params weight *x*x3x3 -> *x*x5x5`` for ``params weight 8x8x3x3 -> 8x8x5x5``:
-    an edit ``old -> new`` whose two sides differ only in some numbers, with the
-    numbers it kept written ``*``; ``None`` for any other edit."""
-    head, sep, new = what.partition(" -> ")
-    if not sep:
+    an ``old -> new`` row edit whose two values differ only in some numbers, with the
+    numbers it kept written ``*``, from its typed values; ``None`` for any other."""
+    if not edit.subject or not edit.old or not edit.new:
         return None
-    b = _NUMERIC.split(new)
-    found = _tail_like(head, b)
-    if found is None:
+    found = starred(edit.old, edit.new)
+    if found is None or found == (edit.old, edit.new):
         return None
-    prefix, a = found
-    kept = [x == y for x, y in zip(a[1::2], b[1::2], strict=True)]
-    if all(kept) or not any(kept):
-        return None
-
-    def star(parts: list[str]) -> str:
-        return "".join(p if i % 2 == 0 or not kept[i // 2] else "*" for i, p in enumerate(parts))
-
-    return f"{prefix}{star(a)} -> {star(b)}"
-
-
-def _tail_like(head: str, b: list[str]) -> tuple[str, list[str]] | None:
-    """The shortest tail of ``head`` that starts after a space and is shaped like the
-    split ``b`` (the same text between its numbers), as ``(the rest of head, its
-    split)``; ``None`` when there is none. ``head`` is split once: such a tail holds as
-    many numbers as ``b``, so it starts in one known text part (linear in ``head``)."""
-    parts = _NUMERIC.split(head)
-    first = len(parts) - len(b)
-    if first < 0 or not parts[first].endswith(b[0]) or parts[first + 2 :: 2] != b[2::2]:
-        return None
-    start = sum(len(p) for p in parts[:first]) + len(parts[first]) - len(b[0])
-    if start == 0 or head[start - 1] != " ":
-        return None
-    return head[:start], [b[0], *parts[first + 1 :]]
+    return f"{edit.subject} {found[0]} -> {found[1]}"
 
 
 def _grouped_edits(comparison: Comparison) -> list[str]:
     """One line per set of nodes sharing the same edits: ``<subject>: <what>; <what>``."""
     exact: dict[str, list[str]] = {}
+    keys: dict[str, str] = {}
     for new_id, change in comparison.changed.items():
+        typed = {edit.what: edit for edit in change.edits}
         for what in change.whats():
             exact.setdefault(what, []).append(new_id)
+            edit = typed.get(what)
+            keys.setdefault(what, (generalised(edit) if edit is not None else None) or what)
     # The same edit at other sizes (weight 8x8x3x3 -> 8x8x5x5, 16x16x3x3 -> 16x16x5x5)
     # reads as one, the numbers it kept written *.
     general: dict[str, list[str]] = {}
     for what in exact:
-        general.setdefault(generalised(what) or what, []).append(what)
+        general.setdefault(keys[what], []).append(what)
     by_what: dict[str, list[str]] = {}
     for key, whats in general.items():
         if len(whats) == 1:
@@ -505,9 +486,11 @@ def _redrawn_notes(comparison: Comparison) -> str:
 def _edit_story(comparison: Comparison) -> list[str]:
     """The model's typed edits, told at the view's addresses, then what only the
     drawing says (a stored drawing older than what the received one records)."""
-    out = [PREDATES_CALLS] if _predates_calls(comparison.old) and not _predates_calls(
-        comparison.new
-    ) else []
+    out = (
+        [PREDATES_CALLS]
+        if _predates_calls(comparison.old) and not _predates_calls(comparison.new)
+        else []
+    )
     lines = edit_lines(comparison.edits, _view(comparison))
     notes = _redrawn_notes(comparison)
     if lines and notes:  # what the view did because of the edits: a note on the first
@@ -522,6 +505,18 @@ def _edit_story(comparison: Comparison) -> list[str]:
             line += f"; {PREDATES_SIGNATURES}"
         out.append(line)
     return out
+
+
+def story_edits(comparison: Comparison) -> list[tuple[Edit, ...]]:
+    """Per line of :func:`story_lines`, the typed edits it tells (``()`` for a line
+    that tells none: a schema or signature note, a drawing-only change)."""
+    lines = story_lines(comparison)
+    told: list[tuple[Edit, ...]] = []
+    if comparison.edits and schema_line(comparison.old, comparison.new) is None:
+        if _predates_calls(comparison.old) and not _predates_calls(comparison.new):
+            told.append(())
+        told += [edits for _, edits in edit_groups(comparison.edits, _view(comparison))]
+    return told[: len(lines)] + [()] * (len(lines) - len(told))
 
 
 def story_lines(comparison: Comparison) -> list[str]:

@@ -2,19 +2,20 @@
 
 The renderer writes the drawing's layout with its PNG (Graphviz's ``plain`` format:
 each node's centre and size in inches, y up, :func:`node_boxes` reads it into the
-PNG's pixels). A story line names its nodes the way a reviewer finds them
-(:func:`~pytest_tlgraph.snapshots.compare.story.node_name`: an op by its id and
-address, a box or fold by its title); :func:`story_places` gives each line the box of
-the first drawn node it names, or ``None`` where it names none (a count and an address
-pattern, a caption change). The story is text today: once the comparison's edits are
-typed, the nodes of each edit come with it and the name search goes.
+PNG's pixels). Each story line comes with the typed edits it tells
+(:func:`~pytest_tlgraph.snapshots.compare.story.story_edits`); :func:`story_places`
+gives the line the box of the drawn node that holds its first edit that the drawing
+draws (the op's own node, else the box or fold holding its address), or ``None``
+(a line of no edit, an edit only a frame holds). No line's text is read.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
+
+from pytest_tlgraph.diff.edits import Edit
+from pytest_tlgraph.diff.text import ViewPair, holder, view_pair
 
 if TYPE_CHECKING:
     from pytest_tlgraph.snapshots.compare.comparison import Comparison
@@ -25,8 +26,6 @@ __all__ = ["Box", "node_boxes", "story_places"]
 Box = tuple[int, int, int, int]
 _NODE: Final = re.compile(r'^node ("(?:[^"\\]|\\.)*"|\S+) (\S+) (\S+) (\S+) (\S+)')
 _GRAPH: Final = re.compile(r"^graph \S+ (\S+) (\S+)")
-#: What may stand on either side of a name in a story line.
-_EDGE: Final = " ,:;()"
 
 
 def node_boxes(plain: str, png_size: tuple[int, int], dpi: int = 96) -> dict[str, Box]:
@@ -57,46 +56,32 @@ def node_boxes(plain: str, png_size: tuple[int, int], dpi: int = 96) -> dict[str
     return boxes
 
 
-def _names(comparison: Comparison, drawn: Sequence[str]) -> list[tuple[str, str]]:
-    """``(name, union id)`` for each drawn node: its name as the story writes it, and
-    an op's (input's, output's) bare id; the longest names first."""
-    old = {comparison.union_id(n): node for n, node in comparison.old.nodes.items()}
-    out: list[tuple[str, str]] = []
-    for union_id in drawn:
-        node = comparison.new.nodes.get(union_id) or old.get(union_id)
-        if node is None:
-            continue  # a run of unchanged nodes: nothing a story line names
-        out.append((node.name, union_id))
-        if node.kind not in ("box", "fold"):
-            out.append((node.id, union_id))
-            out.append((union_id, union_id))
-    return sorted(set(out), key=lambda pair: -len(pair[0]))
+def story_places(comparison: Comparison, boxes: dict[str, Box]) -> list[Box | None]:
+    """Per line of the comparison's story, the box of the drawn node holding the first
+    edit it tells that the drawing draws (``None``: none)."""
+    from pytest_tlgraph.snapshots.compare.story import story_edits
 
-
-def _first(line: str, names: Sequence[tuple[str, str]]) -> str | None:
-    """The union id of the name that comes first in ``line``, standing as a whole."""
-    best: tuple[int, str] | None = None
-    for name, union_id in names:
-        start = line.find(name)
-        while start >= 0:
-            end = start + len(name)
-            before = start == 0 or line[start - 1] in _EDGE
-            after = end == len(line) or line[end] in _EDGE
-            if before and after:
-                if best is None or start < best[0]:
-                    best = (start, union_id)
-                break
-            start = line.find(name, start + 1)
-    return None if best is None else best[1]
-
-
-def story_places(
-    lines: Sequence[str], comparison: Comparison, boxes: dict[str, Box]
-) -> list[Box | None]:
-    """Per story line, the box of the first drawn node it names (``None``: none)."""
-    names = _names(comparison, list(boxes))
+    view = view_pair(comparison.old, comparison.new, comparison.pairing.alignment)
     out: list[Box | None] = []
-    for line in lines:
-        found = _first(line, names)
-        out.append(None if found is None else boxes[found])
+    for edits in story_edits(comparison):
+        found = (_drawn(comparison, view, edit, boxes) for edit in edits)
+        place = next((box for box in found if box is not None), None)
+        out.append(place)
     return out
+
+
+def _drawn(comparison: Comparison, view: ViewPair, edit: Edit, boxes: dict[str, Box]) -> Box | None:
+    """The box of the node ``edit`` falls on: its op's own node, else the box or fold
+    holding its address (on the side that has it)."""
+    stored = edit.removed_side
+    own = str(getattr(edit, "id", "") or "")
+    if own:
+        union = comparison.union_id(own) if stored else own
+        if union in boxes:
+            return boxes[union]
+    graph = comparison.old if stored else comparison.new
+    held = holder(graph, edit.address).id
+    if held:
+        union = comparison.union_id(held) if stored else held
+        return boxes.get(union)
+    return None
