@@ -42,9 +42,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_capture import plain_forward, recording_floor
 
 from pytest_tlgraph import capture
-from pytest_tlgraph.snapshots.compare.comparison import compare
-from pytest_tlgraph.snapshots.compare.drawing import draw_comparison
-from pytest_tlgraph.snapshots.compare.story import story_lines
+from pytest_tlgraph.diff.view.comparison import compare
+from pytest_tlgraph.diff.view.drawing import draw_comparison
+from pytest_tlgraph.diff.view.story import story_lines
 from tests.models import ResidualMLP, seeded
 
 

@@ -20,9 +20,9 @@ from torch import nn
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from pytest_tlgraph import capture
+from pytest_tlgraph.diff.view.comparison import compare
+from pytest_tlgraph.diff.view.story import story_lines
 from pytest_tlgraph.draw import draw
-from pytest_tlgraph.snapshots.compare.comparison import compare
-from pytest_tlgraph.snapshots.compare.story import story_lines
 
 
 class Gather(nn.Module):

@@ -27,7 +27,7 @@ The graph attribute ``tl_schema`` names the version (:data:`SCHEMA_VERSION`); a
 drawing without it was written before structured attributes (0.3).
 
 This module imports nothing of the package: the drawing (``draw/``) and the
-comparison (``snapshots/compare/``) both stand on it.
+comparison (``diff/view/``) both stand on it.
 """
 
 from __future__ import annotations

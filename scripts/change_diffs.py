@@ -29,9 +29,9 @@ from pathlib import Path
 import torch
 
 from pytest_tlgraph import capture
-from pytest_tlgraph.snapshots.compare.comparison import compare
-from pytest_tlgraph.snapshots.compare.drawing import draw_comparison
-from pytest_tlgraph.snapshots.compare.story import story_lines
+from pytest_tlgraph.diff.view.comparison import compare
+from pytest_tlgraph.diff.view.drawing import draw_comparison
+from pytest_tlgraph.diff.view.story import story_lines
 from pytest_tlgraph.trace import Trace
 from tests.corpus.changes import CHANGES as EDITS
 from tests.corpus.changes import MOVES

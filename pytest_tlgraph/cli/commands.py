@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_tlgraph.cli.model import CommandError
 from pytest_tlgraph.cli.output import say
+from pytest_tlgraph.diff.view.context import CONTEXT_HOPS
 from pytest_tlgraph.escaping import reviewer
 from pytest_tlgraph.option_table import option_specs
 from pytest_tlgraph.paths import display_path
-from pytest_tlgraph.snapshots.compare.context import CONTEXT_HOPS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -162,14 +162,13 @@ def run_diff(args: argparse.Namespace) -> int:
         raise CommandError("only one of OLD and NEW can be - (standard input)")
     old, new = _read_dot(args.old), _read_dot(args.new)
     try:
-        from pytest_tlgraph.snapshots.compare.comparison import compare
-        from pytest_tlgraph.snapshots.compare.drawing import draw_comparison
+        from pytest_tlgraph.diff.view.comparison import compare
+        from pytest_tlgraph.diff.view.drawing import draw_comparison
     except ImportError:
         raise CommandError(
-            "this pytest-tlgraph has no structural diff drawing (snapshots.compare); "
-            "upgrade pytest-tlgraph"
+            "this pytest-tlgraph has no structural diff drawing (diff.view); upgrade pytest-tlgraph"
         ) from None
-    from pytest_tlgraph.snapshots.compare.story import recolour_line, story_lines
+    from pytest_tlgraph.diff.view.story import recolour_line, story_lines
 
     try:
         comparison = compare(old, new)

@@ -1,7 +1,7 @@
 """An args row or call as a mapping: ``kernel_size=(3, 3), stride=1`` ->
 ``{"kernel_size": "(3, 3)", "stride": "1"}``.
 
-The label rows' reading (:mod:`pytest_tlgraph.snapshots.compare.rows`) and the story's
+The label rows' reading (:mod:`pytest_tlgraph.diff.view.rows`) and the story's
 name of a constant (:mod:`.constants`) split the drawing's text the same way, here.
 """
 

@@ -115,6 +115,4 @@ def op_facts(node: GraphNode) -> OpFacts:
                 args[name] = calls[name] = value
                 called.add(name)
     at_default = frozenset(n for n, v in defaults.items() if args.get(n) == v and n not in called)
-    return OpFacts(
-        shape, dtype, params, grad, args, frozenset(called), at_default, calls, operands
-    )
+    return OpFacts(shape, dtype, params, grad, args, frozenset(called), at_default, calls, operands)

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_tlgraph.diff.view.comparison import Comparison
 from pytest_tlgraph.paths import display_path
-from pytest_tlgraph.snapshots.compare.comparison import Comparison
 from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError
 from pytest_tlgraph.snapshots.extensions import TlgraphPairExtension
 from pytest_tlgraph.snapshots.failure import (

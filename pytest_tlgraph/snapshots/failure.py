@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from pytest_tlgraph.diff.view.comparison import Comparison
+from pytest_tlgraph.diff.view.drawing import graph_diff_layout, graph_diff_png
+from pytest_tlgraph.diff.view.story import every_change, headline, story_lines
 from pytest_tlgraph.draw.canvas import png_problem
 from pytest_tlgraph.paths import display_path
-from pytest_tlgraph.snapshots.compare.comparison import Comparison
-from pytest_tlgraph.snapshots.compare.drawing import graph_diff_layout, graph_diff_png
-from pytest_tlgraph.snapshots.compare.story import every_change, headline, story_lines
 from pytest_tlgraph.snapshots.disk.bounded import NotAFile, TooLarge
 from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError
 from pytest_tlgraph.snapshots.disk.nofollow import FileInTheWay, file_in_the_way, in_the_way

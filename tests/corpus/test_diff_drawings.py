@@ -20,10 +20,10 @@ import pytest
 import torch
 
 from pytest_tlgraph import capture
-from pytest_tlgraph.snapshots.compare.comparison import Comparison, compare
-from pytest_tlgraph.snapshots.compare.context import CONTEXT_HOPS
-from pytest_tlgraph.snapshots.compare.diffplan import plan_diff
-from pytest_tlgraph.snapshots.compare.drawing import draw_comparison
+from pytest_tlgraph.diff.view.comparison import Comparison, compare
+from pytest_tlgraph.diff.view.context import CONTEXT_HOPS
+from pytest_tlgraph.diff.view.diffplan import plan_diff
+from pytest_tlgraph.diff.view.drawing import draw_comparison
 from tests.corpus.changes import CHANGES, MOVES
 from tests.corpus.reviewer import EDITS
 

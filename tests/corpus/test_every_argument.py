@@ -23,8 +23,8 @@ from torch import nn
 
 from pytest_tlgraph import capture
 from pytest_tlgraph.diff.edits import ConstantChanged
-from pytest_tlgraph.snapshots.compare.comparison import compare
-from pytest_tlgraph.snapshots.compare.story import story_lines
+from pytest_tlgraph.diff.view.comparison import compare
+from pytest_tlgraph.diff.view.story import story_lines
 from tests.corpus.mutations import (
     CONTROLS,
     MUTATIONS,

@@ -19,11 +19,11 @@ from torch import nn
 
 from pytest_tlgraph import capture
 from pytest_tlgraph.diff.graph import read_graph
+from pytest_tlgraph.diff.view.comparison import compare
+from pytest_tlgraph.diff.view.drawing import CHANGED, UNCHANGED, graph_diff
+from pytest_tlgraph.diff.view.story import every_change, recolour_line, story_lines
 from pytest_tlgraph.draw.collapse.signature import read_signature
 from pytest_tlgraph.render import render_png
-from pytest_tlgraph.snapshots.compare.comparison import compare
-from pytest_tlgraph.snapshots.compare.drawing import CHANGED, UNCHANGED, graph_diff
-from pytest_tlgraph.snapshots.compare.story import every_change, recolour_line, story_lines
 from pytest_tlgraph.trace import Trace
 from tests.corpus.models_faithful_collapse import resnet18_basic_case
 from tests.corpus.registry import names

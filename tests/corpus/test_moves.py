@@ -12,11 +12,11 @@ from collections.abc import Mapping
 import pytest
 
 from pytest_tlgraph import Trace, capture
+from pytest_tlgraph.diff.view.comparison import Comparison, compare
+from pytest_tlgraph.diff.view.diffplan import plan_diff
+from pytest_tlgraph.diff.view.drawing import draw_comparison
+from pytest_tlgraph.diff.view.story import headline, rewired_edges, story_lines
 from pytest_tlgraph.draw.plan import Cluster
-from pytest_tlgraph.snapshots.compare.comparison import Comparison, compare
-from pytest_tlgraph.snapshots.compare.diffplan import plan_diff
-from pytest_tlgraph.snapshots.compare.drawing import draw_comparison
-from pytest_tlgraph.snapshots.compare.story import headline, rewired_edges, story_lines
 from tests.corpus.changes import MOVES
 
 VIEWS: dict[str, dict[str, object]] = {

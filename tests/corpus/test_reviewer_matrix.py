@@ -14,10 +14,10 @@ import torch
 
 from pytest_tlgraph import capture
 from pytest_tlgraph.diff.edits import from_json, to_json
-from pytest_tlgraph.snapshots.compare.comparison import Comparison, compare
-from pytest_tlgraph.snapshots.compare.diffplan import plan_diff
-from pytest_tlgraph.snapshots.compare.drawing import draw_comparison
-from pytest_tlgraph.snapshots.compare.story import story_lines
+from pytest_tlgraph.diff.view.comparison import Comparison, compare
+from pytest_tlgraph.diff.view.diffplan import plan_diff
+from pytest_tlgraph.diff.view.drawing import draw_comparison
+from pytest_tlgraph.diff.view.story import story_lines
 from tests.corpus.reviewer import EDITS
 
 VIEWS: dict[str, dict[str, Any]] = {

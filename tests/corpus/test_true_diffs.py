@@ -19,9 +19,9 @@ import torch
 from PIL import Image
 
 from pytest_tlgraph import capture
-from pytest_tlgraph.snapshots.compare.comparison import Comparison, compare
-from pytest_tlgraph.snapshots.compare.drawing import draw_comparison
-from pytest_tlgraph.snapshots.compare.story import rewired_edges, story_lines
+from pytest_tlgraph.diff.view.comparison import Comparison, compare
+from pytest_tlgraph.diff.view.drawing import draw_comparison
+from pytest_tlgraph.diff.view.story import rewired_edges, story_lines
 from tests.corpus.changes import CHANGES
 
 _VIEWS = {

@@ -11,8 +11,8 @@ import torch
 from torch import nn
 
 from pytest_tlgraph import capture
-from pytest_tlgraph.snapshots.compare.comparison import compare
-from pytest_tlgraph.snapshots.compare.story import story_lines
+from pytest_tlgraph.diff.view.comparison import compare
+from pytest_tlgraph.diff.view.story import story_lines
 from tests.corpus.models_values import (
     DDPMLoop,
     Schedule,

@@ -24,10 +24,10 @@ from pytest_tlgraph.cli import main
 from pytest_tlgraph.diff.dotparse import MAX_NESTING, DotParseError, parse_gv
 from pytest_tlgraph.diff.graph import read_graph
 from pytest_tlgraph.diff.pairing import pair_graphs
+from pytest_tlgraph.diff.view.comparison import compare, compare_graphs, union_order
+from pytest_tlgraph.diff.view.drawing import graph_diff
+from pytest_tlgraph.diff.view.story import story_lines
 from pytest_tlgraph.draw.dot import emit
-from pytest_tlgraph.snapshots.compare.comparison import compare, compare_graphs, union_order
-from pytest_tlgraph.snapshots.compare.drawing import graph_diff
-from pytest_tlgraph.snapshots.compare.story import story_lines
 from tests.integration.project import snapshot_dir
 
 pytest_plugins = ["pytester"]

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from pytest_tlgraph.diff.dotparse import label_rows, strip_tags
 from pytest_tlgraph.diff.graph import read_graph
-from pytest_tlgraph.snapshots.compare.comparison import compare
-from pytest_tlgraph.snapshots.compare.drawing import draw_comparison
-from pytest_tlgraph.snapshots.compare.story import story_lines
+from pytest_tlgraph.diff.view.comparison import compare
+from pytest_tlgraph.diff.view.drawing import draw_comparison
+from pytest_tlgraph.diff.view.story import story_lines
 from tests.robustness.test_hostile_gv import HEAD, assert_linear, chain
 
 

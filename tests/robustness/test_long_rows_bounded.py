@@ -19,10 +19,10 @@ import torch
 from torch import nn
 
 from pytest_tlgraph import capture
+from pytest_tlgraph.diff.view.comparison import compare
+from pytest_tlgraph.diff.view.story import story_lines
 from pytest_tlgraph.draw import draw
 from pytest_tlgraph.limits import MAX_REPORT_LINE
-from pytest_tlgraph.snapshots.compare.comparison import compare
-from pytest_tlgraph.snapshots.compare.story import story_lines
 from tests.robustness.test_hostile_gv import assert_linear
 
 pytest_plugins = ["pytester"]

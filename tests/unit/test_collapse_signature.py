@@ -13,6 +13,8 @@ from pytest_tlgraph import capture
 from pytest_tlgraph.diff.dotparse import parse_gv
 from pytest_tlgraph.diff.graph import GraphModel, read_graph
 from pytest_tlgraph.diff.inside import fold_name, inside_change
+from pytest_tlgraph.diff.view.comparison import compare
+from pytest_tlgraph.diff.view.story import every_change, story_lines
 from pytest_tlgraph.draw.collapse.signature import (
     DIGEST_HEX,
     MAX_LISTED_GROUPS,
@@ -21,8 +23,6 @@ from pytest_tlgraph.draw.collapse.signature import (
     read_signature,
 )
 from pytest_tlgraph.draw.dot import emit
-from pytest_tlgraph.snapshots.compare.comparison import compare
-from pytest_tlgraph.snapshots.compare.story import every_change, story_lines
 from pytest_tlgraph.snapshots.review.summary import structure_data
 
 
@@ -211,7 +211,7 @@ def test_read_signature_refuses_other_comments() -> None:
 
 
 def test_a_repeat_fold_cluster_hashes_every_repetition() -> None:
-    from pytest_tlgraph.snapshots.compare.drawing import graph_diff
+    from pytest_tlgraph.diff.view.drawing import graph_diff
 
     old = _Net(_Block(), _Block(), _Block())
     new = _Net(_Block(), _Block(), _Block())
@@ -247,7 +247,7 @@ def _assert_amber_fold_frame(dot: str) -> None:
 
 
 def test_the_diff_drawing_with_context_shows_a_changed_fold_frame() -> None:
-    from pytest_tlgraph.snapshots.compare.drawing import graph_diff
+    from pytest_tlgraph.diff.view.drawing import graph_diff
 
     new = _Net(_Block(), _Block(), _Block())
     new.blocks[2].fc1.weight.requires_grad_(False)

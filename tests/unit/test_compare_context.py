@@ -1,5 +1,5 @@
 """Which nodes the diff drawing with context draws
-(:mod:`pytest_tlgraph.snapshots.compare.context`): changes, a few hops around them,
+(:mod:`pytest_tlgraph.diff.view.context`): changes, a few hops around them,
 the anchors, and each run of other unchanged nodes as one grey node."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_tlgraph.snapshots.compare.context import (
+from pytest_tlgraph.diff.view.context import (
     CONTEXT_HOPS,
     UnchangedRun,
     context_view,

@@ -1,4 +1,4 @@
-"""The structural diff drawing (REVIEW.md §2.3, :mod:`pytest_tlgraph.snapshots.compare.drawing`)
+"""The structural diff drawing (REVIEW.md §2.3, :mod:`pytest_tlgraph.diff.view.drawing`)
 and the .gv round trip it stands on.
 
 Every case draws both graphs in the test (real models where it matters: BERT from a tiny
@@ -15,11 +15,11 @@ from torch import nn
 
 from pytest_tlgraph.capture import capture
 from pytest_tlgraph.diff.dotparse import DotParseError, parse_attrs, parse_gv
+from pytest_tlgraph.diff.view.comparison import compare
+from pytest_tlgraph.diff.view.story import story_lines
 from pytest_tlgraph.draw import Drawing
 from pytest_tlgraph.draw.dot import emit
 from pytest_tlgraph.snapshots import graph_diff
-from pytest_tlgraph.snapshots.compare.comparison import compare
-from pytest_tlgraph.snapshots.compare.story import story_lines
 from tests.models import TwoBranches
 
 transformers = pytest.importorskip("transformers")

@@ -1,4 +1,4 @@
-"""What one node's row edits read (:mod:`pytest_tlgraph.snapshots.compare.rows`), and
+"""What one node's row edits read (:mod:`pytest_tlgraph.diff.view.rows`), and
 how alike edits and addresses are written as one (:mod:`.story`'s patterns)."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import dataclasses
 
 import pytest
 
-from pytest_tlgraph.snapshots.compare.rows import RowEdit, multiset_minus, row_edits
-from pytest_tlgraph.snapshots.compare.story import address_pattern, generalised
+from pytest_tlgraph.diff.view.rows import RowEdit, multiset_minus, row_edits
+from pytest_tlgraph.diff.view.story import address_pattern, generalised
 
 
 def _whats(old: list[str], new: list[str]) -> list[str]:

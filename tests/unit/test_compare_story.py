@@ -1,4 +1,4 @@
-"""The comparison and its story (:mod:`pytest_tlgraph.snapshots.compare.story`), on
+"""The comparison and its story (:mod:`pytest_tlgraph.diff.view.story`), on
 real drawings of real models."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from torch import nn
 from pytest_tlgraph import capture
 from pytest_tlgraph.diff.edits import ConstantChanged, from_json, to_json
 from pytest_tlgraph.diff.graph import read_graph
-from pytest_tlgraph.snapshots.compare.comparison import Comparison, compare
-from pytest_tlgraph.snapshots.compare.drawing import graph_diff
-from pytest_tlgraph.snapshots.compare.rows import row_kind, split_args
-from pytest_tlgraph.snapshots.compare.story import UNCHANGED, every_change, story_lines
+from pytest_tlgraph.diff.view.comparison import Comparison, compare
+from pytest_tlgraph.diff.view.drawing import graph_diff
+from pytest_tlgraph.diff.view.rows import row_kind, split_args
+from pytest_tlgraph.diff.view.story import UNCHANGED, every_change, story_lines
 from tests.models import MLP, seeded
 
 

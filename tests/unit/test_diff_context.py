@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from pytest_tlgraph import capture
 from pytest_tlgraph.diff.dotparse import parse_gv
-from pytest_tlgraph.snapshots.compare.context import (
+from pytest_tlgraph.diff.view.context import (
     CONTEXT_HOPS,
     ContextView,
     UnchangedRun,

@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from pytest_tlgraph import capture
-from pytest_tlgraph.snapshots.compare.comparison import Comparison, compare
+from pytest_tlgraph.diff.view.comparison import Comparison, compare
 from pytest_tlgraph.snapshots.extensions import Provenance, render_snapshot_png
 from pytest_tlgraph.snapshots.review.drift import (
     DECOMPOSITION,

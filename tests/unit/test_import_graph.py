@@ -59,7 +59,7 @@ def test_the_packages_have_no_circle_but_the_facade() -> None:
     graph = _packages()
     # Every stage the architecture names is a node of its own.
     stages = {"capture", "trace", "draw", "render", "schema", "options", "cli", "plugin"}
-    rooms = {f"snapshots.{room}" for room in ("compare", "pixels", "review", "results", "disk")}
+    rooms = {f"snapshots.{room}" for room in ("pixels", "review", "results", "disk")}
     assert stages | rooms | {"snapshots"} <= set(graph)
     for source, target in ALLOWED_PACKAGE_EDGES:
         graph[source].discard(target)
@@ -113,13 +113,13 @@ def test_stages_do_not_reach_back() -> None:
 def test_the_snapshot_rooms_stay_apart() -> None:
     graph = import_graph(PACKAGE)
     snapshots = "pytest_tlgraph.snapshots"
-    rooms = {f"{snapshots}.{room}" for room in ("compare", "pixels", "review", "results")}
+    rooms = {f"{snapshots}.{room}" for room in ("pixels", "review", "results")}
     for module, imported in graph.items():
         if not module.startswith(f"{snapshots}."):
             continue
         mine = next((room for room in rooms if module.startswith(room)), None)
-        if mine in (f"{snapshots}.compare", f"{snapshots}.pixels"):
-            # The comparisons read drawings and pictures, never the glue or the review.
+        if mine == f"{snapshots}.pixels":
+            # The pixel comparison reads pictures, never the glue or the review.
             others = {
                 m for m in imported if m.startswith(f"{snapshots}.") and not m.startswith(mine)
             }
@@ -155,11 +155,10 @@ def test_moved_public_paths_still_work() -> None:
 
     assert callable(compare_png)
     # The comparison stage's values under their short names (docs/architecture.md).
-    from pytest_tlgraph.diff import graph
-    from pytest_tlgraph.snapshots import compare
+    from pytest_tlgraph.diff import graph, view
 
-    assert compare.Graph is graph.GraphModel
-    assert compare.Change is compare.comparison.Comparison
+    assert view.Graph is graph.GraphModel
+    assert view.Change is view.comparison.Comparison
 
 
 #: What the typed model diff (``pytest_tlgraph/diff/``) may never name: it serves
@@ -216,7 +215,7 @@ def test_the_model_diff_imports_neither_snapshots_nor_torch_nor_syrupy() -> None
     [
         "import torch\n",
         "from syrupy.assertion import SnapshotAssertion\n",
-        "class G:\n    def name(self):\n        from pkg.snapshots.compare import c\n",
+        "class G:\n    def name(self):\n        from pkg.snapshots.review import c\n",
         "def f():\n    from ..snapshots import compare\n",
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import torch.nn\n",
     ],

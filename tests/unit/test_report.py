@@ -183,8 +183,8 @@ def test_colour_only_when_asked(color: bool) -> None:
 def test_the_report_tells_the_comparison_it_is_handed() -> None:
     # The call compares once and every view reads that value: the report does not
     # compare the texts again when it is given the comparison.
-    from pytest_tlgraph.snapshots.compare.comparison import compare
-    from pytest_tlgraph.snapshots.compare.story import story_lines
+    from pytest_tlgraph.diff.view.comparison import compare
+    from pytest_tlgraph.diff.view.story import story_lines
     from pytest_tlgraph.snapshots.review.report import comparison_of
 
     old, new = _draw(16), _draw(32)

@@ -10,9 +10,9 @@ import pytest
 from PIL import Image
 
 from pytest_tlgraph import capture
-from pytest_tlgraph.snapshots.compare.comparison import Comparison, compare
-from pytest_tlgraph.snapshots.compare.drawing import graph_diff_layout
-from pytest_tlgraph.snapshots.compare.story import story_lines
+from pytest_tlgraph.diff.view.comparison import Comparison, compare
+from pytest_tlgraph.diff.view.drawing import graph_diff_layout
+from pytest_tlgraph.diff.view.story import story_lines
 from pytest_tlgraph.snapshots.review.places import node_boxes, story_places
 from tests.corpus.changes import CHANGES
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 
 from pytest_tlgraph.capture import capture
-from pytest_tlgraph.snapshots.compare.comparison import compare
-from pytest_tlgraph.snapshots.compare.story import recolour_line
+from pytest_tlgraph.diff.view.comparison import compare
+from pytest_tlgraph.diff.view.story import recolour_line
 from pytest_tlgraph.snapshots.review.dotdiff import CONTEXT_CHARS, cut_diff_lines
 from pytest_tlgraph.snapshots.review.report import (
     EVERY_CHANGE,

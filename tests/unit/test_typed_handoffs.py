@@ -17,11 +17,11 @@ from torch import nn
 
 from pytest_tlgraph import capture
 from pytest_tlgraph.diff.inside import GENERIC_INSIDE, inside_change, inside_diff
+from pytest_tlgraph.diff.view.calls import call_edits, inside_edits, member_edits
+from pytest_tlgraph.diff.view.comparison import compare
+from pytest_tlgraph.diff.view.rows import args_edits
+from pytest_tlgraph.diff.view.story import story_lines
 from pytest_tlgraph.draw.collapse.signature import Signature
-from pytest_tlgraph.snapshots.compare.calls import call_edits, inside_edits, member_edits
-from pytest_tlgraph.snapshots.compare.comparison import compare
-from pytest_tlgraph.snapshots.compare.rows import args_edits
-from pytest_tlgraph.snapshots.compare.story import story_lines
 
 PACKAGE = Path(__file__).resolve().parents[2] / "pytest_tlgraph"
 
@@ -136,9 +136,9 @@ def test_a_boxed_argument_change_is_named_from_the_typed_edits() -> None:
 
 #: The modules that take the stages' values: none may read text with a regex.
 _CONSUMERS = (
-    "snapshots/compare/comparison.py",
-    "snapshots/compare/nodechange.py",
-    "snapshots/compare/clusterchange.py",
+    "diff/view/comparison.py",
+    "diff/view/nodechange.py",
+    "diff/view/clusterchange.py",
     "snapshots/review/terminal.py",
     "snapshots/call.py",
     "snapshots/failure.py",

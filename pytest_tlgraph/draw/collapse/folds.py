@@ -94,9 +94,7 @@ def call_signature(
         # Every argument of the call and its grad mode: a repetition that computes
         # with another value is not a repeat.
         name = op.module[len(call.address) + 1 :] if call.address else op.module
-        ops.append(
-            (op.func, below, name, _hashable(op.module_args), op.call, op.grad_mode, wiring)
-        )
+        ops.append((op.func, below, name, _hashable(op.module_args), op.call, op.grad_mode, wiring))
     return (call.type_name, tuple(ops))
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from pytest_tlgraph.snapshots.compare.comparison import Comparison
+    from pytest_tlgraph.diff.view.comparison import Comparison
 
 __all__ = [
     "DECOMPOSITION",

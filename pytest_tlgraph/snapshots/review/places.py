@@ -3,7 +3,7 @@
 The renderer writes the drawing's layout with its PNG (Graphviz's ``plain`` format:
 each node's centre and size in inches, y up, :func:`node_boxes` reads it into the
 PNG's pixels). Each story line comes with the typed edits it tells
-(:func:`~pytest_tlgraph.snapshots.compare.story.story_edits`); :func:`story_places`
+(:func:`~pytest_tlgraph.diff.view.story.story_edits`); :func:`story_places`
 gives the line the box of the drawn node that holds its first edit that the drawing
 draws (the op's own node, else the box or fold holding its address), or ``None``
 (a line of no edit, an edit only a frame holds). No line's text is read.
@@ -18,7 +18,7 @@ from pytest_tlgraph.diff.edits import Edit
 from pytest_tlgraph.diff.text import ViewPair, holder, view_pair
 
 if TYPE_CHECKING:
-    from pytest_tlgraph.snapshots.compare.comparison import Comparison
+    from pytest_tlgraph.diff.view.comparison import Comparison
 
 __all__ = ["Box", "node_boxes", "story_places"]
 
@@ -59,7 +59,7 @@ def node_boxes(plain: str, png_size: tuple[int, int], dpi: int = 96) -> dict[str
 def story_places(comparison: Comparison, boxes: dict[str, Box]) -> list[Box | None]:
     """Per line of the comparison's story, the box of the drawn node holding the first
     edit it tells that the drawing draws (``None``: none)."""
-    from pytest_tlgraph.snapshots.compare.story import story_edits
+    from pytest_tlgraph.diff.view.story import story_edits
 
     view = view_pair(comparison.old, comparison.new, comparison.pairing.alignment)
     out: list[Box | None] = []

@@ -19,14 +19,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from pytest_tlgraph.diff.dotparse import DotParseError
-from pytest_tlgraph.escaping import reviewer as visible
-from pytest_tlgraph.snapshots.compare.comparison import Comparison, compare
-from pytest_tlgraph.snapshots.compare.story import (
+from pytest_tlgraph.diff.view.comparison import Comparison, compare
+from pytest_tlgraph.diff.view.story import (
     UNCHANGED,
     every_change,
     recolour_line,
     story_lines,
 )
+from pytest_tlgraph.escaping import reviewer as visible
 from pytest_tlgraph.snapshots.review.cut import cut_lines, cut_text, is_long, place_note
 from pytest_tlgraph.snapshots.review.dotdiff import unified_dot_diff
 

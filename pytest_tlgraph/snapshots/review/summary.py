@@ -24,7 +24,7 @@ from pytest_tlgraph.snapshots.results.artifacts import read_record_files
 from pytest_tlgraph.suggest import did_you_mean
 
 if TYPE_CHECKING:
-    from pytest_tlgraph.snapshots.compare.comparison import Comparison
+    from pytest_tlgraph.diff.view.comparison import Comparison
     from pytest_tlgraph.snapshots.results.artifacts import ResultsDir
 
 __all__ = [
@@ -80,7 +80,7 @@ def structure_data(comparison: Comparison | None) -> dict[str, Any] | None:
     """The comparison of a DOT mismatch as data (``None`` without a readable stored
     side): its story, the headline, and each kind of change listed."""
     from pytest_tlgraph.diff.edits import to_json
-    from pytest_tlgraph.snapshots.compare.story import (
+    from pytest_tlgraph.diff.view.story import (
         every_change,
         headline,
         recolour_line,

@@ -24,12 +24,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pytest_tlgraph.diff.dotparse import DotParseError
 from pytest_tlgraph.diff.graph import GraphCluster
-from pytest_tlgraph.draw import style
-from pytest_tlgraph.draw.dot import DotGraph, NodeStatement, emit, html_escape
-from pytest_tlgraph.draw.plan import wrap_row
-from pytest_tlgraph.snapshots.compare.comparison import ClusterChange, Comparison, compare
-from pytest_tlgraph.snapshots.compare.context import CONTEXT_HOPS, run_label
-from pytest_tlgraph.snapshots.compare.diffgraph import (
+from pytest_tlgraph.diff.view.comparison import ClusterChange, Comparison, compare
+from pytest_tlgraph.diff.view.context import CONTEXT_HOPS, run_label
+from pytest_tlgraph.diff.view.diffgraph import (
     ADDED,
     CHANGED,
     REMOVED,
@@ -38,7 +35,10 @@ from pytest_tlgraph.snapshots.compare.diffgraph import (
     DiffEdge,
     DiffGraph,
 )
-from pytest_tlgraph.snapshots.compare.diffplan import RUN, DiffPlan, plan_diff
+from pytest_tlgraph.diff.view.diffplan import RUN, DiffPlan, plan_diff
+from pytest_tlgraph.draw import style
+from pytest_tlgraph.draw.dot import DotGraph, NodeStatement, emit, html_escape
+from pytest_tlgraph.draw.plan import wrap_row
 
 if TYPE_CHECKING:
     from pytest_tlgraph.draw import Drawing

@@ -30,8 +30,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from pytest_tlgraph.diff.view.comparison import Comparison, Regrouped, union_order
 from pytest_tlgraph.draw.plan import Cluster
-from pytest_tlgraph.snapshots.compare.comparison import Comparison, Regrouped, union_order
 
 __all__ = [
     "ADDED", "CHANGED", "REMOVED", "REPLACED", "UNCHANGED", "DiffEdge", "DiffGraph",

@@ -12,7 +12,7 @@ pairs the two models' nodes by structure (:mod:`.pairing`) and returns one
 from __future__ import annotations
 
 from pytest_tlgraph.diff.graph import GraphModel, read_graph
-from pytest_tlgraph.snapshots.compare.comparison import Comparison, compare
+from pytest_tlgraph.diff.view.comparison import Comparison, compare
 
 #: The stage's two values by their short names (docs/architecture.md).
 Graph = GraphModel

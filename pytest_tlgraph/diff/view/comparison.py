@@ -22,13 +22,13 @@ from pytest_tlgraph.diff.engine import model_edits
 from pytest_tlgraph.diff.graph import GraphModel, read_graph
 from pytest_tlgraph.diff.pairing import Pairing, pair_graphs
 from pytest_tlgraph.diff.text import holder
-from pytest_tlgraph.snapshots.compare.clusterchange import (
+from pytest_tlgraph.diff.view.clusterchange import (
     ClusterChange,
     cluster_changes,
     pair_clusters,
 )
-from pytest_tlgraph.snapshots.compare.foldsplit import FoldSplit, fold_splits
-from pytest_tlgraph.snapshots.compare.nodechange import NodeChange, node_change
+from pytest_tlgraph.diff.view.foldsplit import FoldSplit, fold_splits
+from pytest_tlgraph.diff.view.nodechange import NodeChange, node_change
 
 __all__ = [
     "ClusterChange",
@@ -175,11 +175,8 @@ class Comparison:
         removed = {self.union_id(n) for n in self.removed}
         return {n: ("removed" if n in removed else statuses[n]) for n in order}
 
-
     @staticmethod
-    def _marked(
-        graph: GraphModel, ids: set[str], at: set[str], open_at: set[str]
-    ) -> list[str]:
+    def _marked(graph: GraphModel, ids: set[str], at: set[str], open_at: set[str]) -> list[str]:
         """``ids``, the nodes drawn exactly at an address of ``at`` and those drawn at
         or below one of ``open_at``: one pass over the nodes, each address's prefixes
         looked up once."""
@@ -223,9 +220,7 @@ class Comparison:
             elif drawn in graph.nodes:  # an op drawn on its own: that node, not its module
                 ids[edit.removed_side].add(drawn)
             else:  # a module drawn open (all of it), or the ops drawn at the address
-                (open_at if held.kind == "module" else at)[edit.removed_side].add(
-                    edit.address
-                )
+                (open_at if held.kind == "module" else at)[edit.removed_side].add(edit.address)
         marks = set(self._marked(self.new, ids[False], at[False], open_at[False]))
         old = self._marked(self.old, ids[True], at[True], open_at[True])
         marks.update(self.union_id(n) for n in old)

@@ -22,9 +22,9 @@ from typing import Final
 from pytest_tlgraph.diff.edits import BlockInserted, BlockRemoved, Edit
 from pytest_tlgraph.diff.graph import GraphModel, GraphNode
 from pytest_tlgraph.diff.text import ViewPair, edit_groups, edit_lines, starred, view_pair
+from pytest_tlgraph.diff.view.comparison import Comparison
+from pytest_tlgraph.diff.view.rows import RowEdit
 from pytest_tlgraph.draw.collapse.signature import read_signature
-from pytest_tlgraph.snapshots.compare.comparison import Comparison
-from pytest_tlgraph.snapshots.compare.rows import RowEdit
 
 __all__ = [
     "MAX_EXAMPLES",

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from pytest_tlgraph.diff.alignment import frame_fold_count
 from pytest_tlgraph.diff.graph import GraphModel
-from pytest_tlgraph.snapshots.compare.nodechange import signature_change, title_what
+from pytest_tlgraph.diff.view.nodechange import signature_change, title_what
 
 __all__ = ["ClusterChange", "cluster_changes", "pair_clusters"]
 

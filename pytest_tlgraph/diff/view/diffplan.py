@@ -21,9 +21,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from pytest_tlgraph.snapshots.compare.comparison import Comparison
-from pytest_tlgraph.snapshots.compare.context import ContextView, context_view
-from pytest_tlgraph.snapshots.compare.diffgraph import (
+from pytest_tlgraph.diff.view.comparison import Comparison
+from pytest_tlgraph.diff.view.context import ContextView, context_view
+from pytest_tlgraph.diff.view.diffgraph import (
     ADDED,
     CHANGED,
     REMOVED,
@@ -31,7 +31,7 @@ from pytest_tlgraph.snapshots.compare.diffgraph import (
     DiffGraph,
     diff_graph,
 )
-from pytest_tlgraph.snapshots.compare.diffnotes import edit_notes
+from pytest_tlgraph.diff.view.diffnotes import edit_notes
 
 __all__ = ["RUN", "DiffPlan", "plan_diff"]
 

@@ -26,9 +26,9 @@ from pytest_tlgraph.diff.alignment import (
 )
 from pytest_tlgraph.diff.graph import GraphModel, GraphNode
 from pytest_tlgraph.diff.inside import inside_change
+from pytest_tlgraph.diff.view.calls import inside_edits
+from pytest_tlgraph.diff.view.rows import row_edits
 from pytest_tlgraph.draw.collapse.signature import Signature
-from pytest_tlgraph.snapshots.compare.calls import inside_edits
-from pytest_tlgraph.snapshots.compare.rows import row_edits
 
 __all__ = ["FoldSplit", "fold_splits", "funcs_of", "rep_change"]
 

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from pytest_tlgraph.diff.view.rows import RowEdit, args_edits, split_args
 from pytest_tlgraph.draw.labels import MEMBER_FIELDS
-from pytest_tlgraph.snapshots.compare.rows import RowEdit, args_edits, split_args
 
 __all__ = [
     "HiddenEdit",

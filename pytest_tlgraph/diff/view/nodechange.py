@@ -20,15 +20,15 @@ from typing import Final
 from pytest_tlgraph.diff.alignment import fold_count, frame_fold_count
 from pytest_tlgraph.diff.graph import GraphModel, GraphNode
 from pytest_tlgraph.diff.inside import InsideChange, inside_diff
-from pytest_tlgraph.draw.collapse.signature import read_signature
-from pytest_tlgraph.snapshots.compare.calls import (
+from pytest_tlgraph.diff.view.calls import (
     call_edits,
     inside_edits,
     member_edits,
     ordered_inputs,
     reorder_edit,
 )
-from pytest_tlgraph.snapshots.compare.rows import RowEdit, row_edits
+from pytest_tlgraph.diff.view.rows import RowEdit, row_edits
+from pytest_tlgraph.draw.collapse.signature import read_signature
 
 __all__ = ["NodeChange", "node_change", "signature_change", "title_what"]
 

@@ -18,8 +18,8 @@ from typing import Final
 from pytest_tlgraph.diff.edits import Edit
 from pytest_tlgraph.diff.graph import GraphModel
 from pytest_tlgraph.diff.text import edit_lines, holder, view_pair
-from pytest_tlgraph.snapshots.compare.comparison import Comparison
-from pytest_tlgraph.snapshots.compare.diffgraph import DiffGraph
+from pytest_tlgraph.diff.view.comparison import Comparison
+from pytest_tlgraph.diff.view.diffgraph import DiffGraph
 
 __all__ = ["MAX_NOTES", "edit_notes"]
 
