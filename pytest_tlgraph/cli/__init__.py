@@ -89,6 +89,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
+    for add in (_add_draw, _add_diff, _add_report, _add_accept, _add_review):
+        add(commands)
+    return parser
+
+
+def _add_draw(commands: argparse._SubParsersAction[_Parser]) -> None:
+    """``tlgraph draw``: capture a model and draw it."""
     raw = argparse.RawDescriptionHelpFormatter
     draw = commands.add_parser(
         "draw",
@@ -128,6 +135,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_output(draw)
     _add_draw_options(draw)
+
+
+def _add_diff(commands: argparse._SubParsersAction[_Parser]) -> None:
+    """``tlgraph diff``: the structural diff of two DOT snapshots."""
+    raw = argparse.RawDescriptionHelpFormatter
     diff = commands.add_parser(
         "diff",
         help="draw the structural diff of two DOT snapshots",
@@ -145,6 +157,11 @@ def build_parser() -> argparse.ArgumentParser:
         "around them, each run of other unchanged nodes one grey node)",
     )
     _add_output(diff)
+
+
+def _add_report(commands: argparse._SubParsersAction[_Parser]) -> None:
+    """``tlgraph report``: the last run's report and summary; merged shards."""
+    raw = argparse.RawDescriptionHelpFormatter
     report = commands.add_parser(
         "report",
         help="print where the last run's report is and its summary; merge CI shards",
@@ -177,6 +194,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="let a merge replace report.html, summary.json and summary.md in OUT",
     )
+
+
+def _add_accept(commands: argparse._SubParsersAction[_Parser]) -> None:
+    """``tlgraph accept``: write chosen failing calls' received drawings."""
+    raw = argparse.RawDescriptionHelpFormatter
     accept = commands.add_parser(
         "accept",
         help="write the received drawings of chosen failing calls into their snapshots",
@@ -201,6 +223,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="only the call of that name= (or snapshot name, test_x.1) of the tests named",
     )
     _add_results(accept)
+
+
+def _add_review(commands: argparse._SubParsersAction[_Parser]) -> None:
+    """``tlgraph review``: walk the pending calls one at a time."""
+    raw = argparse.RawDescriptionHelpFormatter
     review = commands.add_parser(
         "review",
         help="walk the pending calls one at a time: accept, skip or quit",
@@ -215,7 +242,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--open", action="store_true", help="open each call's diff drawings in the image viewer"
     )
     _add_results(review)
-    return parser
 
 
 def _add_results(parser: argparse.ArgumentParser) -> None:
