@@ -50,6 +50,7 @@ from pytest_tlgraph.diff.inside import fold_name
 __all__ = [
     "Holder",
     "ViewPair",
+    "address_pattern",
     "back",
     "counts",
     "edit_groups",
@@ -419,7 +420,7 @@ def _line(view: ViewPair, edits: Sequence[Edit]) -> str:
     return (f"{name}: {text}" if name else text) + _note(view, first)
 
 
-def _pattern(addresses: Sequence[str]) -> str:
+def address_pattern(addresses: Sequence[str]) -> str:
     """``@layer*.*.conv1`` for ``layer1.0.conv1`` and ``layer2.1.conv1``: the common
     pattern of each depth's addresses (``*`` where they differ, a numeric run inside
     a segment alone when the rest agrees)."""
@@ -487,7 +488,7 @@ def _group_line(alike: Sequence[Edit], whats: Sequence[str]) -> str:
     """The same edits on several ops (one edit of each): ``replaced relu -> silu on 16
     nodes @layer*.*.relu``, ``16 nodes @layer*.*.conv*: kernel_size (3, 3) -> (5, 5)``."""
     addresses = list(dict.fromkeys(e.address for e in alike))
-    where = _pattern(addresses)
+    where = address_pattern(addresses)
     if len(addresses) <= _LISTED and ("*" not in where or not where.strip("@*.")):
         # A few places are named each; ``@*`` (anywhere) would name none.
         where = ", ".join(f"@{a}" for a in addresses)

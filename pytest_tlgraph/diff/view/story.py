@@ -14,14 +14,20 @@ are its own, not listed apart. :func:`every_change` lists each node on its own l
 from __future__ import annotations
 
 import itertools
-import re
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 from pytest_tlgraph.diff.edits import BlockInserted, BlockRemoved, Edit
 from pytest_tlgraph.diff.graph import GraphModel, GraphNode
-from pytest_tlgraph.diff.text import ViewPair, edit_groups, edit_lines, starred, view_pair
+from pytest_tlgraph.diff.text import (
+    ViewPair,
+    address_pattern,
+    edit_groups,
+    edit_lines,
+    starred,
+    view_pair,
+)
 from pytest_tlgraph.diff.view.comparison import Comparison
 from pytest_tlgraph.diff.view.rows import RowEdit
 from pytest_tlgraph.draw.collapse.signature import read_signature
@@ -46,36 +52,11 @@ MOVED: Final = "moved, same content"
 MAX_EXAMPLES: Final = 3
 #: Nodes a group line lists by id (more read as a count and an address pattern).
 _IDS_SHOWN: Final = 3
-_NUMERIC: Final = re.compile(r"(\d+)")
 
 
 def node_name(node: GraphNode) -> str:
     """A node as a reviewer finds it (:attr:`.graph.GraphNode.name`)."""
     return node.name
-
-
-def address_pattern(addresses: Sequence[str]) -> str:
-    """The addresses' common pattern: ``layer*.*.conv1`` for ``layer1.0.conv1`` and
-    ``layer2.1.conv1``; differing segments read ``*`` (a numeric run inside a segment
-    alone when the rest agrees). Addresses of different depths are listed by pattern,
-    each depth once."""
-    if not addresses:
-        return ""
-    by_depth: dict[int, list[list[str]]] = {}
-    for address in dict.fromkeys(addresses):
-        parts = address.split(".") if address else []
-        by_depth.setdefault(len(parts), []).append(parts)
-    patterns = []
-    for rows in by_depth.values():
-        out = []
-        for column in zip(*rows, strict=True):
-            if len(set(column)) == 1:
-                out.append(column[0])
-                continue
-            shapes = {_NUMERIC.sub("*", part) for part in column}
-            out.append(shapes.pop() if len(shapes) == 1 else "*")
-        patterns.append(".".join(out))
-    return ", ".join(f"@{p}" if p else "(top level)" for p in patterns)
 
 
 def _examples(items: Sequence[str], limit: int = MAX_EXAMPLES) -> str:
