@@ -21,6 +21,7 @@ from pytest_tlgraph.errors import UsageError
 if TYPE_CHECKING:
     from pytest_tlgraph.snapshots.fixture import TlgraphSnapshot
     from pytest_tlgraph.snapshots.results.runs import Run
+    from pytest_tlgraph.snapshots.review.outcome import CallOutcome
     from pytest_tlgraph.snapshots.settings import Settings
 
 __all__ = [
@@ -347,10 +348,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if _is_worker(config) or _SETTINGS not in config.stash:
         return
     from pytest_tlgraph.snapshots.review.html import write_html
+    from pytest_tlgraph.snapshots.review.pending import pending_calls
 
     settings = config.stash[_SETTINGS]
     results = settings.results
-    records = results.read_records()
+    records = [entry.outcome for entry in pending_calls(results.root)]
     path = None
     if records:
         target = results.report_path()
@@ -379,15 +381,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         config.stash[_WARNINGS] = write_summaries(results, settings.summary, report=path)
 
 
-def _upgrade_notes(records: list[dict[str, Any]]) -> list[str]:
+def _upgrade_notes(records: list[CallOutcome]) -> list[str]:
     """The page's line when every failure is of a kind an upgrade causes."""
     from pytest_tlgraph.snapshots.review.drift import run_upgrade_line
 
-    calls = [
-        {"verdict": "failed", "structure": {"upgrade": r.get("upgrade")}, "drift": r.get("drift")}
-        for r in records
-    ]
-    line = run_upgrade_line(calls)
+    line = run_upgrade_line(records)
     return [] if line is None else [line]
 
 

@@ -21,7 +21,7 @@ from pytest_tlgraph.cli.commands import project_root
 from pytest_tlgraph.cli.model import CommandError
 from pytest_tlgraph.cli.output import say
 from pytest_tlgraph.paths import display_path
-from pytest_tlgraph.snapshots.review.pending import ACCEPT_KEY, Pending
+from pytest_tlgraph.snapshots.review.pending import Pending
 
 if TYPE_CHECKING:
     from pytest_tlgraph.snapshots.review.merge import MergedCall, Shard
@@ -59,16 +59,16 @@ def _rootdir(entry: Pending) -> Path | None:
     """pytest's rootdir for the record (node ids are relative to it); a record of 0.3
     has only the folder pytest ran in. A rootdir this machine does not have (a results
     folder downloaded from CI) is this checkout's: :func:`project_root`."""
-    for key in ("rootdir", "base"):
-        value = entry.record.get(key)
-        if isinstance(value, str):
+    where = entry.outcome.where
+    for value in (where.rootdir, where.base):
+        if value is not None:
             return Path(value) if Path(value).is_dir() else project_root()
     return None
 
 
 def _base(entry: Pending) -> Path | None:
-    base = entry.record.get("base")
-    return Path(base) if isinstance(base, str) else None
+    base = entry.outcome.where.base
+    return None if base is None else Path(base)
 
 
 def _matches(given: str, entry: Pending) -> bool:
@@ -195,32 +195,32 @@ def _plan(entry: Pending, root: Path) -> list[tuple[Path, bytes]]:
     from pytest_tlgraph.snapshots.extensions import Provenance
     from pytest_tlgraph.snapshots.review.pending import file_sha256
 
-    info = entry.record.get(ACCEPT_KEY)
+    info = entry.outcome.accept
     base = _base(entry)
-    if not isinstance(info, dict) or base is None:
+    if info is None or base is None:
         raise Refused(
             "the run recorded nothing to accept for it (its files were not saved, or a "
             "pytest-tlgraph before 0.3 ran); rerun pytest, then tlgraph accept"
         )
     project = project_root()
-    home = owning_checkout(entry.record, entry.root, project).absolute()
+    home = owning_checkout(entry.outcome.where, entry.root, project).absolute()
     dot_file, png_file = snapshot_files(entry.nodeid, entry.name, home)
     dot_path, png_path = _snapshot_path(dot_file, project), _snapshot_path(png_file, project)
-    for path, key in ((dot_path, "dot_sha256"), (png_path, "png_sha256")):
-        if file_sha256(path) != info.get(key):
-            state = "was created" if info.get(key) is None else "changed or was removed"
+    for path, stored in ((dot_path, info.dot_sha256), (png_path, info.png_sha256)):
+        if file_sha256(path) != stored:
+            state = "was created" if stored is None else "changed or was removed"
             raise Refused(
                 f"the stored {_shown(path)} {state} since the run; rerun pytest and review "
                 "the new failure"
             )
-    dot_file = _inside(root, info.get("received_dot"), "received DOT")
+    dot_file = _inside(root, info.received_dot, "received DOT")
     dot = _read_received(dot_file, root, _shown(dot_file))
-    if hashlib.sha256(dot).hexdigest() != info.get("received_dot_sha256"):
+    if hashlib.sha256(dot).hexdigest() != info.received_dot_sha256:
         raise Refused(
             f"the received DOT {_shown(dot_file)} changed since the run; rerun pytest to "
             "write it again"
         )
-    if not info.get("png_compared"):
+    if not info.png_compared:
         if png_path.exists() or png_path.is_symlink():
             raise Refused(
                 f"the run compared no PNG (--tlgraph-no-png, or the picture was over the size "
@@ -228,7 +228,7 @@ def _plan(entry: Pending, root: Path) -> list[tuple[Path, bytes]]:
                 "rerun pytest with PNGs, or use pytest --snapshot-update"
             )
         return [(dot_path, dot)]
-    png_file = _inside(root, info.get("received_png"), "received picture")
+    png_file = _inside(root, info.received_png, "received picture")
     png = _read_received(png_file, root, _shown(png_file))
     if Provenance.of(png).dot_sha256 != hashlib.sha256(dot).hexdigest():
         raise Refused(

@@ -14,13 +14,15 @@ results folder (downloaded from CI) is accepted into the checkout accept runs in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
 
 from syrupy.extensions.single_file import SingleFileSnapshotExtension
 
 from pytest_tlgraph.errors import TlgraphError
+
+if TYPE_CHECKING:
+    from pytest_tlgraph.snapshots.review.outcome import Where
 
 __all__ = ["SNAPSHOT_DIRNAME", "Refused", "owning_checkout", "snapshot_files"]
 
@@ -32,14 +34,14 @@ class Refused(TlgraphError):
     """One call cannot be accepted: the message is the cause and the remedy."""
 
 
-def owning_checkout(record: Mapping[str, Any], folder: Path, project: Path) -> Path:
+def owning_checkout(where: Where, folder: Path, project: Path) -> Path:
     """The checkout a call is accepted into: its recorded rootdir when the current
     folder lies in it, else the ``project`` accept runs in (another checkout: a results
     folder downloaded from CI). :class:`Refused` when the record lies in the results
     folder ``folder`` its run wrote it into, and that run's rootdir is another project
     on this machine."""
-    rootdir = record.get("rootdir")
-    if not isinstance(rootdir, str) or not rootdir:
+    rootdir = where.rootdir
+    if not rootdir:
         return project
     recorded = Path(rootdir)
     if not recorded.is_absolute() or not recorded.is_dir():
@@ -47,7 +49,7 @@ def owning_checkout(record: Mapping[str, Any], folder: Path, project: Path) -> P
     here = Path.cwd().resolve()
     if recorded.resolve() == project.resolve() or here.is_relative_to(recorded.resolve()):
         return recorded
-    if not _written_here(record, recorded, folder):
+    if not _written_here(where, recorded, folder):
         return project  # a copy of the results: this checkout's
     raise Refused(
         f"it was recorded by the project {recorded}, not {project} where tlgraph accept "
@@ -55,15 +57,13 @@ def owning_checkout(record: Mapping[str, Any], folder: Path, project: Path) -> P
     )
 
 
-def _written_here(record: Mapping[str, Any], rootdir: Path, folder: Path) -> bool:
-    """The record lies in the results folder its run wrote (``results``, since 0.5;
-    ``results_from_rootdir`` before), not in a copy of it."""
-    written = record.get("results")
-    if not isinstance(written, str):
-        relative = record.get("results_from_rootdir")
-        if not isinstance(relative, str):
+def _written_here(where: Where, rootdir: Path, folder: Path) -> bool:
+    """The record lies in the results folder its run wrote, not in a copy of it."""
+    written = where.results
+    if written is None:
+        if where.results_from_rootdir is None:
             return False
-        written = str(rootdir / relative)
+        written = str(rootdir / where.results_from_rootdir)
     try:
         return Path(written).resolve() == folder.resolve()
     except (OSError, RuntimeError):

@@ -248,19 +248,6 @@ def shown(path: Path) -> str:
     return display_path(path.resolve(), Path.cwd().resolve())
 
 
-def _rebased(line: str, base: Path | None) -> str:
-    """A report line with each path in it (written relative to the folder pytest ran
-    in, ``base``) made relative to the current folder."""
-    if base is None:
-        return line
-    words = line.split(" ")
-    for i, word in enumerate(words):
-        core = word.rstrip(":;,")
-        if "/" in core and (base / core).exists():
-            words[i] = shown(base / core) + word[len(core) :]
-    return " ".join(words)
-
-
 def shards_of(given: Sequence[str] | None, command: str = "report") -> list[Shard]:
     """The results folders a command reads: each one given (once), else the one
     :func:`results_folder` finds; each named as given (or as found, relative here)."""
@@ -278,41 +265,32 @@ def shards_of(given: Sequence[str] | None, command: str = "report") -> list[Shar
     return out
 
 
-def _path_words(line: str, base: Path | None) -> set[Path]:
-    """The files a report line names (its words with a ``/`` that exist under ``base``)."""
-    if base is None:
-        return set()
-    found = set()
-    for word in line.split(" "):
-        core = word.rstrip(":;,")
-        if "/" in core and (base / core).is_file():
-            found.add((base / core).resolve())
-    return found
-
-
 def _print_failure(call: MergedCall, merged: bool) -> None:
-    """One failure: its title (with its shard when merged), its structure section, and
-    each of its images once."""
+    """One failure: its title (with its shard when merged), its story, why a drawing is
+    missing, and each of its images once."""
     from pytest_tlgraph.snapshots.review.merge import conflict_line
 
     entry = call.entry
-    record = entry.record
-    base = Path(record["base"]) if isinstance(record.get("base"), str) else None
+    outcome = entry.outcome
     shard = f" (shard {call.shards()})" if merged else ""
-    say(f"  {record.get('title', '?')}{shard}{' (accepted)' if entry.accepted else ''}")
+    title = outcome.report.title if outcome.report is not None else "?"
+    say(f"  {title}{shard}{' (accepted)' if entry.accepted else ''}")
     flag = conflict_line(call)
     if flag is not None:
         say(f"    {flag}")
-    images = record.get("images", {})
-    listed = {(entry.root / rel).resolve(): kind for kind, rel in images.items()}
-    for heading, lines in record.get("sections", ())[:1]:
-        if heading.startswith("structure"):
-            for line in lines:
-                if _path_words(line, base) & listed.keys():
-                    continue  # a drawing's path: listed below, once
-                say(f"    {_rebased(line, base)}")
-    for kind, rel in images.items():
+    story = list(outcome.report.story) if outcome.report is not None else []
+    for line in story[:_STORY_LINES] or [outcome.headline]:
+        say(f"    {line}")
+    if len(story) > _STORY_LINES:
+        say(f"    ... and {len(story) - _STORY_LINES} more (every change: report.html)")
+    for line in outcome.notes:
+        say(f"    {line}")
+    for kind, rel in outcome.images.items():
         say(f"    {kind + ':':<9} {shown(entry.root / rel)}")
+
+
+#: Story lines ``tlgraph report`` prints per failure (report.html lists them all).
+_STORY_LINES = 24
 
 
 def run_report(args: argparse.Namespace) -> None:
@@ -367,9 +345,8 @@ _MERGED = "tlgraph-merged"
 def _upgrade_line(calls: Sequence[MergedCall]) -> str | None:
     """The run's one line when every failure is of a kind an upgrade causes."""
     from pytest_tlgraph.snapshots.review.drift import run_upgrade_line
-    from pytest_tlgraph.snapshots.review.merge import failed_calls
 
-    return run_upgrade_line(failed_calls(calls, Path.cwd()))
+    return run_upgrade_line([call.entry.outcome for call in calls])
 
 
 def _write_merged(
@@ -381,7 +358,7 @@ def _write_merged(
     from pytest_tlgraph.snapshots.results.artifacts import REPORT_NAME
     from pytest_tlgraph.snapshots.review.drift import run_upgrade_line
     from pytest_tlgraph.snapshots.review.html import write_html
-    from pytest_tlgraph.snapshots.review.merge import failed_calls, merge_calls, page_record
+    from pytest_tlgraph.snapshots.review.merge import merge_calls, page_record
     from pytest_tlgraph.snapshots.review.summary import (
         SUMMARY_JSON,
         SUMMARY_MD,
@@ -408,11 +385,7 @@ def _write_merged(
         raise CommandError(f"cannot make {out} ({error.strerror}); give a writable -o") from None
     project = project_root()
     records = [page_record(call, out, project) for call in calls]
-    summaries = merge_calls(shards, out)  # the shards run with --tlgraph-summary
-    known = {(str(c.get("nodeid")), str(c.get("name"))) for c in summaries}
-    unsummed = [call for call in calls if call.key not in known]  # the others' failures
-    summaries += failed_calls(unsummed, out)
-    summaries.sort(key=lambda c: (str(c.get("nodeid")), str(c.get("name"))))
+    summaries = merge_calls(shards, out)  # passing calls too, where shards kept them
     upgrade = run_upgrade_line(summaries)
     names = [s.name for s in shards]
     files = {
@@ -444,8 +417,6 @@ def _merged_counts(out: Path | None) -> str | None:
 
 def _print_review(calls: Sequence[MergedCall], merged: bool = False) -> None:
     """The calls pending review, one line each with its story, then those accepted."""
-    from pytest_tlgraph.snapshots.review.pending import story
-
     waiting = [call for call in calls if not call.entry.accepted]
     done = [call for call in calls if call.entry.accepted]
     if waiting:
@@ -453,11 +424,10 @@ def _print_review(calls: Sequence[MergedCall], merged: bool = False) -> None:
         say(f"{n} call{'s' if n != 1 else ''} pending review (tlgraph accept NODEID or --all):")
         for call in waiting:
             entry = call.entry
-            base = entry.record.get("base")
-            line = _rebased(story(entry.record), Path(base) if isinstance(base, str) else None)
-            drift = entry.record.get("drift")
-            if isinstance(drift, dict) and isinstance(drift.get("line"), str):
-                line = f"{drift['line']}; {line}"
+            line = entry.outcome.headline
+            drift = entry.outcome.drift
+            if drift is not None:
+                line = f"{drift.line}; {line}"
             shard = f" (shard {call.shards()})" if merged else ""
             say(f"  {entry.nodeid} [{entry.name}]{shard}: {line}")
     if done:

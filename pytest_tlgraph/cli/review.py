@@ -66,27 +66,21 @@ def _show(call: MergedCall, number: int, count: int, merged: bool, view: bool) -
     from pytest_tlgraph.cli.commands import shown
     from pytest_tlgraph.snapshots.review.merge import conflict_line
 
-    record = call.entry.record
+    outcome = call.entry.outcome
     say(f"[{number}/{count}] {label(call, merged)}")
-    say(f"  {record.get('title', '?')}")
+    say(f"  {outcome.report.title if outcome.report is not None else '?'}")
     flag = conflict_line(call)
     if flag is not None:
         say(f"  {flag}")
-    lines: list[str] = []
-    for heading, body in record.get("sections", ())[:1]:
-        if isinstance(heading, str) and heading.startswith("structure"):
-            lines = [str(line) for line in body]
-    drift = record.get("drift")
-    line = drift.get("line") if isinstance(drift, dict) else None
-    if isinstance(line, str) and line not in lines:
-        lines.insert(0, line)
-    drawings = record.get("images", {})
+    lines = list(outcome.report.story) if outcome.report is not None else []
+    if not lines:
+        lines = [outcome.headline]
+    drawings = outcome.images
     paths = [call.entry.root / drawings[kind] for kind, _ in _DRAWINGS if kind in drawings]
-    kept = [x for x in lines if not x.startswith(("structural diff drawing:", "the whole graph:"))]
-    for text in kept[:_STORY_LINES]:
+    for text in lines[:_STORY_LINES]:
         say(f"    {text}")
-    if len(kept) > _STORY_LINES:
-        say(f"    ... and {len(kept) - _STORY_LINES} more lines (report.html has them all)")
+    if len(lines) > _STORY_LINES:
+        say(f"    ... and {len(lines) - _STORY_LINES} more lines (report.html has them all)")
     for kind, name in _DRAWINGS:
         if kind in drawings:
             say(f"  {name}: {shown(call.entry.root / drawings[kind])}")

@@ -5,7 +5,6 @@ compare (rendered, or reused when provably unchanged), and the failure it report
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,28 +13,24 @@ from pytest_tlgraph.paths import display_path
 from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError
 from pytest_tlgraph.snapshots.extensions import TlgraphPairExtension
 from pytest_tlgraph.snapshots.failure import (
-    GraphDiffs,
-    Recalled,
-    Written,
+    Failed,
     accept_hint,
-    from_rootdir,
+    failed_outcome,
     full_story,
     graph_diffs,
-    headline_of,
     notes,
     png_outcome,
     recalled,
-    story_places,
     unsaved_line,
     write_failure,
 )
 from pytest_tlgraph.snapshots.pair import KEEP, Keep, ReceivedPair, StoredPair
 from pytest_tlgraph.snapshots.provenance import render_snapshot_png, reusable
 from pytest_tlgraph.snapshots.review.dotdiff import unified_dot_diff
-from pytest_tlgraph.snapshots.review.drift import drift_line, upgrade_kinds
+from pytest_tlgraph.snapshots.review.drift import drift_line
+from pytest_tlgraph.snapshots.review.outcome import Acceptance, CallOutcome, Drift, write_outcome
 from pytest_tlgraph.snapshots.review.pending import acceptance
-from pytest_tlgraph.snapshots.review.report import Report, build_report, comparison_of
-from pytest_tlgraph.snapshots.review.summary import structure_data, write_call
+from pytest_tlgraph.snapshots.review.report import build_report, comparison_of
 from pytest_tlgraph.snapshots.review.terminal import terminal_report
 from pytest_tlgraph.snapshots.storage import png_location
 from pytest_tlgraph.snapshots.syrupy_private import syrupy_session
@@ -144,30 +139,23 @@ class SnapshotCall:
             self.check(KEEP)
 
     def _acceptance(
-        self,
-        dot: str,
-        png: bytes | None,
-        settings: Settings,
-        stem: Path,
-        nodeid: str,
+        self, dot: str, png: bytes | None, settings: Settings, stem: Path, nodeid: str,
         stored: StoredPair | None,
-    ) -> dict[str, Any]:
+    ) -> Acceptance:  # fmt: skip
         """What ``tlgraph accept`` needs of this failing call (``pending.acceptance``)."""
         return acceptance(
             settings.results,
             stem,
             nodeid=nodeid,
-            name=self.name,
             dot=dot,
             png=png,
             dot_location=self.dot_location,
             png_location=str(png_location(self.dot_location)),
             stored_sha256=None if stored is None else stored.sha256,
-            rootdir=settings.project,
         )
 
     @staticmethod
-    def _drift(stored: StoredPair | None) -> dict[str, Any] | None:
+    def _drift(stored: StoredPair | None) -> Drift | None:
         """The versions that drew the stored PNG against the running ones, with the
         line that names them (``None``: no stored PNG, none recorded, none differs)."""
         if stored is None or stored.provenance is None:
@@ -175,9 +163,7 @@ class SnapshotCall:
         recorded = dict(stored.provenance.versions)
         running = running_versions()
         line = drift_line(recorded, running)
-        if line is None:
-            return None
-        return {"stored": recorded, "running": running, "line": line}
+        return None if line is None else Drift(recorded, running, line)
 
     def compare(
         self,
@@ -212,7 +198,7 @@ class SnapshotCall:
             full_text = full_story(settings, stem, nodeid, comparison)
         report = build_report(
             full_text_path=None if full_text is None else display_path(full_text, root),
-            drift=None if drift is None else drift["line"],
+            drift=None if drift is None else drift.line,
             name=self.name,
             nodeid=nodeid,
             dot=dot,
@@ -227,74 +213,45 @@ class SnapshotCall:
             png_skipped=png_skipped,
             comparison=looked,
         )
-        failed = _Failed(found, comparison, drawings, written, report, drift)
-        unsaved = self._record(failed, drawing.dot, received, settings, stem, nodeid)
-        text = terminal_report(report).text(color=settings.color)
+        failed = Failed(found, comparison, drawings, written, report, drift)
+        outcome, unsaved = self._record(failed, drawing.dot, received, settings, stem, nodeid)
+        shown = terminal_report(outcome.report) if outcome.report is not None else report
+        text = shown.text(color=settings.color)
         lines = [text] if unsaved is None else [text, unsaved]
         return "\n".join(lines) + accept_hint(self.update, unsaved, nodeid, settings)
 
     def _passed(self, result: AssertionResult, settings: Settings, stem: Path, nodeid: str) -> None:
-        """A passing call's line in the run's summary (when summaries are on)."""
+        """A passing call's outcome, kept for the run's summaries (when they are on)."""
         if not settings.summary:
             return
         verdict = "written" if result.created or result.updated else "passed"
-        record: dict[str, Any] = {"nodeid": nodeid, "name": self.name, "verdict": verdict}
+        outcome = CallOutcome(nodeid, self.name, verdict, call=self.index)
         with contextlib.suppress(SnapshotWriteError):  # the summary leaves it out
-            write_call(settings.results, stem, {**record, "artifacts": {}})
+            write_outcome(settings.results, stem, outcome)
 
     def _record(
-        self, failed: _Failed, dot: str, received: ReceivedPair, settings: Settings,
+        self, failed: Failed, dot: str, received: ReceivedPair, settings: Settings,
         stem: Path, nodeid: str,
-    ) -> str | None:  # fmt: skip
-        """Write the failure's record (what ``tlgraph accept`` and report.html read)
-        and its summary line; the line saying its files were not saved, if they were
-        not (``None``: they were)."""
+    ) -> tuple[CallOutcome, str | None]:  # fmt: skip
+        """The failure's one outcome (what the terminal, report.html, the summaries,
+        ``tlgraph report``, ``accept`` and ``review`` read), written to the results
+        folder, with the line saying its files were not saved, if they were not
+        (``None``: they were)."""
         unsaved = failed.written.unsaved
-        dot_outcome, comparison = failed.found.dot, failed.comparison
-        changed = comparison is not None and not dot_outcome.passed
-        upgrade = upgrade_kinds(comparison) if changed and comparison is not None else None
-        about = {"call": self.index, "drift": failed.drift, "upgrade": upgrade}
-        artifacts = failed.written.artifacts
+        accept = None
         try:
             if unsaved is None:
                 png = received.png if received.compares_png else None
                 accept = self._acceptance(dot, png, settings, stem, nodeid, failed.found.stored)
-                accept |= about | {"results_from_rootdir": from_rootdir(settings)}
-                story = failed.report.story
-                accept["story_lines"] = list(story)  # report.html lists it whole
-                drawings = failed.drawings
-                accept["story_places"] = story_places(
-                    story, comparison, drawings.png, drawings.layout
-                )
-                accept["results"] = str(settings.results.root.resolve())
-                settings.results.write_record(
-                    stem, nodeid=nodeid, report=failed.report, artifacts=artifacts,
-                    base=settings.rootdir, rootdir=settings.project,
-                    story=headline_of(comparison), extra=accept,
-                )  # fmt: skip
-            if settings.summary:
-                missing = dot_outcome.expected is None and dot_outcome.error is None
-                record = {
-                    "nodeid": nodeid, "name": self.name, **about,
-                    "verdict": "missing" if missing else "failed",
-                    "structure": None if dot_outcome.passed else structure_data(comparison),
-                    "artifacts": {
-                        k: settings.results.relative(p) for k, p in artifacts.images().items()
-                    },
-                }  # fmt: skip
-                write_call(settings.results, stem, record)
+        except SnapshotWriteError as error:
+            unsaved = unsaved_line(error, settings.results.root, settings.rootdir)
+        outcome = failed_outcome(
+            failed, nodeid=nodeid, name=self.name, call=self.index, accept=accept,
+            settings=settings,
+        )  # fmt: skip
+        try:
+            if unsaved is None or settings.summary:
+                write_outcome(settings.results, stem, outcome)
         except SnapshotWriteError as error:
             unsaved = unsaved or unsaved_line(error, settings.results.root, settings.rootdir)
-        return unsaved
-
-
-@dataclass(frozen=True, slots=True)
-class _Failed:
-    """What a failed call found and made, handed to the writing of its record."""
-
-    found: Recalled
-    comparison: Comparison | None
-    drawings: GraphDiffs
-    written: Written
-    report: Report
-    drift: dict[str, Any] | None
+        return outcome, unsaved

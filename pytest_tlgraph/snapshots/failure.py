@@ -5,7 +5,8 @@
 structural diff drawings (:func:`graph_diffs`), the files the results folder keeps
 (:func:`write_failure`), the PNG outcome (:func:`png_outcome`), the story in full
 when a line of it is cut (:func:`full_story`), the records' extras
-(:func:`story_places`) and the hint that closes the message (:func:`accept_hint`).
+(:func:`story_places`), the call's one outcome (:func:`failed_outcome`, a pure function
+of what the stages found) and the hint that closes the message (:func:`accept_hint`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,15 @@ from pytest_tlgraph.snapshots.pair import PairMatch, ReceivedPair, StoredPair
 from pytest_tlgraph.snapshots.results.artifacts import Artifacts
 from pytest_tlgraph.snapshots.review.cut import cut_text, is_long
 from pytest_tlgraph.snapshots.review.nodeids import as_printed
-from pytest_tlgraph.snapshots.review.report import DotOutcome, PngOutcome
+from pytest_tlgraph.snapshots.review.outcome import (
+    Acceptance,
+    CallOutcome,
+    Drift,
+    Place,
+    Structure,
+    Where,
+)
+from pytest_tlgraph.snapshots.review.report import DotOutcome, PngOutcome, Report
 from pytest_tlgraph.snapshots.storage import png_location
 
 if TYPE_CHECKING:
@@ -40,15 +49,16 @@ __all__ = [
     "Recalled",
     "Written",
     "accept_hint",
+    "failed_outcome",
     "from_rootdir",
     "full_story",
     "graph_diffs",
-    "headline_of",
     "notes",
     "png_outcome",
     "recalled",
     "shown",
     "story_places",
+    "structure_of",
     "unsaved_line",
     "write_failure",
 ]
@@ -187,7 +197,7 @@ def png_outcome(
 
 def story_places(
     story: Sequence[str], comparison: Comparison | None, png: bytes | None, layout: str
-) -> list[list[int] | None]:
+) -> tuple[Place | None, ...]:
     """Per story line, the box ``[x, y, w, h]`` (pixels) in the structural diff drawing
     of the node it names first (``None``: none drawn), for report.html's links."""
     from pytest_tlgraph.pngheader import read_png_size
@@ -196,10 +206,10 @@ def story_places(
 
     size = None if png is None else read_png_size(png)
     if comparison is None or size is None or not layout:
-        return [None] * len(story)
+        return (None,) * len(story)
     found = places(comparison, node_boxes(layout, size))  # the story's first lines
     found += [None] * (len(story) - len(found))  # a caption's or rescale's line
-    return [None if box is None else list(box) for box in found[: len(story)]]
+    return tuple(found[: len(story)])
 
 
 def from_rootdir(settings: Settings) -> str | None:
@@ -236,11 +246,11 @@ def notes(note: str | None, written: Artifacts, root: Path) -> list[str]:
     return out
 
 
-def headline_of(comparison: Comparison | None) -> str | None:
-    """The failure in one line: the comparison's headline, cut at the report's width
-    (``None`` without one: a missing or unreadable snapshot, whose report's first line
-    says it)."""
-    return None if comparison is None else cut_text(headline(comparison))
+def _not_drawn(note: str | None, written: Artifacts) -> tuple[str, ...]:
+    """Why a structural diff drawing is missing (the images name those written)."""
+    if note is None or (written.graphdiff is not None and written.graphdiff_full is not None):
+        return ()
+    return (note,)
 
 
 def full_story(
@@ -291,4 +301,87 @@ def unsaved_line(error: SnapshotWriteError, results: Path, base: Path) -> str:
     return (
         f"the failure's report files were not saved in {display_path(results, base)}: "
         f"{error.reason or shown(error, base)}"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """What the stages of a failed call found and made (:meth:`.call.SnapshotCall.compare`)."""
+
+    found: Recalled
+    comparison: Comparison | None
+    drawings: GraphDiffs
+    written: Written
+    report: Report
+    drift: Drift | None
+
+
+def structure_of(comparison: Comparison) -> Structure:
+    """The comparison of a DOT mismatch as data: its headline, story, typed edits and
+    each kind of change, every text cut at the report's width (the full text:
+    ``<stem>.story.txt``)."""
+    from pytest_tlgraph.diff.edits import from_json, to_json
+    from pytest_tlgraph.diff.view.story import recolour_line
+    from pytest_tlgraph.snapshots.review.cut import cut_lines
+    from pytest_tlgraph.snapshots.review.drift import upgrade_kinds
+
+    upgrade = upgrade_kinds(comparison)
+    c = comparison
+    return Structure(
+        headline=cut_text(headline(c)),
+        story=tuple(cut_lines(story_lines(c))),
+        edits=tuple(from_json(_cut_values(to_json(edit))) for edit in c.edits),
+        changes=tuple(cut_lines(every_change(c))),
+        nodes_added=tuple(c.added), nodes_removed=tuple(c.removed),
+        replaced=tuple(tuple(p) for p in c.replaced), changed_nodes=tuple(c.changed),
+        moved=tuple(tuple(m) for m in c.moved), renumbered=tuple(tuple(p) for p in c.renumbered),
+        edges_added=tuple(tuple(e) for e in c.edges_added),
+        edges_removed=tuple(tuple(e) for e in c.edges_removed),
+        clusters_added=tuple(c.clusters_added), clusters_removed=tuple(c.clusters_removed),
+        clusters_changed=tuple(x.id for x in c.clusters_changed), unsigned=tuple(c.unsigned),
+        recolour=recolour_line(c), upgrade=None if upgrade is None else tuple(upgrade),
+    )  # fmt: skip
+
+
+def _cut_values(data: dict[str, object]) -> dict[str, object]:
+    """An edit's JSON form with each text value (and each text of a list) cut at the
+    report's width, as every other line of a record is (a 20k-entry row changed)."""
+
+    def one(value: object) -> object:
+        return cut_text(value) if isinstance(value, str) else value
+
+    return {k: [one(x) for x in v] if isinstance(v, list) else one(v) for k, v in data.items()}
+
+
+def failed_outcome(
+    failed: Failed, *, nodeid: str, name: str, call: int | str | None,
+    accept: Acceptance | None, settings: Settings,
+) -> CallOutcome:  # fmt: skip
+    """The one outcome of a failed call, from what its stages found: the verdict, the
+    report, the story's places, the notes, the typed comparison, the drift, what
+    accepting needs, the files kept and where the call ran."""
+    dot, comparison, drawings = failed.found.dot, failed.comparison, failed.drawings
+    missing = dot.expected is None and dot.error is None
+    results = settings.results
+    artifacts = failed.written.artifacts
+    story = failed.report.story
+    return CallOutcome(
+        nodeid=nodeid,
+        name=name,
+        verdict="missing" if missing else "failed",
+        call=call,
+        report=failed.report,
+        places=story_places(story, comparison, drawings.png, drawings.layout),
+        notes=(*_not_drawn(drawings.note, artifacts), *failed.written.refused),
+        structure=None if dot.passed or comparison is None else structure_of(comparison),
+        drift=failed.drift,
+        accept=accept,
+        images={k: results.relative(p) for k, p in artifacts.images().items()},
+        files=tuple(results.relative(p) for p in artifacts.files()),
+        where=Where(
+            base=str(settings.rootdir.resolve()),
+            rootdir=None if settings.project is None else str(settings.project.resolve()),
+            results=str(results.root.resolve()),
+            results_from_rootdir=from_rootdir(settings),
+        ),
     )

@@ -7,9 +7,9 @@ The projects run pytest in-process (pytester) and the command in-process too
 from __future__ import annotations
 
 import hashlib
-import json
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +18,7 @@ import tests.corpus.models_faithful_collapse  # noqa: F401
 from pytest_tlgraph.cli import main
 from pytest_tlgraph.cli.accept import selects
 from pytest_tlgraph.snapshots.extensions import render_snapshot_png
+from tests.outcomes import outcome_files, outcomes, read, write
 
 pytest_plugins = ["pytester"]
 
@@ -107,9 +108,8 @@ def tlgraph(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, s
     return code, out.out, out.err
 
 
-def records(root: Path) -> list[dict[str, object]]:
-    folder = root / "tlgraph-results" / ".records"
-    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.json"))]
+def records(root: Path) -> list[dict[str, Any]]:
+    return outcomes(root / "tlgraph-results")
 
 
 @pytest.fixture
@@ -189,14 +189,13 @@ def test_the_failure_record_says_what_accepting_needs(toy: pytest.Pytester) -> N
     info = record["accept"]
     assert isinstance(info, dict)
     snapshots = toy.path / "__snapshots__" / "test_toy"
-    assert info["dot_snapshot"] == str(snapshots / "test_a.gv")
-    assert info["png_snapshot"] == str(snapshots / "test_a.png")
-    # Relative to the rootdir too: a results folder from CI is accepted in any checkout.
-    assert info["dot_snapshot_rel"] == "__snapshots__/test_toy/test_a.gv"
-    assert info["png_snapshot_rel"] == "__snapshots__/test_toy/test_a.png"
-    assert record["results_from_rootdir"] == "tlgraph-results"
+    # The snapshot files are found again from the node id and name (issue 37); the
+    # record keeps where the run was, so a copied results folder accepts anywhere.
+    assert record["schema"] == "tlgraph-call/1" and record["verdict"] == "failed"
+    assert record["where"]["results_from_rootdir"] == "tlgraph-results"
+    assert record["where"]["rootdir"] == str(toy.path.resolve())
     assert record["call"] == 0
-    assert info["name"] == "test_a" and info["png_compared"] is True
+    assert record["name"] == "test_a" and info["png_compared"] is True
     for key, suffix in (("dot_sha256", ".gv"), ("png_sha256", ".png")):
         data = (snapshots / f"test_a{suffix}").read_bytes()
         assert info[key] == hashlib.sha256(data).hexdigest()
@@ -205,7 +204,7 @@ def test_the_failure_record_says_what_accepting_needs(toy: pytest.Pytester) -> N
     assert info["received_png"] == "test_toy/test_a.png"
     assert received.read_text(encoding="utf-8").startswith("digraph tlgraph {")
     assert "9" in received.read_text(encoding="utf-8")
-    assert record["nodeid"] == "test_toy.py::test_a" and "sections" in record  # kept
+    assert record["nodeid"] == "test_toy.py::test_a" and record["report"]["sections"]
 
 
 def test_an_unknown_node_id_writes_nothing_and_names_the_pending_ones(
@@ -283,7 +282,8 @@ def test_a_missing_snapshot_is_created(
     project.makepyfile(test_new=TOY)
     project.runpytest("-k", "test_a").assert_outcomes(failed=1, deselected=3)
     (record,) = records(project.path)
-    assert "does not exist yet" in str(record["title"])
+    assert "does not exist yet" in str(record["report"]["title"])
+    assert record["verdict"] == "missing"
     info = record["accept"]
     assert isinstance(info, dict) and info["dot_sha256"] is None and info["png_sha256"] is None
     code, out, _ = tlgraph(capsys, "report")
@@ -357,16 +357,13 @@ def test_a_snapshot_outside_the_project_or_a_link_is_refused(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     elsewhere = tmp_path_factory.mktemp("elsewhere")
-    (record_a, _) = sorted((toy.path / "tlgraph-results" / ".records").glob("*.json"))
-    data = json.loads(record_a.read_text(encoding="utf-8"))
+    (record_a, _) = outcome_files(toy.path / "tlgraph-results")
+    data = read(record_a)
+    # A record naming the snapshots elsewhere (an unknown field) changes nothing: the
+    # files are recomputed from the node id (issue 37).
     data["accept"]["dot_snapshot"] = str(elsewhere / "test_a.gv")
-    data["accept"]["png_snapshot"] = str(elsewhere / "test_a.png")
-    # The rootdir-relative paths may not climb out either. Since 0.5 every path the
-    # record gives is ignored: the files are recomputed from the node id (issue 37).
-    data["accept"]["dot_snapshot_rel"] = f"../{elsewhere.name}/test_a.gv"
-    data["accept"]["png_snapshot_rel"] = f"../{elsewhere.name}/test_a.png"
     data["accept"]["dot_sha256"] = data["accept"]["png_sha256"] = None
-    record_a.write_text(json.dumps(data), encoding="utf-8")
+    write(record_a, data)
     stored_b = toy.path / "__snapshots__" / "test_toy" / "test_b.png"
     target = elsewhere / "target.png"
     target.write_bytes(stored_b.read_bytes())

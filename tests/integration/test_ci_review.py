@@ -150,9 +150,9 @@ def test_two_shards_merge_into_one_report_each_failure_once_with_its_shard(
     assert len(by_call) == len(summary["calls"]) == 4
     assert by_call[("test_models.py::test_resnet", "test_resnet")]["shard"] == SHARD_1
     assert by_call[("test_models.py::test_same", "test_same")]["shard"] == SHARD_2
-    assert not any("conflict" in c for c in summary["calls"])
+    assert not any(c["conflict"] for c in summary["calls"])
     # The artifacts are named from the merged folder: the links work from there.
-    graphdiff = by_call[("test_models.py::test_resnet", "test_resnet")]["artifacts"]["graphdiff"]
+    graphdiff = by_call[("test_models.py::test_resnet", "test_resnet")]["images"]["graphdiff"]
     assert (merged / graphdiff).resolve() == (
         sharded.path / SHARD_1 / "test_models" / "test_resnet-graphdiff.png"
     ).resolve()

@@ -55,7 +55,7 @@ def test_three_mismatching_calls_fail_once_with_three_reports(
     assert re.findall(r"test_graph\.py:(\d+): tlgraph snapshot", out) == ["5", "8", "9"]
     # True counts: 3 calls' pairs failed, the steady call's pair passed.
     assert _syrupy_counts(out) == {"failed": 3, "passed": 1}
-    records = list((project.path / "tlgraph-results" / ".records").glob("*.json"))
+    records = list((project.path / "tlgraph-results" / ".records").glob("*.outcome"))
     assert len(records) == 3
 
 

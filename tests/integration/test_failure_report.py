@@ -53,7 +53,7 @@ def test_size_change_structural_diff_and_rescale(changed: pytest.Pytester) -> No
     graphdiff = results / "test_branches-graphdiff.png"
     assert "structural diff drawing: tlgraph-results/test_graph/test_branches-graphdiff.png" in out
     assert Image.open(graphdiff).size[0] > 0
-    record = json.loads(next((results.parent / ".records").glob("*.json")).read_text())
+    record = json.loads(next((results.parent / ".records").glob("*.outcome")).read_text())
     assert "graphdiff" in record["images"] and "graphdiff_full" in record["images"]
     assert (results / "test_branches-graphdiff-full.png").is_file()
     html = (results.parent / "report.html").read_text()

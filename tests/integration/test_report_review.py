@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,9 @@ from PIL import Image
 # corpus registry (kept, when another test imported it first) refuses a module that
 # registers its models a second time.
 import tests.corpus.models_faithful_collapse  # noqa: F401
-from pytest_tlgraph.snapshots.results.artifacts import ResultsDir
 from pytest_tlgraph.snapshots.review.html import write_html
+from pytest_tlgraph.snapshots.review.outcome import CallOutcome
+from pytest_tlgraph.snapshots.review.pending import pending_calls
 from tests.browser import Browser
 
 pytest_plugins = ["pytester"]
@@ -127,22 +129,25 @@ STATE = """(() => {
 })()"""
 
 
-def _records(project: pytest.Pytester) -> tuple[Path, list[dict[str, Any]]]:
+def _records(project: pytest.Pytester) -> tuple[Path, list[CallOutcome]]:
     """The run's records, each given a whole-graph drawing (the first the very bytes of
     its context drawing, the second a picture of its own) and an unknown image kind."""
     root = project.path / "tlgraph-results"
-    records = ResultsDir(root).read_records()
-    assert [r["nodeid"].split("::")[1] for r in records] == ["test_branches", "test_resnet"]
+    records = [entry.outcome for entry in pending_calls(root)]
+    assert [r.nodeid.split("::")[1] for r in records] == ["test_branches", "test_resnet"]
+    out = []
     for number, record in enumerate(records):
-        diff = root / record["images"]["graphdiff"]
+        images = dict(record.images)
+        diff = root / images["graphdiff"]
         full = diff.with_name(diff.name.replace("-graphdiff", "-graphdiff-full"))
         if number == 0:
             shutil.copyfile(diff, full)
+            images["heatmap_v2"] = images["diff"]
         else:
             Image.new("RGB", (1900, 700), (250, 240, 200)).save(full)
-        record["images"]["graphdiff_full"] = full.relative_to(root).as_posix()
-    records[0]["images"]["heatmap_v2"] = records[0]["images"]["diff"]
-    return root, records
+        images["graphdiff_full"] = full.relative_to(root).as_posix()
+        out.append(replace(record, images=images))
+    return root, out
 
 
 def _under(at: tuple[float, float], shown: dict[str, Any]) -> list[float]:

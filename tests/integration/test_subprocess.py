@@ -63,7 +63,7 @@ def test_lifecycle_under_xdist(project: pytest.Pytester, monkeypatch: pytest.Mon
     assert html.count('<section class="failure"') == 4
     for nodeid in ("test_views[unrolled]", "test_views[rolled]", "test_two_calls"):
         assert f"test_graph.py::{nodeid}" in html
-    assert len(list((results / ".records").glob("*.json"))) == 4
+    assert len(list((results / ".records").glob("*.outcome"))) == 4
     assert (results / "test_graph" / "test_views[rolled]-diff.png").is_file()
 
 

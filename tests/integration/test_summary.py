@@ -57,7 +57,7 @@ def test_json_and_markdown_summaries(
     assert structure["nodes_added"] == [] and structure["recolour"] is None
     assert structure["replaced"] == [] and structure["moved"] == []
     for kind in ("graphdiff", "graphdiff_full", "expected", "actual", "diff"):
-        assert (results / failed["artifacts"][kind]).is_file()
+        assert (results / failed["images"][kind]).is_file()
     markdown = (results / "summary.md").read_text()
     assert markdown.startswith("### tlgraph snapshots: 1 failed, 1 passed")
     assert f"| `test_graph.py::test_pair` | `test_pair` | **FAIL** | `{headline}` |" in markdown

@@ -16,6 +16,7 @@ import pytest
 
 from pytest_tlgraph.cli import main
 from tests.integration.project import BASIC_TEST, INI, MODELS
+from tests.outcomes import outcome_files
 
 pytest_plugins = ["pytester"]
 
@@ -34,7 +35,7 @@ def test_a_record_naming_another_file_of_the_project_is_refused(
     logo = stored.path / "docs" / "logo.png"
     logo.parent.mkdir()
     logo.write_bytes(b"\x89PNG the project's logo")
-    (record,) = (stored.path / "tlgraph-results" / ".records").glob("*.json")
+    (record,) = outcome_files(stored.path / "tlgraph-results")
     data = json.loads(record.read_text())
     info = data["accept"]
     for suffix, key in ((".gv", "dot"), (".png", "png")):
@@ -55,9 +56,9 @@ def test_a_record_naming_a_snapshot_its_test_does_not_store_is_refused(
 ) -> None:
     monkeypatch.setenv("TL_HIDDEN", "32")
     stored.runpytest().assert_outcomes(failed=1)
-    (record,) = (stored.path / "tlgraph-results" / ".records").glob("*.json")
+    (record,) = outcome_files(stored.path / "tlgraph-results")
     data = json.loads(record.read_text())
-    data["accept"]["name"] = "../../docs/logo"
+    data["name"] = "../../docs/logo"
     record.write_text(json.dumps(data))
     code, err = _tlgraph(capsys, "accept", "--all")
     assert code == 1

@@ -48,7 +48,7 @@ def failed(stored: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _point_images(results: Path, **images: str) -> None:
-    (record,) = (results / ".records").glob("*.json")
+    (record,) = (results / ".records").glob("*.outcome")
     data = json.loads(record.read_text())
     data["images"] = images
     record.write_text(json.dumps(data))

@@ -65,8 +65,8 @@ def test_a_run_started_while_another_is_live_keeps_its_files(
     assert "tlgraph-results/test_graph/test_mlp-diff.png" in a_paths
     for rel in a_paths:
         assert (stored.path / rel).is_file(), rel
-    (record,) = [json.loads(p.read_text()) for p in (results / RECORDS).glob("*.json")]
-    assert any("2x32" in line for _, lines in record["sections"] for line in lines)
+    (record,) = [json.loads(p.read_text()) for p in (results / RECORDS).glob("*.outcome")]
+    assert any("2x32" in line for _, lines in record["report"]["sections"] for line in lines)
     assert "test_graph.py::test_mlp" in (results / REPORT_NAME).read_text()
 
     # B: in a folder of its own, and every path it printed exists too.
@@ -76,8 +76,8 @@ def test_a_run_started_while_another_is_live_keeps_its_files(
     for rel in b_paths:
         assert (stored.path / rel).is_file(), rel
     b_folder = (stored.path / b_report).parent
-    (b_record,) = [json.loads(p.read_text()) for p in (b_folder / RECORDS).glob("*.json")]
-    assert any("2x12" in line for _, lines in b_record["sections"] for line in lines)
+    (b_record,) = [json.loads(p.read_text()) for p in (b_folder / RECORDS).glob("*.outcome")]
+    assert any("2x12" in line for _, lines in b_record["report"]["sections"] for line in lines)
 
     # Both ended (B first): A's is the last run, and no lock is left behind.
     assert last_run(results) == results

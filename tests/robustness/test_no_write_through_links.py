@@ -11,6 +11,7 @@ import pytest
 
 from pytest_tlgraph.cli import main
 from tests.integration.project import BASIC_TEST, INI, snapshot_dir
+from tests.outcomes import outcome_files
 from tests.robustness.tree import tree_hashes
 
 pytest_plugins = ["pytester"]
@@ -128,12 +129,12 @@ def test_accept_writes_only_inside_the_project_it_runs_in(
     # p2's run wrote the record into this very folder: a call of another project
     # (issue 37), refused before any path is worked out.
     assert "it was recorded by the project" in line
-    # A record naming only p2's absolute paths (before 0.4) is refused as outside p1.
-    record = next((stored.path / "tlgraph-results" / ".records").glob("*.json"))
+    # A record that names only the rootdir relative path of its results folder (no
+    # absolute one) is still known as p2's own and refused.
+    (record,) = outcome_files(stored.path / "tlgraph-results")
     data = json.loads(record.read_text())
     saved = record.read_text()
-    for key in ("dot_snapshot_rel", "png_snapshot_rel"):
-        del data["accept"][key]
+    data["where"]["results"] = None
     record.write_text(json.dumps(data))
     code = main(["accept", "--results", str(stored.path / "tlgraph-results"), "--all"])
     (line,) = capsys.readouterr().err.splitlines()
@@ -146,5 +147,5 @@ def test_accept_writes_only_inside_the_project_it_runs_in(
     monkeypatch.chdir(stored.path)
     assert main(["accept", "--all"]) == 0
     assert tree_hashes(stored.path / "__snapshots__") != theirs
-    record = next((stored.path / "tlgraph-results" / ".records").glob("*.json"))
+    (record,) = outcome_files(stored.path / "tlgraph-results")
     assert json.loads(record.read_text())["nodeid"] == "test_graph.py::test_mlp"

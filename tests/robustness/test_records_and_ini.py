@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.outcomes import outcome_files
+
 ROOT = Path(__file__).resolve().parents[2]
 
 pytest_plugins = ["pytester"]
@@ -58,18 +60,22 @@ def test_the_printed_accept_command_works_with_the_ini_results_folder(
 #: A field of a failure record and a value of the wrong type for it.
 WRONG = [
     ("nodeid", 7),
-    ("title", ["x"]),
-    ("sections", {"a": 1}),
-    ("sections", [["structure (snapshot -> received):", "not a list"]]),
+    ("schema", "tlgraph-call/0"),
+    ("verdict", "odd"),
+    ("report.title", ["x"]),
+    ("report.sections", {"a": 1}),
+    ("report.sections", [["structure (snapshot -> received):", "not a list"]]),
+    ("report.story", 3),
+    ("places", [[1, 2]]),
     ("images", ["actual.png"]),
     ("images", {"actual": 3}),
-    ("base", 1),
-    ("rootdir", ["/"]),
+    ("where.base", 1),
+    ("where.rootdir", ["/"]),
     ("call", 1.5),
-    ("story", 3),
+    ("structure.edits", [{"kind": "no_such_edit"}]),
+    ("drift", "x"),
     ("accept", "x"),
     ("accept.received_dot", 5),
-    ("accept.name", None),
     ("accept.png_compared", "yes"),
 ]
 
@@ -95,13 +101,14 @@ def failed_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_record_field_of_the_wrong_type_is_one_line_never_a_traceback(
     failed_once: Path, field: str, value: object
 ) -> None:
-    (record,) = (failed_once / "tlgraph-results" / ".records").glob("*.json")
+    (record,) = outcome_files(failed_once / "tlgraph-results")
     original = record.read_text()
     data = json.loads(original)
-    if field.startswith("accept."):
-        data["accept"][field.removeprefix("accept.")] = value
-    else:
-        data[field] = value
+    *above, last = field.split(".")
+    place = data
+    for key in above:
+        place = place[key]
+    place[last] = value
     record.write_text(json.dumps(data))
     try:
         for args in (("report",), ("accept", "--all"), ("review",)):

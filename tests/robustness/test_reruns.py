@@ -10,6 +10,7 @@ import textwrap
 import pytest
 
 from tests.integration.project import BASIC_TEST
+from tests.outcomes import outcome_files
 
 pytest_plugins = ["pytester"]
 
@@ -77,7 +78,7 @@ def test_a_rerun_that_passes_is_reported_passed_everywhere(project: pytest.Pytes
     result.stdout.fnmatch_lines(["*1 snapshot passed.*"])  # one pair
     results = project.path / "tlgraph-results"
     assert not (results / "report.html").exists()
-    assert not list((results / ".records").glob("*.json"))
+    assert not outcome_files(results), "the failed attempt's outcome is kept"
     assert not (results / "test_graph" / "test_mlp.png").exists(), "the failed attempt's picture"
     summary = json.loads((results / "summary.json").read_text())
     assert summary["counts"] == {"passed": 1}

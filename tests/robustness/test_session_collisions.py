@@ -103,7 +103,7 @@ def test_distinct_test_paths_never_share_a_record(
     result = project.runpytest()
     result.assert_outcomes(failed=2)
     records = project.path / "tlgraph-results" / ".records"
-    found = sorted(json.loads(p.read_text())["nodeid"] for p in records.glob("*.json"))
+    found = sorted(json.loads(p.read_text())["nodeid"] for p in records.glob("*.outcome"))
     assert found == ["suite/a/b/test_m.py::test_x", "suite/a__b/test_m.py::test_x"]
     html = (project.path / "tlgraph-results" / "report.html").read_text()
     assert "suite/a/b/test_m.py::test_x" in html and "suite/a__b/test_m.py::test_x" in html

@@ -28,7 +28,7 @@ KILLER = textwrap.dedent(
     _note = artifacts.ResultsDir._note
 
     def _dies_after_the_record(self, kind, path):
-        if kind != "d" and path.suffix == ".json" and path.parent.name == ".records":
+        if kind != "d" and path.suffix == ".outcome" and path.parent.name == ".records":
             os._exit(9)
         return _note(self, kind, path)
 
@@ -46,7 +46,7 @@ def test_a_record_never_listed_is_cleared_by_the_next_run(
     killed = stored.runpytest_subprocess("-p", "killer")
     assert killed.ret == 9
     records = stored.path / "tlgraph-results" / ".records"
-    assert [p.suffix for p in records.iterdir()] == [".json"], "the orphan record is there"
+    assert [p.suffix for p in records.iterdir()] == [".outcome"], "the orphan record is there"
     monkeypatch.delenv("TL_HIDDEN")
     passing = stored.runpytest()
     passing.assert_outcomes(passed=1)

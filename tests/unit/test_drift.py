@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -21,6 +22,13 @@ from pytest_tlgraph.snapshots.review.drift import (
 )
 from pytest_tlgraph.snapshots.review.html import accept_command
 from pytest_tlgraph.snapshots.review.nodeids import call_heading
+from pytest_tlgraph.snapshots.review.outcome import (
+    Acceptance,
+    CallOutcome,
+    Drift,
+    Structure,
+    Where,
+)
 from pytest_tlgraph.snapshots.versions import decode_versions, encode_versions, running_versions
 from tests.corpus.changes import CHANGES
 
@@ -99,13 +107,16 @@ def test_an_op_decomposed_otherwise_reads_as_a_decomposition() -> None:
 
 
 def test_the_run_line_needs_every_failure_to_be_an_upgrade_kind() -> None:
-    renamed: dict[str, Any] = {"verdict": "failed", "structure": {"upgrade": [RENAMED]}}
-    other = {"verdict": "failed", "structure": {"upgrade": None}}
-    passed = {"verdict": "passed"}
+    structure = Structure("op renamed", (), (), (), upgrade=(RENAMED,))
+    renamed = CallOutcome("t.py::a", "a", "failed", structure=structure)
+    other = CallOutcome("t.py::b", "b", "failed", structure=replace(structure, upgrade=None))
+    passed = CallOutcome("t.py::c", "c", "passed")
+    missing = CallOutcome("t.py::d", "d", "missing")
     assert run_upgrade_line([passed]) is None
     assert run_upgrade_line([renamed, other]) is None
-    drift = {"stored": {"torch": "2.12.0"}, "running": {"torch": "2.13.0"}}
-    line = run_upgrade_line([renamed, passed, {**renamed, "drift": drift}])
+    drift = Drift({"torch": "2.12.0"}, {"torch": "2.13.0"}, "drawn with torch 2.12.0")
+    assert run_upgrade_line([replace(renamed, drift=drift), missing]) is None
+    line = run_upgrade_line([renamed, passed, replace(renamed, drift=drift)])
     assert line == (
         "all 2 failing calls changed only in ways an upgrade of torch or the model library "
         "changes a drawing (op renamed); the baselines were drawn with other versions "
@@ -127,21 +138,24 @@ def test_a_call_is_named_so_two_calls_of_a_test_differ() -> None:
 
 
 def test_the_accept_command_names_one_call_from_the_rootdir() -> None:
-    record: dict[str, Any] = {
-        "nodeid": "tests/test_m.py::test_zoo[mlp a]",
-        "call": "depth 1",
-        "accept": {"name": "test_zoo[mlp a][depth 1]"},
-        "results_from_rootdir": "build/tlgraph",
-    }
+    accept = Acceptance("r.gv", "0" * 64, False, None, None, None)
+    record = CallOutcome(
+        "tests/test_m.py::test_zoo[mlp a]", "test_zoo[mlp a][depth 1]", "failed",
+        call="depth 1", accept=accept, where=Where(results_from_rootdir="build/tlgraph"),
+    )  # fmt: skip
     assert accept_command(record) == (
         "tlgraph accept --results build/tlgraph 'tests/test_m.py::test_zoo[mlp a]' --call 'depth 1'"
     )
-    record |= {"results_from_rootdir": "tlgraph-results", "call": 1}
-    record["accept"] = {"name": "test_zoo[mlp a].1"}
+    record = replace(
+        record,
+        name="test_zoo[mlp a].1",
+        call=1,
+        where=Where(results_from_rootdir="tlgraph-results"),
+    )
     assert accept_command(record) == (
         "tlgraph accept 'tests/test_m.py::test_zoo[mlp a]' --call 'test_zoo[mlp a].1'"
     )
-    assert accept_command({"nodeid": "x"}) is None
+    assert accept_command(replace(record, accept=None)) is None  # its files were not saved
 
 
 def test_a_snapshot_of_a_transformers_model_records_the_library() -> None:

@@ -14,6 +14,7 @@ from pytest_tlgraph import capture
 from pytest_tlgraph.snapshots.extensions import render_snapshot_png
 from pytest_tlgraph.snapshots.results.artifacts import RECORDS, REPORT_NAME, Artifacts, ResultsDir
 from pytest_tlgraph.snapshots.review.html import render_html, write_html
+from pytest_tlgraph.snapshots.review.outcome import CallOutcome, read_outcomes, write_outcome
 from pytest_tlgraph.snapshots.review.report import Report
 from tests.models import MLP
 
@@ -24,6 +25,21 @@ REPORT = Report(
         ("DOT diff (- snapshot / + received):", ("--- snapshot", "+++ received", "-a", "+b")),
     ),
 )
+
+
+def _outcome(images: dict[str, str], nodeid: str = "t.py::test_x", **more: object) -> CallOutcome:
+    return CallOutcome(nodeid, "test_x", "failed", report=REPORT, images=images, **more)  # type: ignore[arg-type]
+
+
+def _keep(results: ResultsDir, stem: Path, written: Artifacts) -> None:
+    """Keep a failure's outcome as the fixture does."""
+    images = {kind: results.relative(p) for kind, p in written.images().items()}
+    files = tuple(results.relative(p) for p in written.files())
+    write_outcome(results, stem, _outcome(images, files=files))
+
+
+def _kept(root: Path) -> list[CallOutcome]:
+    return [outcome for _, outcome in read_outcomes(root)]
 
 
 def _png() -> bytes:
@@ -51,30 +67,27 @@ def test_records_round_trip_and_a_broken_record_is_skipped(tmp_path: Path) -> No
     results = ResultsDir(tmp_path)
     stem = results.stem(Path("t.py"), "test_x")
     written = results.write_failure(stem, actual=_png(), expected=None, diff=None, dot_diff="d")
-    results.write_record(stem, nodeid="t.py::test_x", report=REPORT, artifacts=written)
-    (tmp_path / RECORDS / "zz.json").write_text("{not json")
-    (record,) = results.read_records()
-    assert record["nodeid"] == "t.py::test_x"
-    assert record["images"] == {"actual": "t/test_x.png"}
-    assert record["files"] == ["t/test_x.png", "t/test_x.dot.diff"]
-    assert record["sections"][0] == [
-        "structure (snapshot -> received):",
-        ["fc1: args row now shows in_features=8"],
-    ]
+    _keep(results, stem, written)
+    (tmp_path / RECORDS / "zz.outcome").write_text("{not json")
+    (record,) = _kept(tmp_path)
+    assert record.nodeid == "t.py::test_x"
+    assert record.images == {"actual": "t/test_x.png"}
+    assert record.files == ("t/test_x.png", "t/test_x.dot.diff")
+    assert record.report == REPORT
 
 
 def test_clearing_removes_only_what_the_last_session_wrote(tmp_path: Path) -> None:
     results = ResultsDir(tmp_path)
     stem = results.stem(Path("t.py"), "test_x")
     written = results.write_failure(stem, actual=_png(), expected=None, diff=None, dot_diff="d")
-    results.write_record(stem, nodeid="t.py::test_x", report=REPORT, artifacts=written)
+    _keep(results, stem, written)
     results.note_written(tmp_path / REPORT_NAME)
-    write_html(results.read_records(), tmp_path, tmp_path / REPORT_NAME)
+    write_html(_kept(tmp_path), tmp_path, tmp_path / REPORT_NAME)
     mine = tmp_path / "t" / "notes.txt"
     mine.write_text("kept")
     outside = tmp_path.parent / "outside.png"
     outside.write_bytes(b"kept")
-    (tmp_path / RECORDS / "evil.json").write_text(json.dumps({"files": ["../outside.png"]}))
+    (tmp_path / RECORDS / "evil.outcome").write_text(json.dumps({"files": ["../outside.png"]}))
     measured = results.write_measured(results.stem(Path("a/b.py"), "test_t"), b"png")
     assert measured == tmp_path / "a" / "b" / "test_t-measured.png"
     results.clear_previous()
@@ -84,7 +97,7 @@ def test_clearing_removes_only_what_the_last_session_wrote(tmp_path: Path) -> No
     assert not (tmp_path / REPORT_NAME).exists()
     # A record no manifest lists is an orphan (a run killed between the two writes): it
     # goes, and the file it names outside the folder stays.
-    assert not (tmp_path / RECORDS / "evil.json").exists()
+    assert not (tmp_path / RECORDS / "evil.outcome").exists()
 
 
 def test_clearing_removes_the_results_folder_it_leaves_empty(
@@ -98,7 +111,7 @@ def test_clearing_removes_the_results_folder_it_leaves_empty(
         written = results.write_failure(
             stem, actual=_png(), expected=None, diff=None, dot_diff=None
         )
-        results.write_record(stem, nodeid="t.py::test_x", report=REPORT, artifacts=written)
+        _keep(results, stem, written)
 
     fail_once()
     monkeypatch.chdir(root)  # the folder we run in is never removed
@@ -120,7 +133,7 @@ def test_clearing_keeps_a_results_folder_it_did_not_make(tmp_path: Path) -> None
     results = ResultsDir(root)
     stem = results.stem(Path("t.py"), "test_x")
     written = results.write_failure(stem, actual=_png(), expected=None, diff=None, dot_diff=None)
-    results.write_record(stem, nodeid="t.py::test_x", report=REPORT, artifacts=written)
+    _keep(results, stem, written)
     results.clear_previous()
     assert root.is_dir() and list(root.iterdir()) == []
 
@@ -128,12 +141,7 @@ def test_clearing_keeps_a_results_folder_it_did_not_make(tmp_path: Path) -> None
 def test_html_inlines_images_and_escapes_text(tmp_path: Path) -> None:
     png = _png()
     (tmp_path / "e.png").write_bytes(png)
-    record = {
-        "nodeid": "t.py::test_x[<script>]",
-        "title": REPORT.title,
-        "sections": [[h, list(lines)] for h, lines in REPORT.sections],
-        "images": {"expected": "e.png", "actual": "missing.png"},
-    }
+    record = _outcome({"expected": "e.png", "actual": "missing.png"}, "t.py::test_x[<script>]")
     page = render_html([record], tmp_path)
     assert "test_x[<script>]" not in page and "t.py::test_x[&lt;script&gt;]" in page
     assert "data:image/png;base64," + base64.b64encode(png).decode() in page
@@ -166,7 +174,7 @@ def test_html_inlines_each_image_once_and_builds_the_review_views(tmp_path: Path
     _picture(tmp_path / "whole.png", (900, 300), (240, 240, 240))
     other = {"graphdiff": "g.png", "graphdiff_full": "whole.png", "expected": "a.png"}
     other["actual"] = "e.png"  # the pictures of the first failure, the other way round
-    page = render_html([{"images": images}, {"images": other}], tmp_path)
+    page = render_html([_outcome(images), _outcome(other)], tmp_path)
     uris = _uris(page)
     assert len(uris) == len(set(uris)) == 5  # six files, one pair of equal bytes
     # Every further use names the first by id.
@@ -189,11 +197,11 @@ def test_html_inlines_each_image_once_and_builds_the_review_views(tmp_path: Path
 def test_html_takes_unknown_and_broken_image_entries_in_its_stride(tmp_path: Path) -> None:
     (tmp_path / "not.png").write_bytes(b"GIF89a not a png")
     png = _picture(tmp_path / "x.png", (40, 30), (0, 120, 0))
-    records = [
-        {"images": {"heat_map": png, "expected": png, 3: png, "diff": ["x.png"]}},
-        {"images": ["x.png"]},
-        {"images": {"graphdiff": png, "graphdiff_full": "gone.png", "actual": "not.png"}},
-        {"images": {"graphdiff_full": png}},
+    records = [  # a field of the wrong type never reads (``outcome_from_json``)
+        _outcome({"heat_map": png, "expected": png}),
+        _outcome({}),
+        _outcome({"graphdiff": png, "graphdiff_full": "gone.png", "actual": "not.png"}),
+        _outcome({"graphdiff_full": png}),
     ]
     page = render_html(records, tmp_path)
     assert "<figcaption>heat map</figcaption>" in page  # an unknown kind, by its name

@@ -10,7 +10,7 @@ Layout (``tlgraph-results/`` by default)::
     <module path>/<snapshot name>-graphdiff-full.png  the whole union of both graphs
     <module path>/<snapshot name>.dot.diff       the full unified DOT diff
     <module path>/<snapshot name>-measured.png   the unmasked picture of a time channel
-    .records/<stem, flattened>.json              one failure, for report.html
+    .records/<stem, flattened>.outcome           one call's outcome (``review.outcome``)
     report.html                                  written once, at the end of the session
     .tlgraph-manifest/<process>.txt              every file and folder the plugin made
     .tlgraph-lock                                held by the live run that owns the folder
@@ -42,10 +42,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from pytest_tlgraph.snapshots.disk.bounded import read_regular
 from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError, atomic_write, fitted_name
@@ -61,24 +60,10 @@ __all__ = [
     "RECORDS",
     "REPORT_NAME",
     "Artifacts",
-    "Message",
     "ResultsDir",
     "inside",
     "read_record_files",
 ]
-
-
-class Message(Protocol):
-    """What a failure record keeps of a failure's message: its title and its sections
-    of plain lines (``snapshots.review.report.Report`` is one). Declared here, below the
-    review, so the results folder never imports the review that reads its records."""
-
-    @property
-    def title(self) -> str: ...
-
-    @property
-    def sections(self) -> Sequence[tuple[str, Sequence[str]]]: ...
-
 
 RECORDS: Final = ".records"
 REPORT_NAME: Final = "report.html"
@@ -267,38 +252,6 @@ class ResultsDir:
     def _listed(self, path: Path) -> bool:
         return path in self._written
 
-    def write_record(
-        self,
-        stem: Path,
-        *,
-        nodeid: str,
-        report: Message,
-        artifacts: Artifacts,
-        base: Path | None = None,
-        rootdir: Path | None = None,
-        story: str | None = None,
-        extra: Mapping[str, Any] | None = None,
-    ) -> None:
-        """Keep one failure for the HTML report (a file per snapshot: xdist safe).
-        ``base`` is the folder the report's paths are relative to (where pytest ran),
-        ``rootdir`` pytest's rootdir, which ``nodeid`` is relative to;
-        ``story`` is the failure in one line (``tlgraph report`` lists it); ``extra``
-        adds keys (never replacing one of the record's own)."""
-        record = {
-            **(extra or {}),
-            "base": None if base is None else str(base.resolve()),
-            "rootdir": None if rootdir is None else str(rootdir.resolve()),
-            "nodeid": nodeid,
-            "title": report.title,
-            "story": story,
-            "sections": [[heading, list(lines)] for heading, lines in report.sections],
-            "images": {kind: self.relative(p) for kind, p in artifacts.images().items()},
-            "files": [self.relative(p) for p in artifacts.files()],
-        }
-        # Atomic, so the controller never reads a half-written record.
-        text = json.dumps(record, indent=1, sort_keys=True)
-        self.write(self.record_path(stem, ".json"), text.encode("utf-8"), nodeid=nodeid)
-
     def record_path(self, stem: Path, suffix: str) -> Path:
         """Where one snapshot's record of kind ``suffix`` goes: a file per snapshot in
         ``.records`` (xdist safe), its name fitted to the file-name limit.
@@ -308,10 +261,6 @@ class ResultsDir:
         relative = stem.relative_to(self.root).as_posix()
         name = fitted_name(relative.replace("%", "%25").replace("/", "%2F"))
         return self.root / RECORDS / (name + suffix)
-
-    def read_records(self) -> list[dict[str, Any]]:
-        """Every failure recorded in this session, in a stable order."""
-        return [record for _, record in read_record_files(self.root, ".json")]
 
     def clear_previous(self) -> bool:
         """Remove what earlier sessions wrote, as their manifests list it: the files,
@@ -432,9 +381,10 @@ def _refused_manifest(path: Path) -> str:
     )
 
 
-#: The kinds of file a run keeps in ``.records``: failure records, call records for the
-#: summaries, and the marks ``tlgraph accept`` leaves.
-_RECORD_SUFFIXES: Final = (".json", ".call", ".accepted")
+#: The kinds of file a run keeps in ``.records``: call outcomes, the marks ``tlgraph
+#: accept`` leaves, and the records of earlier versions (a failure's ``.json``, a call's
+#: ``.call``).
+_RECORD_SUFFIXES: Final = (".outcome", ".accepted", ".json", ".call")
 
 
 def inside(root: Path, rel: object) -> Path | None:
@@ -496,7 +446,7 @@ def _sibling(stem: Path, suffix: str) -> Path:
 
 def read_record_files(root: Path, suffix: str) -> list[tuple[Path, dict[str, Any]]]:
     """The one reader of ``.records``: every ``*<suffix>`` record of the results folder
-    ``root`` (``.json`` failures, ``.call`` calls) with its file, in name order; a record
+    ``root`` (``.outcome``: a call's outcome) with its file, in name order; a record
     that cannot be read, or is not a JSON object, is left out, never fatal."""
     folder = root / RECORDS
     if not folder.is_dir():

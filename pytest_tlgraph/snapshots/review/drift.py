@@ -10,11 +10,12 @@ renamed, a decomposition changed) is told so once, in its summaries
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from pytest_tlgraph.diff.view.comparison import Comparison
+    from pytest_tlgraph.snapshots.review.outcome import CallOutcome
 
 __all__ = [
     "DECOMPOSITION",
@@ -78,35 +79,24 @@ def upgrade_kinds(comparison: Comparison) -> list[str] | None:
     return sorted(kinds, key=(RENAMED, DECOMPOSITION).index)
 
 
-def _versions_of(call: Mapping[str, Any]) -> Iterable[tuple[str, str, str]]:
-    drift = call.get("drift")
-    if not isinstance(drift, Mapping):
-        return ()
-    stored, running = drift.get("stored"), drift.get("running")
-    if not isinstance(stored, Mapping) or not isinstance(running, Mapping):
-        return ()
-    return drifted(
-        {str(k): str(v) for k, v in stored.items()}, {str(k): str(v) for k, v in running.items()}
-    )
-
-
-def run_upgrade_line(calls: Sequence[Mapping[str, Any]]) -> str | None:
+def run_upgrade_line(calls: Sequence[CallOutcome]) -> str | None:
     """One line for a whole run whose every failing call's difference is of a kind an
-    upgrade causes (each call record's ``structure.upgrade``), naming the versions that
+    upgrade causes (each outcome's ``structure.upgrade``), naming the versions that
     moved when the baselines recorded them; ``None`` otherwise (or nothing failed)."""
-    failed = [c for c in calls if c.get("verdict") == "failed"]
+    failed = [c for c in calls if c.failed]
     if not failed:
         return None
     kinds: list[str] = []
     for call in failed:
-        structure = call.get("structure")
-        found = structure.get("upgrade") if isinstance(structure, Mapping) else None
-        if not isinstance(found, list) or not found:
+        found = call.upgrade
+        if not found:
             return None
-        kinds += [str(k) for k in found if str(k) not in kinds]
+        kinds += [k for k in found if k not in kinds]
     moved: dict[str, str] = {}
     for call in failed:
-        for name, old, new in _versions_of(call):
+        drift = call.drift
+        versions = () if drift is None else drifted(dict(drift.stored), dict(drift.running))
+        for name, old, new in versions:
             moved.setdefault(name, f"{name} {old} -> {new}")
     if not moved:
         return None  # no recorded version moved: the model's own code changed

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from pytest_tlgraph.escaping import html_text
 from pytest_tlgraph.snapshots.review.html_assets import script, style
 from pytest_tlgraph.snapshots.review.html_images import Inlined, InlinedImages, budget
+from pytest_tlgraph.snapshots.review.outcome import CallOutcome, Place
 from pytest_tlgraph.snapshots.review.report import DOT_DIFF, EVERY_CHANGE, STRUCTURE
 
 __all__ = ["accept_command", "call_title", "render_html", "write_html"]
@@ -214,49 +215,33 @@ def _compare(paths: Mapping[str, str], images: InlinedImages) -> str:
     )
 
 
-def _image_paths(record: Mapping[str, Any]) -> dict[str, str]:
-    """The record's images by kind; entries that are not two strings are left out."""
-    found = record.get("images", {})
-    if not isinstance(found, Mapping):
-        return {}
-    return {k: v for k, v in found.items() if isinstance(k, str) and isinstance(v, str)}
-
-
-def _name(record: Mapping[str, Any]) -> str:
-    info = record.get("accept")
-    name = info.get("name") if isinstance(info, Mapping) else None
-    return name if isinstance(name, str) else ""
-
-
-def call_title(record: Mapping[str, Any], numbered: bool) -> str:
+def call_title(outcome: CallOutcome, numbered: bool) -> str:
     """The call as the page names it: ``test_m.py::test_a, call "depth1"``
     (``numbered``: its test has other calls on the page)."""
     from pytest_tlgraph.snapshots.review.nodeids import call_heading
 
-    nodeid = str(record.get("nodeid", ""))
-    return call_heading(nodeid, record.get("call"), _name(record), numbered=numbered)
+    return call_heading(outcome.nodeid, outcome.call, outcome.name, numbered=numbered)
 
 
-def accept_command(record: Mapping[str, Any]) -> str | None:
+def accept_command(outcome: CallOutcome) -> str | None:
     """The ``tlgraph accept`` command that accepts this call alone, run from the
-    rootdir (``None`` when the record has nothing to accept)."""
+    rootdir (``None`` when the call has nothing to accept)."""
     import shlex
 
     from pytest_tlgraph.snapshots.review.nodeids import call_key
 
-    nodeid, name = record.get("nodeid"), _name(record)
-    if not isinstance(nodeid, str) or not nodeid or not name:
+    if not outcome.nodeid or not outcome.name or outcome.accept is None:
         return None
     words = ["tlgraph", "accept"]
-    results = record.get("results_from_rootdir")
-    if isinstance(results, str) and results and results != "tlgraph-results":
+    results = outcome.where.results_from_rootdir
+    if results and results != "tlgraph-results":
         words += ["--results", results]
-    words += [nodeid, "--call", call_key(record.get("call"), name)]
+    words += [outcome.nodeid, "--call", call_key(outcome.call, outcome.name)]
     return " ".join(shlex.quote(word) for word in words)
 
 
-def _accept_bar(record: Mapping[str, Any]) -> str:
-    command = accept_command(record)
+def _accept_bar(outcome: CallOutcome) -> str:
+    command = accept_command(outcome)
     if command is None:
         return ""
     text = html_text(command)
@@ -266,50 +251,27 @@ def _accept_bar(record: Mapping[str, Any]) -> str:
     )
 
 
-#: A story line's place in the structural diff drawing: ``x, y, w, h`` in its pixels.
-Place = tuple[int, int, int, int]
+def _story_lines(outcome: CallOutcome) -> list[tuple[str, Place | None]]:
+    """What changed, every line (the report's story), each with its place in the
+    drawing where the call found one; a missing snapshot's message when it has none."""
+    report = outcome.report
+    if report is None:
+        return []
+    lines = report.story or next((lines for heading, lines in report.sections), ())
+    places = outcome.places if len(outcome.places) == len(lines) else (None,) * len(lines)
+    return list(zip(lines, places, strict=True))
 
 
-def _story_lines(
-    record: Mapping[str, Any], sections: Sequence[tuple[str, Sequence[str]]]
-) -> list[tuple[str, Place | None]]:
-    """What changed, every line (the record's ``story_lines``), each with its place in
-    the drawing where the record found one; a record without them (written before 0.5)
-    shows its structure section, a missing snapshot its message."""
-    found = record.get("story_lines")
-    if isinstance(found, list) and found and all(isinstance(x, str) for x in found):
-        places = record.get("story_places")
-        places = places if isinstance(places, list) and len(places) == len(found) else []
-        return [(line, _place(places[i] if places else None)) for i, line in enumerate(found)]
-    lines = next((lines for heading, lines in sections if heading == STRUCTURE), None)
-    if lines is None:
-        lines = next((lines for heading, lines in sections if not heading), ())
-    return [(line, None) for line in lines]
-
-
-def _place(value: object) -> Place | None:
-    """``[x, y, w, h]`` of whole non-negative numbers, else ``None``."""
-    if not isinstance(value, list) or len(value) != 4:
-        return None
-    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value):
-        return None
-    return (value[0], value[1], value[2], value[3])
-
-
-def _story(
-    lines: Sequence[tuple[str, Place | None]], sections: Sequence[tuple[str, Sequence[str]]]
-) -> str:
+def _story(lines: Sequence[tuple[str, Place | None]], notes: Sequence[str]) -> str:
     """The story: what changed, one list item a line, each a link to its place in the
-    drawing where it has one; then, muted, the structure section's other lines (where
-    the diff drawings are, or why one was not made)."""
+    drawing where it has one; then, muted, the notes (where the diff drawings are, or
+    why one was not made)."""
     if not lines:
         return ""
     items = "".join(_story_item(line, place) for line, place in lines)
-    told = {line for line, _ in lines}
-    structure = next((lines for heading, lines in sections if heading == STRUCTURE), ())
-    notes = "".join(f"<li>{html_text(x)}</li>" for x in structure if x not in told)
+    shown = "".join(f"<li>{html_text(x)}</li>" for x in notes)
     return f'<h3>what changed</h3><ol class="story">{items}</ol>' + (
-        f'<ul class="notes">{notes}</ul>' if notes else ""
+        f'<ul class="notes">{shown}</ul>' if shown else ""
     )
 
 
@@ -323,20 +285,11 @@ def _story_item(line: str, place: Place | None) -> str:
     )
 
 
-def _sections(record: Mapping[str, Any]) -> list[tuple[str, Sequence[str]]]:
-    """The record's sections as ``(heading, lines)``; malformed entries are left out."""
-    found = record.get("sections", ())
-    out: list[tuple[str, Sequence[str]]] = []
-    for entry in found if isinstance(found, Sequence) else ():
-        if isinstance(entry, Sequence) and len(entry) == 2 and isinstance(entry[1], Sequence):
-            out.append((str(entry[0]), [str(line) for line in entry[1]]))
-    return out
-
-
-def _details(sections: Sequence[tuple[str, Sequence[str]]]) -> str:
+def _details(outcome: CallOutcome) -> str:
     """The sections after the pictures: the encoding state and the PNG verdict open (a
     few lines each), then the DOT diff and every change folded (long)."""
     shown, folded = [], []
+    sections = () if outcome.report is None else outcome.report.sections
     for heading, lines in sections:
         if heading == STRUCTURE or not heading:
             continue  # told by the story
@@ -355,24 +308,21 @@ def _details(sections: Sequence[tuple[str, Sequence[str]]]) -> str:
 
 
 def _failure(
-    number: int, record: Mapping[str, Any], images: InlinedImages, numbered: bool = False
+    number: int, outcome: CallOutcome, images: InlinedImages, numbered: bool = False
 ) -> str:
     """One call: its title and accept command, then the story, the structural diff
     drawing and the pixel views, then the folded text (DOT diff, every change)."""
     parts = [f'<section class="failure" id="f{number}">']
-    shard = record.get("shard")
-    shard_tag = (
-        f' <span class="shard">(shard {html_text(shard)})</span>' if isinstance(shard, str) else ""
-    )
-    parts.append(f"<h2>{number}. {html_text(call_title(record, numbered))}{shard_tag}</h2>")
-    parts.append(f"<div>{html_text(str(record.get('title', '')))}</div>")
-    conflict = record.get("conflict")
-    if isinstance(conflict, str):
-        parts.append(f'<div class="conflict">{html_text(conflict)}</div>')
-    parts.append(_accept_bar(record))
-    sections = _sections(record)
-    parts.append(_story(_story_lines(record, sections), sections))
-    paths = _image_paths(record)
+    shard = outcome.shard
+    shard_tag = f' <span class="shard">(shard {html_text(shard)})</span>' if shard else ""
+    parts.append(f"<h2>{number}. {html_text(call_title(outcome, numbered))}{shard_tag}</h2>")
+    title = "" if outcome.report is None else outcome.report.title
+    parts.append(f"<div>{html_text(title)}</div>")
+    if outcome.conflict:
+        parts.append(f'<div class="conflict">{html_text(outcome.conflict)}</div>')
+    parts.append(_accept_bar(outcome))
+    parts.append(_story(_story_lines(outcome), outcome.notes))
+    paths = dict(outcome.images)
     if "graphdiff" in paths:  # the picture of what changed, right below its story
         parts.append(_viewer(paths, images))
     elif "graphdiff_full" in paths:
@@ -384,7 +334,7 @@ def _failure(
         parts.append('<div class="images others">')
         parts.extend(_figure(kind, paths[kind], images.root, images) for kind in others)
         parts.append("</div>")
-    parts.append(_details(sections))
+    parts.append(_details(outcome))
     parts.append("</section>")
     return "\n".join(parts)
 
@@ -405,16 +355,16 @@ def _help() -> str:
     )
 
 
-def _several(records: Sequence[Mapping[str, Any]]) -> set[str]:
+def _several(records: Sequence[CallOutcome]) -> set[str]:
     """The node ids with more than one call on the page (their first call is numbered)."""
     from collections import Counter
 
-    counts = Counter(str(r.get("nodeid", "")) for r in records)
+    counts = Counter(r.nodeid for r in records)
     return {nodeid for nodeid, n in counts.items() if n > 1}
 
 
 def render_html(
-    records: Sequence[Mapping[str, Any]],
+    records: Sequence[CallOutcome],
     root: Path,
     *,
     notes: Sequence[str] = (),
@@ -427,7 +377,7 @@ def render_html(
     count = len(records)
     images = InlinedImages(root, shards)
     several = _several(records)
-    numbered = [str(r.get("nodeid", "")) in several for r in records]
+    numbered = [r.nodeid in several for r in records]
     index = "".join(
         f'<li><a href="#f{i}">{html_text(call_title(r, numbered[i - 1]))}</a></li>'
         for i, r in enumerate(records, start=1)
@@ -466,7 +416,7 @@ def render_html(
 
 
 def write_html(
-    records: Sequence[Mapping[str, Any]],
+    records: Sequence[CallOutcome],
     root: Path,
     path: Path,
     *,

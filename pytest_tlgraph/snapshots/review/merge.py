@@ -9,20 +9,20 @@ each shard and flagged, so no difference is hidden and none is accepted blindly.
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pytest_tlgraph.snapshots.results.artifacts import inside
-from pytest_tlgraph.snapshots.review.pending import ACCEPT_KEY, Pending, pending_calls
+from pytest_tlgraph.snapshots.review.outcome import CallOutcome, read_outcomes, sorted_calls
+from pytest_tlgraph.snapshots.review.pending import Pending
 
 __all__ = [
     "MergedCall",
     "Shard",
     "conflict_line",
-    "failed_calls",
     "merge_calls",
     "merge_pending",
     "page_record",
@@ -39,8 +39,8 @@ class Shard:
 
 @dataclass(frozen=True, slots=True)
 class MergedCall:
-    """One failing call of the merged run: its record from its first shard, the other
-    shards that recorded it alike, and those that recorded it differently."""
+    """One call of the merged run: its outcome from its first shard, the other shards
+    that recorded it alike, and those that recorded it differently."""
 
     entry: Pending
     shard: str
@@ -57,21 +57,6 @@ class MergedCall:
         return ", ".join((self.shard, *self.alike))
 
 
-def _failure_print(record: Mapping[str, Any]) -> tuple[object, ...]:
-    """What makes two failure records of one call the same failure."""
-    info = record.get(ACCEPT_KEY)
-    info = info if isinstance(info, Mapping) else {}
-    keys = ("received_dot_sha256", "dot_sha256", "png_sha256", "png_compared")
-    return (*(info.get(k) for k in keys), record.get("story"), record.get("title"))
-
-
-def _call_print(record: Mapping[str, Any]) -> tuple[object, ...]:
-    """What makes two call records (the summaries') of one call the same outcome."""
-    structure = record.get("structure")
-    story = structure.get("story") if isinstance(structure, Mapping) else None
-    return record.get("verdict"), str(story)
-
-
 def conflict_line(call: MergedCall) -> str | None:
     """The flag of a call recorded differently by two shards, or ``None``."""
     if not call.conflict:
@@ -83,19 +68,20 @@ def conflict_line(call: MergedCall) -> str | None:
     )
 
 
-def merge_pending(shards: Sequence[Shard], damaged: list[str] | None = None) -> list[MergedCall]:
-    """Every failing call of the shards, each once (see the module docstring), in the
-    order of the first shard that has it, shard by shard; a damaged record is left out,
-    with its line in ``damaged`` (``pending.pending_calls``)."""
+def _merged(shards: Sequence[Shard], damaged: list[str] | None, failed: bool) -> list[MergedCall]:
+    """Every call the shards recorded (``failed``: only those pending review), each once
+    (see the module docstring), in the order of the first shard that has it."""
     seen: dict[tuple[str, str], list[tuple[Shard, Pending]]] = {}
     for shard in shards:
-        for entry in pending_calls(shard.root, damaged):
-            seen.setdefault((entry.nodeid, entry.name), []).append((shard, entry))
+        for path, outcome in read_outcomes(shard.root, damaged):
+            if outcome.failed or not failed:
+                entry = Pending(path, outcome)
+                seen.setdefault((entry.nodeid, entry.name), []).append((shard, entry))
     out: list[MergedCall] = []
     for found in seen.values():
         groups: dict[tuple[object, ...], list[tuple[Shard, Pending]]] = {}
         for shard, entry in found:
-            groups.setdefault(_failure_print(entry.record), []).append((shard, entry))
+            groups.setdefault(entry.outcome.print_(), []).append((shard, entry))
         names = [[s.name for s, _ in group] for group in groups.values()]
         for i, group in enumerate(groups.values()):
             first_shard, entry = group[0]
@@ -105,56 +91,48 @@ def merge_pending(shards: Sequence[Shard], damaged: list[str] | None = None) -> 
     return out
 
 
-def merge_calls(shards: Sequence[Shard], out: Path) -> list[dict[str, Any]]:
-    """The summaries' call records of every shard, each call once with its ``shard``
-    (every shard that recorded it alike), a call recorded otherwise once per outcome
-    with ``conflict`` naming the other shards; artifact paths relative to ``out``."""
-    from pytest_tlgraph.snapshots.review.summary import read_calls
-
-    seen: dict[tuple[str, str], list[tuple[str, dict[str, Any]]]] = {}
-    for shard in shards:
-        for call in read_calls(shard.root):
-            key = (str(call.get("nodeid")), str(call.get("name")))
-            artifacts = call.get("artifacts")
-            if isinstance(artifacts, Mapping):
-                call["artifacts"] = {
-                    str(k): _relative(shard.root / str(v), out) for k, v in artifacts.items()
-                }
-            seen.setdefault(key, []).append((shard.name, call))
-    merged: list[dict[str, Any]] = []
-    for found in seen.values():
-        groups: dict[tuple[object, ...], list[tuple[str, dict[str, Any]]]] = {}
-        for name, call in found:
-            groups.setdefault(_call_print(call), []).append((name, call))
-        every = [[n for n, _ in group] for group in groups.values()]
-        for i, group in enumerate(groups.values()):
-            call = dict(group[0][1])
-            call["shard"] = ", ".join(n for n, _ in group)
-            others = [n for j, names in enumerate(every) if j != i for n in names]
-            if others:
-                call["conflict"] = ", ".join(others)
-            merged.append(call)
-    return sorted(merged, key=lambda r: (str(r.get("nodeid")), str(r.get("name"))))
+def merge_pending(shards: Sequence[Shard], damaged: list[str] | None = None) -> list[MergedCall]:
+    """Every failing call of the shards, each once, in the order of the first shard
+    that has it, shard by shard; a damaged record is left out, with its line in
+    ``damaged`` (``outcome.read_outcomes``)."""
+    return _merged(shards, damaged, failed=True)
 
 
-def page_record(call: MergedCall, out: Path, project: Path) -> dict[str, Any]:
-    """The call's record for a merged ``report.html`` written in ``out``: its shard,
+def merge_calls(shards: Sequence[Shard], out: Path) -> list[CallOutcome]:
+    """Every call outcome of the shards (the summaries'), each call once with its
+    ``shard`` (every shard that recorded it alike), a call recorded otherwise once per
+    outcome with ``conflict`` naming the other shards; image paths relative to ``out``."""
+    found = []
+    for call in _merged(shards, None, failed=False):
+        outcome = _rebased(call, out)
+        conflict = ", ".join(call.conflict) or None
+        found.append(dataclasses.replace(outcome, shard=call.shards(), conflict=conflict))
+    return sorted_calls(found)
+
+
+def _rebased(call: MergedCall, out: Path) -> CallOutcome:
+    """The call's outcome with its images relative to ``out`` (only an image inside its
+    shard's folder: never ``../`` or ``/x``)."""
+    root = call.entry.root
+    images = {
+        kind: _relative(found, out)
+        for kind, rel in call.entry.outcome.images.items()
+        if (found := inside(root, rel)) is not None
+    }
+    return dataclasses.replace(call.entry.outcome, images=images)
+
+
+def page_record(call: MergedCall, out: Path, project: Path) -> CallOutcome:
+    """The call's outcome for a merged ``report.html`` written in ``out``: its shard,
     its flag, its images relative to ``out``, and its results folder relative to the
     ``project`` (the accept command's ``--results``)."""
-    record = dict(call.entry.record)
-    record["shard"] = call.shards()
-    flag = conflict_line(call)
-    if flag is not None:
-        record["conflict"] = flag
-    images = record.get("images")
-    if isinstance(images, Mapping):
-        record["images"] = {  # only an image inside its shard's folder: never ../ or /x
-            str(kind): _relative(found, out)
-            for kind, rel in images.items()
-            if (found := inside(call.entry.root, rel)) is not None
-        }
-    record["results_from_rootdir"] = _relative(call.entry.root, project)
-    return record
+    outcome = _rebased(call, out)
+    where = dataclasses.replace(
+        outcome.where, results_from_rootdir=_relative(call.entry.root, project)
+    )
+    return dataclasses.replace(
+        outcome, shard=call.shards(), conflict=conflict_line(call), where=where
+    )
 
 
 def _relative(path: Path, base: Path) -> str:
@@ -162,36 +140,3 @@ def _relative(path: Path, base: Path) -> str:
         return Path(os.path.relpath(path.resolve(), base.resolve())).as_posix()
     except ValueError:  # another drive
         return str(path.resolve())
-
-
-def failed_calls(calls: Sequence[MergedCall], out: Path) -> list[dict[str, Any]]:
-    """Call records for the summaries made from the failure records alone (shards run
-    without ``--tlgraph-summary``): every failing call, its story as the headline."""
-    from pytest_tlgraph.snapshots.review.pending import story
-
-    found = []
-    for call in calls:
-        record = call.entry.record
-        images = record.get("images")
-        artifacts = (
-            {
-                str(k): _relative(place, out)
-                for k, v in images.items()
-                if (place := inside(call.entry.root, v)) is not None
-            }
-            if isinstance(images, Mapping)
-            else {}
-        )
-        row: dict[str, Any] = {
-            "nodeid": call.entry.nodeid,
-            "name": call.entry.name,
-            "verdict": "failed",
-            "structure": {"headline": story(record), "upgrade": record.get("upgrade")},
-            "drift": record.get("drift"),
-            "artifacts": artifacts,
-            "shard": call.shards(),
-        }
-        if call.conflict:
-            row["conflict"] = ", ".join(call.conflict)
-        found.append(row)
-    return found

@@ -2,8 +2,8 @@
 calls of the last run are still pending review.
 
 A failing call writes its received DOT beside the received picture
-(``<stem>.gv`` next to ``<stem>.png``) and adds to its failure record, under
-:data:`ACCEPT_KEY`, where its two snapshot files are and the sha256 of their bytes as
+(``<stem>.gv`` next to ``<stem>.png``) and keeps in its outcome
+(:class:`.outcome.Acceptance`) the received files and the sha256 of the stored ones as
 the comparison saw them (``None`` when missing). Accepting a call writes
 ``.records/<record>.accepted`` next to its record; the failure's files stay.
 """
@@ -15,27 +15,23 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
-from pytest_tlgraph.snapshots.results.artifacts import read_record_files
+from pytest_tlgraph.snapshots.review.outcome import Acceptance, CallOutcome, read_outcomes
 
 if TYPE_CHECKING:
     from pytest_tlgraph.snapshots.results.artifacts import ResultsDir
 
 __all__ = [
     "ACCEPTED_SUFFIX",
-    "ACCEPT_KEY",
     "RECEIVED_DOT",
     "Pending",
     "acceptance",
     "file_sha256",
     "mark_accepted",
     "pending_calls",
-    "story",
 ]
 
-#: The key of a failure record that holds what accepting the call needs.
-ACCEPT_KEY: Final = "accept"
 #: The received DOT of a failing call, beside its received picture ``<stem>.png``.
 RECEIVED_DOT: Final = ".gv"
 #: Next to a record in ``.records``: the call was accepted after the run.
@@ -58,86 +54,66 @@ def acceptance(
     stem: Path,
     *,
     nodeid: str,
-    name: str,
     dot: str,
     png: bytes | None,
     dot_location: str,
     png_location: str,
     stored_sha256: tuple[str | None, str | None] | None = None,
-    rootdir: Path | None = None,
-) -> dict[str, Any]:
-    """Write the received DOT of one failing call as ``<stem>.gv`` and return the part
-    of its failure record ``tlgraph accept`` reads: ``{ACCEPT_KEY: {...}}``.
+) -> Acceptance:
+    """Write the received DOT of one failing call as ``<stem>.gv`` and return what
+    ``tlgraph accept`` needs of the call.
 
     ``png`` is the received picture (``None``: no PNG was compared); ``stored_sha256``
     the hashes of the stored ``.gv`` and ``.png`` as the comparison read them (``None``:
-    they are read now, as the comparison left them). The snapshot paths are kept
-    absolute and, under ``*_rel``, relative to pytest's ``rootdir``: a results folder
-    downloaded from CI is accepted into another checkout. Raises
+    they are read now, as the comparison left them). The snapshot files themselves are
+    found again from the node id when accepting (``cli.accept_paths``). Raises
     ``SnapshotWriteError`` when the results folder refuses the file."""
     data = dot.encode("utf-8")
     received = stem.with_name(stem.name + RECEIVED_DOT)
     results.write(received, data, nodeid=nodeid)
-    dot_path, png_path = Path(dot_location).absolute(), Path(png_location).absolute()
-    info = {
-        "name": name,
-        "dot_snapshot": str(dot_path),
-        "png_snapshot": str(png_path),
-        "dot_sha256": file_sha256(dot_path) if stored_sha256 is None else stored_sha256[0],
-        "png_sha256": file_sha256(png_path) if stored_sha256 is None else stored_sha256[1],
-        "png_compared": png is not None,
-        "received_dot": results.relative(received),
-        "received_dot_sha256": hashlib.sha256(data).hexdigest(),
-        "received_png": results.relative(stem.with_name(stem.name + ".png"))
-        if png is not None
-        else None,
-    }
-    for key, path in (("dot_snapshot_rel", dot_path), ("png_snapshot_rel", png_path)):
-        info[key] = _relative(path, rootdir)
-    return {ACCEPT_KEY: info}
-
-
-def _relative(path: Path, rootdir: Path | None) -> str | None:
-    """``path`` relative to ``rootdir`` with forward slashes, ``None`` outside it."""
-    if rootdir is None:
-        return None
-    try:
-        return path.resolve().relative_to(rootdir.resolve()).as_posix()
-    except ValueError:
-        return None
+    if stored_sha256 is None:
+        stored_sha256 = (
+            file_sha256(Path(dot_location).absolute()),
+            file_sha256(Path(png_location).absolute()),
+        )
+    return Acceptance(
+        received_dot=results.relative(received),
+        received_dot_sha256=hashlib.sha256(data).hexdigest(),
+        png_compared=png is not None,
+        received_png=None if png is None else results.relative(stem.with_name(stem.name + ".png")),
+        dot_sha256=stored_sha256[0],
+        png_sha256=stored_sha256[1],
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class Pending:
-    """One failure record of a run, and whether it was accepted since."""
+    """One failing call of a run (its outcome and the file it was read from), and
+    whether it was accepted since."""
 
     path: Path
-    record: dict[str, Any]
+    outcome: CallOutcome
 
     @property
     def nodeid(self) -> str:
-        """The test's node id, as pytest names it (``""`` when the record lacks one)."""
-        value = self.record.get("nodeid")
-        return value if isinstance(value, str) else ""
+        """The test's node id, as pytest names it."""
+        return self.outcome.nodeid
 
     @property
     def name(self) -> str:
-        """The snapshot's name (``?`` when the record does not say)."""
-        info = self.record.get(ACCEPT_KEY)
-        value = info.get("name") if isinstance(info, dict) else None
-        return value if isinstance(value, str) else "?"
+        """The snapshot's name."""
+        return self.outcome.name
 
     @property
     def root(self) -> Path:
-        """The results folder the record lies in (``<root>/.records/<record>.json``)."""
+        """The results folder the record lies in (``<root>/.records/<record>.outcome``)."""
         return self.path.parent.parent
 
     @property
     def call(self) -> int | str | None:
         """The call's index as the fixture numbers it: its ``name=``, else the number
-        of earlier calls in the test (``None`` for a record before 0.4)."""
-        value = self.record.get("call")
-        return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
+        of earlier calls in the test."""
+        return self.outcome.call
 
     @property
     def marker(self) -> Path:
@@ -151,40 +127,10 @@ class Pending:
 
 
 def pending_calls(root: Path, damaged: list[str] | None = None) -> list[Pending]:
-    """Every failure record in the results folder ``root`` with its file, in the order
-    ``report.html`` lists them. An unreadable record is left out; so is one with a field
-    of the wrong type (``validate``), with one line in ``damaged`` naming it."""
-    from pytest_tlgraph.snapshots.review.validate import record_problem
-
-    out = []
-    for path, record in read_record_files(root, ".json"):
-        problem = record_problem(record)
-        if problem is None:
-            out.append(Pending(path, record))
-        elif damaged is not None:
-            damaged.append(
-                f"left out the record {path}: {problem}; rerun pytest to record it again"
-            )
-    return out
-
-
-def story(record: dict[str, Any]) -> str:
-    """The one-line story of a failure: its ``story`` when the record has one, else the
-    first line of its first (the structure) section, with the line after it when it is
-    a heading (``label rows changed (2 nodes): conv2d_1: ...``)."""
-    given = record.get("story")
-    if isinstance(given, str) and given.strip():
-        return given.strip().splitlines()[0]
-    sections = record.get("sections")
-    if isinstance(sections, list):
-        for section in sections:
-            if isinstance(section, list) and len(section) == 2 and isinstance(section[1], list):
-                lines = [line for line in section[1] if isinstance(line, str) and line.strip()]
-                if len(lines) > 1 and lines[0].rstrip().endswith(":"):
-                    return f"{lines[0].strip()} {lines[1].strip()}"
-                if lines:
-                    return lines[0].strip()
-    return "(no summary recorded)"
+    """Every failing call recorded in the results folder ``root`` with its file, in the
+    order ``report.html`` lists them. A record that does not read is left out, with one
+    line in ``damaged`` naming it (:func:`.outcome.read_outcomes`)."""
+    return [Pending(path, o) for path, o in read_outcomes(root, damaged) if o.failed]
 
 
 def mark_accepted(results: ResultsDir, entry: Pending, written: list[Path]) -> None:

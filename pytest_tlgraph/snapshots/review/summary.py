@@ -1,11 +1,10 @@
 """CI summaries: ``summary.json`` and ``summary.md`` in the results folder
 (docs/usage.md, "In CI (GitHub Actions)").
 
-With ``--tlgraph-summary=json,markdown`` every ``tlgraph_snapshot`` call leaves one small
-record (``.records/<stem>.call``: a file per snapshot, so pytest-xdist workers never
-write the same file); at the end of the session the controller reads them all and
-writes the summaries, and appends the markdown to the file that ``GITHUB_STEP_SUMMARY``
-names, when it is set.
+With ``--tlgraph-summary=json,markdown`` every ``tlgraph_snapshot`` call keeps its
+outcome (:mod:`.outcome`: a failing call keeps it anyway, for report.html); at the end
+of the session the controller reads them all and writes the summaries, and appends the
+markdown to the file that ``GITHUB_STEP_SUMMARY`` names, when it is set.
 """
 
 from __future__ import annotations
@@ -13,18 +12,22 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_tlgraph.errors import UsageError
 from pytest_tlgraph.escaping import markdown
 from pytest_tlgraph.snapshots.disk.nofollow import NotRegular, kind_of
-from pytest_tlgraph.snapshots.results.artifacts import read_record_files
+from pytest_tlgraph.snapshots.review.outcome import (
+    CallOutcome,
+    outcome_to_json,
+    read_outcomes,
+    sorted_calls,
+)
 from pytest_tlgraph.suggest import did_you_mean
 
 if TYPE_CHECKING:
-    from pytest_tlgraph.diff.view.comparison import Comparison
     from pytest_tlgraph.snapshots.results.artifacts import ResultsDir
 
 __all__ = [
@@ -34,16 +37,13 @@ __all__ = [
     "parse_kinds",
     "read_calls",
     "render_markdown",
-    "structure_data",
     "summary_json",
-    "write_call",
     "write_summaries",
 ]
 
 KINDS: Final = ("json", "markdown")
 SUMMARY_JSON: Final = "summary.json"
 SUMMARY_MD: Final = "summary.md"
-_CALL: Final = ".call"
 _MARKS: Final = {
     "passed": "pass", "written": "written", "failed": "**FAIL**", "missing": "**MISSING**",
 }  # fmt: skip
@@ -66,80 +66,17 @@ def parse_kinds(text: str | None, where: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _cut_values(data: dict[str, Any], cut: Callable[[str], str]) -> dict[str, Any]:
-    """An edit's JSON form with each text value (and each text of a list) cut at the
-    report's width, as every other line of a record is (a 20k-entry row changed)."""
-
-    def one(value: Any) -> Any:
-        return cut(value) if isinstance(value, str) else value
-
-    return {k: [one(x) for x in v] if isinstance(v, list) else one(v) for k, v in data.items()}
+def read_calls(root: Path, damaged: list[str] | None = None) -> list[CallOutcome]:
+    """Every call outcome of the session, by test id and name (a record that does not
+    read left out, with its line in ``damaged``)."""
+    return sorted_calls([outcome for _, outcome in read_outcomes(root, damaged)])
 
 
-def structure_data(comparison: Comparison | None) -> dict[str, Any] | None:
-    """The comparison of a DOT mismatch as data (``None`` without a readable stored
-    side): its story, the headline, and each kind of change listed."""
-    from pytest_tlgraph.diff.edits import to_json
-    from pytest_tlgraph.diff.view.story import (
-        every_change,
-        headline,
-        recolour_line,
-        story_lines,
-    )
-    from pytest_tlgraph.snapshots.review.cut import cut_lines, cut_text
-    from pytest_tlgraph.snapshots.review.drift import upgrade_kinds
-
-    if comparison is None:
-        return None
-    story = story_lines(comparison)
-    return {  # each line cut at the report's width (the full text: <stem>.story.txt)
-        "headline": cut_text(headline(comparison)),
-        "story": cut_lines(story),
-        "edits": [_cut_values(to_json(edit), cut_text) for edit in comparison.edits],
-        "changes": cut_lines(every_change(comparison)),
-        "nodes_added": list(comparison.added),
-        "nodes_removed": list(comparison.removed),
-        "replaced": [list(pair) for pair in comparison.replaced],
-        "changed_nodes": list(comparison.changed),
-        "moved": [list(move) for move in comparison.moved],
-        "renumbered": [list(pair) for pair in comparison.renumbered],
-        "edges_added": [list(e) for e in comparison.edges_added],
-        "edges_removed": [list(e) for e in comparison.edges_removed],
-        "clusters_added": list(comparison.clusters_added),
-        "clusters_removed": list(comparison.clusters_removed),
-        "clusters_changed": [c.id for c in comparison.clusters_changed],
-        "unsigned": list(comparison.unsigned),
-        "recolour": recolour_line(comparison),
-        "upgrade": upgrade_kinds(comparison),
-    }
-
-
-def write_call(results: ResultsDir, stem: Path, record: Mapping[str, Any]) -> None:
-    """Keep one call's record for the summaries (written atomically and listed in the
-    results folder's manifest, like every file the plugin writes)."""
-    text = json.dumps(record, sort_keys=True)
-    nodeid = record.get("nodeid")
-    results.write(
-        results.record_path(stem, _CALL),
-        text.encode("utf-8"),
-        nodeid=nodeid if isinstance(nodeid, str) else None,
-    )
-
-
-def read_calls(root: Path) -> list[dict[str, Any]]:
-    """Every call record of the session, by test id and name (one with a field of the
-    wrong type left out: ``validate.call_problem``)."""
-    from pytest_tlgraph.snapshots.review.validate import call_problem
-
-    out = [r for _, r in read_record_files(root, _CALL) if call_problem(r) is None]
-    return sorted(out, key=lambda r: (str(r.get("nodeid")), str(r.get("name"))))
-
-
-def _changes(structure: Mapping[str, Any] | None) -> str:
-    if not structure:
+def _changes(call: CallOutcome) -> str:
+    """The table's "what changed": the headline of a DOT mismatch, else nothing."""
+    if call.structure is None:
         return ""
-    line = structure.get("headline")
-    return str(line) if line else "no structural change"
+    return call.structure.headline or "no structural change"
 
 
 def _verdict(verdict: str) -> str:
@@ -148,7 +85,7 @@ def _verdict(verdict: str) -> str:
 
 
 def render_markdown(
-    calls: Sequence[Mapping[str, Any]], report: str | None, *, shards: Sequence[str] = ()
+    calls: Sequence[CallOutcome], report: str | None, *, shards: Sequence[str] = ()
 ) -> str:
     """A GitHub-flavoured markdown summary: counts, then one table row per call (with
     its shard, for a merged run of ``shards``). Every text from a record (test ids,
@@ -157,7 +94,7 @@ def render_markdown(
     every failure is of a kind an upgrade causes says so once, above the table."""
     from pytest_tlgraph.snapshots.review.drift import run_upgrade_line
 
-    counts = Counter(str(c.get("verdict")) for c in calls)
+    counts = Counter(c.verdict for c in calls)
     head = ", ".join(f"{n} {v if v in _MARKS else markdown(v)}" for v, n in sorted(counts.items()))
     lines = [f"### tlgraph snapshots: {head or 'no calls'}", ""]
     if shards:
@@ -178,29 +115,27 @@ def render_markdown(
         "|---|---|---|---|---|" + ("---|" if merged else ""),
     ]
     for call in calls:
-        verdict = str(call.get("verdict"))
-        artifacts = call.get("artifacts") or {}
-        picture = markdown(str(artifacts["graphdiff"])) if "graphdiff" in artifacts else ""
+        picture = markdown(call.images["graphdiff"]) if "graphdiff" in call.images else ""
         row = (
-            f"| {markdown(str(call.get('nodeid')))} | {markdown(str(call.get('name')))} | "
-            f"{_verdict(verdict)} | {markdown(_changes(call.get('structure')))} | "
-            f"{picture} |"
+            f"| {markdown(call.nodeid)} | {markdown(call.name)} | "
+            f"{_verdict(call.verdict)} | {markdown(_changes(call))} | {picture} |"
         )
         if merged:
-            conflict = call.get("conflict")
-            flag = f" **differs in** {markdown(str(conflict))}" if conflict else ""
-            row += f" {markdown(str(call.get('shard', '')))}{flag} |"
+            conflict = call.conflict
+            flag = f" **differs in** {markdown(conflict)}" if conflict else ""
+            row += f" {markdown(call.shard or '')}{flag} |"
         lines.append(row)
     return "\n".join(lines) + "\n"
 
 
-def summary_json(calls: Sequence[Mapping[str, Any]], *, shards: Sequence[str] = ()) -> bytes:
-    """``summary.json``: the counts, every call record, the upgrade line (``null``
-    unless every failure is of a kind an upgrade causes), and a merged run's shards."""
+def summary_json(calls: Sequence[CallOutcome], *, shards: Sequence[str] = ()) -> bytes:
+    """``summary.json``: the counts, every call's outcome (its record's JSON form), the
+    upgrade line (``null`` unless every failure is of a kind an upgrade causes), and a
+    merged run's shards."""
     from pytest_tlgraph.snapshots.review.drift import run_upgrade_line
 
-    counts = dict(Counter(str(c.get("verdict")) for c in calls))
-    payload: dict[str, Any] = {"counts": counts, "calls": list(calls)}
+    counts = dict(Counter(c.verdict for c in calls))
+    payload: dict[str, Any] = {"counts": counts, "calls": [outcome_to_json(c) for c in calls]}
     payload["upgrade"] = run_upgrade_line(calls)
     if shards:
         payload["shards"] = list(shards)
