@@ -11,6 +11,7 @@ from torch import nn
 
 from pytest_tlgraph import capture
 from pytest_tlgraph.diff.dotparse import parse_gv
+from pytest_tlgraph.diff.edits import to_json
 from pytest_tlgraph.diff.graph import GraphModel, read_graph
 from pytest_tlgraph.diff.inside import fold_name, inside_change
 from pytest_tlgraph.diff.view.comparison import compare
@@ -23,7 +24,7 @@ from pytest_tlgraph.draw.collapse.signature import (
     read_signature,
 )
 from pytest_tlgraph.draw.dot import emit
-from pytest_tlgraph.snapshots.review.summary import structure_data
+from pytest_tlgraph.snapshots.failure import structure_of
 
 
 class _Block(nn.Module):
@@ -139,12 +140,11 @@ def test_the_signature_round_trips_through_the_stored_gv() -> None:
 
 def test_the_ci_summary_counts_and_names_the_change() -> None:
     old, new = _dot(_Net(_Block()), depth=0), capture(_Net(_Block(act=nn.GELU)), torch.zeros(1, 4))
-    data = structure_data(compare(old, new.draw(depth=0).dot))
-    assert data is not None
-    assert list(data["changed_nodes"]) == ["@blocks#1"]
-    assert data["story"] == ["@blocks (Sequential): inside: 0.act relu -> gelu"]
-    assert data["headline"] == "@blocks (Sequential): inside: 0.act relu -> gelu"
-    assert data["edits"] == [
+    data = structure_of(compare(old, new.draw(depth=0).dot))
+    assert data.changed_nodes == ("@blocks#1",)
+    assert data.story == ("@blocks (Sequential): inside: 0.act relu -> gelu",)
+    assert data.headline == "@blocks (Sequential): inside: 0.act relu -> gelu"
+    assert [to_json(edit) for edit in data.edits] == [
         {"kind": "op_replaced", "at": "blocks.0.act", "old": "relu", "new": "gelu", "id": "",
          "old_id": ""}
     ]  # fmt: skip

@@ -1,24 +1,24 @@
-"""The one-line story ``tlgraph report`` prints for a call pending review."""
+"""The one-line story ``tlgraph report`` prints for a call pending review: the
+outcome's headline, read from its typed fields."""
 
 from __future__ import annotations
 
-from pytest_tlgraph.snapshots.review.pending import story
+from pytest_tlgraph.snapshots.review.outcome import CallOutcome, Structure
+from pytest_tlgraph.snapshots.review.report import Report
 
 
-def test_the_story_is_the_records_own_when_it_has_one() -> None:
-    record = {
-        "story": "added @layer1.2 (BasicBlock): 7 nodes\nmore",
-        "sections": [["structure (snapshot -> received):", ["nodes added (7): ..."]]],
-    }
-    assert story(record) == "added @layer1.2 (BasicBlock): 7 nodes"
+def test_the_headline_is_the_comparisons_when_the_dot_was_compared() -> None:
+    structure = Structure("added @layer1.2 (BasicBlock): 7 ops", ("a", "b"), (), ())
+    report = Report("t", (("structure (snapshot -> received):", ("x",)),), story=("x",))
+    call = CallOutcome("t.py::a", "a", "failed", report=report, structure=structure)
+    assert call.headline == "added @layer1.2 (BasicBlock): 7 ops"
 
 
-def test_else_the_first_structure_line_with_the_line_a_heading_introduces() -> None:
-    heading = "label rows changed (2 nodes):"
-    detail = "  conv2d_1: shape row 1x16 -> 1x32"
-    record = {"sections": [["structure (snapshot -> received):", [heading, detail, "x"]]]}
-    assert story(record) == "label rows changed (2 nodes): conv2d_1: shape row 1x16 -> 1x32"
-    plain = {"sections": [["", ["snapshot a.gv does not exist: ...", "snapshot a.png ..."]]]}
-    assert story(plain) == "snapshot a.gv does not exist: ..."
-    assert story({"sections": "damaged"}) == "(no summary recorded)"
-    assert story({"story": "", "sections": []}) == "(no summary recorded)"
+def test_else_the_story_or_the_first_line_of_the_message() -> None:
+    report = Report("t", (("PNG:", ("1 mismatched pixel",)),), story=("PNG only: 1 px",))
+    assert CallOutcome("t.py::a", "a", "failed", report=report).headline == "PNG only: 1 px"
+    missing = Report("t", (("", ("snapshot a.gv does not exist: ...", "snapshot a.png")),))
+    assert CallOutcome("t.py::a", "a", "missing", report=missing).headline == (
+        "snapshot a.gv does not exist: ..."
+    )
+    assert CallOutcome("t.py::a", "a", "passed").headline == "(no summary recorded)"

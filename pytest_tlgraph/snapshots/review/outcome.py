@@ -15,7 +15,7 @@ field of the wrong type, is left out with one line naming the file and the cause
 Paths: the images and received files are relative to the results folder (the folder a CI
 job uploads: the paths stay right after a download); ``where.results_from_rootdir`` is
 that folder relative to pytest's rootdir, so an image relative to the rootdir is the
-two joined (docs/decisions.md, "One outcome per call (0.5)").
+two joined (docs/decisions.md, "One outcome per call, one record").
 """
 
 from __future__ import annotations
