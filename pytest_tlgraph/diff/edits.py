@@ -54,16 +54,13 @@ class Edit:
     #: How telling the kind is, lowest first: what the model did (a block, an argument)
     #: before what follows from it (a shape downstream, ids renumbered).
     rank: ClassVar[int] = 2
+    #: Whether the edit names what only the stored drawing has.
+    removed_side: ClassVar[bool] = False
 
     @property
     def address(self) -> str:
         """The module address the edit sits at."""
         return str(getattr(self, "at", ""))
-
-    @property
-    def removed_side(self) -> bool:
-        """Whether the edit names what only the stored drawing has."""
-        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,10 +91,7 @@ class BlockRemoved(_Block):
     """A module only the stored side has."""
 
     kind: ClassVar[str] = "block_removed"
-
-    @property
-    def removed_side(self) -> bool:
-        return True
+    removed_side: ClassVar[bool] = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,10 +168,7 @@ class OpRemoved(_LoneOp):
     """An op only the stored side runs."""
 
     kind: ClassVar[str] = "op_removed"
-
-    @property
-    def removed_side(self) -> bool:
-        return True
+    removed_side: ClassVar[bool] = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,10 +311,7 @@ class SkipRemoved(_Skip):
     """A joining op the stored side had (a residual connection removed)."""
 
     kind: ClassVar[str] = "skip_removed"
-
-    @property
-    def removed_side(self) -> bool:
-        return True
+    removed_side: ClassVar[bool] = True
 
 
 @dataclass(frozen=True, slots=True)
