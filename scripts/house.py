@@ -28,6 +28,8 @@
   (``dot``) is not Python and not counted. The budget applies to **run**, what one
   failing call costs from the first hook after collection to the last line printed.
 
+A subpackage's ``__init__`` counts in that subpackage.
+
 ``--no-trace`` skips the two pytest runs (seconds instead of about a minute);
 ``--modules`` also lists the modules of the run scope by subpackage.
 """
@@ -285,7 +287,7 @@ def _by_group(modules: Iterable[str]) -> Counter[str]:
     counts: Counter[str] = Counter()
     for name in modules:
         parts = name.split(".")
-        counts[parts[1] if len(parts) > 2 else "(top)"] += 1
+        counts[parts[1] if (PACKAGE / parts[1]).is_dir() else "(top)"] += 1
     return counts
 
 
