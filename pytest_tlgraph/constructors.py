@@ -46,18 +46,13 @@ class Unreadable:
         return f"Unreadable({self.text!r})"
 
 
-class Defaults(Mapping[str, Any]):
-    """``arg -> default`` of one torch.nn class, in signature order, as capture recorded
-    it: plain values (bools, numbers, strings, ``None``, tuples of those), a function by
-    its name (``activation=relu``), :data:`REQUIRED` for an arg without one and
-    :class:`Unreadable` for anything else. Read only and hashable (its hash is worked
-    out once), so a drawing can key what it writes by it."""
+class _ReadOnly(Mapping[str, Any]):
+    """A read-only ``str``-keyed mapping over a private copy of its values."""
 
-    __slots__ = ("_hash", "_values")
+    __slots__ = ("_values",)
 
     def __init__(self, values: Mapping[str, Any]) -> None:
         self._values = dict(values)
-        self._hash: int | None = None
 
     def __getitem__(self, key: str) -> Any:
         return self._values[key]
@@ -70,6 +65,20 @@ class Defaults(Mapping[str, Any]):
 
     def __contains__(self, key: object) -> bool:
         return key in self._values
+
+
+class Defaults(_ReadOnly):
+    """``arg -> default`` of one torch.nn class, in signature order, as capture recorded
+    it: plain values (bools, numbers, strings, ``None``, tuples of those), a function by
+    its name (``activation=relu``), :data:`REQUIRED` for an arg without one and
+    :class:`Unreadable` for anything else. Read only and hashable (its hash is worked
+    out once), so a drawing can key what it writes by it."""
+
+    __slots__ = ("_hash",)
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        super().__init__(values)
+        self._hash: int | None = None
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Defaults):
@@ -93,13 +102,13 @@ def _hashable(value: Any) -> Any:
     return value
 
 
-class ModuleArgs(Mapping[str, Any]):
+class ModuleArgs(_ReadOnly):
     """A module call's constructor args (read only, in signature order), with the name
     of the torch.nn class whose signature named them (``torch_class``): ``LayerNorm``
     for a ``LayerNorm2d`` subclass, whose own name torch does not know; and that class's
     constructor ``defaults`` as capture recorded them (``None`` when unknown)."""
 
-    __slots__ = ("_defaults", "_torch_class", "_values")
+    __slots__ = ("_defaults", "_torch_class")
 
     def __init__(
         self,
@@ -107,7 +116,7 @@ class ModuleArgs(Mapping[str, Any]):
         torch_class: str | None = None,
         defaults: Defaults | None = None,
     ) -> None:
-        self._values = dict(values)
+        super().__init__(values)
         self._torch_class = torch_class
         self._defaults = defaults
 
@@ -120,18 +129,6 @@ class ModuleArgs(Mapping[str, Any]):
     def defaults(self) -> Defaults | None:
         """The constructor defaults of :attr:`torch_class`, ``None`` when unknown."""
         return self._defaults
-
-    def __getitem__(self, key: str) -> Any:
-        return self._values[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._values)
-
-    def __len__(self) -> int:
-        return len(self._values)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._values
 
     def keys(self) -> KeysView[str]:
         """The arg names, in signature order."""

@@ -138,6 +138,31 @@ def _layers(ops: Sequence[Op]) -> dict[str, Layer]:
     return layers
 
 
+def _pass_labels(
+    raw_ops: Sequence[RawOp], layer_of: Sequence[str], members: Mapping[str, list[int]]
+) -> list[str]:
+    """Each op's label: its layer's, with ``:<pass>`` when the layer ran more than once
+    (and the op's pass number and pass count set)."""
+    labels = list(layer_of)
+    for layer, indices in members.items():
+        if len(indices) > 1:
+            count = len(indices)
+            for number, index in enumerate(indices, start=1):
+                raw = raw_ops[index]
+                raw.pass_number, raw.num_passes = number, count
+                labels[index] = f"{layer}:{number}"
+    return labels
+
+
+def _children(op_parents: Sequence[Sequence[int]]) -> list[list[int]]:
+    """Each op's children (op indices, in op order), from each op's parents."""
+    children: list[list[int]] = [[] for _ in op_parents]
+    for index, parents in enumerate(op_parents):
+        for parent in parents:
+            children[parent].append(index)
+    return children
+
+
 def assemble(
     raw_ops: Sequence[RawOp],
     layer_keys: Sequence[tuple[Any, ...]],
@@ -168,19 +193,9 @@ def assemble(
     maps = canonical_order(raw_ops, layer_keys, frames, maps)
     grad_norms, device_time, io_names = settle_constants(raw_ops, layer_keys, maps)
     layer_of, members = _layer_labels(layer_keys, [raw.func for raw in raw_ops])
-    labels = list(layer_of)
-    for layer, indices in members.items():
-        if len(indices) > 1:
-            count = len(indices)
-            for number, index in enumerate(indices, start=1):
-                raw = raw_ops[index]
-                raw.pass_number, raw.num_passes = number, count
-                labels[index] = f"{layer}:{number}"
+    labels = _pass_labels(raw_ops, layer_of, members)
     op_parents = [raw.parents for raw in raw_ops]
-    children: list[list[int]] = [[] for _ in raw_ops]
-    for index, parents in enumerate(op_parents):
-        for parent in parents:
-            children[parent].append(index)
+    children = _children(op_parents)
     norms = grad_norms or {}
     times = device_time or {}
     label_of = labels.__getitem__

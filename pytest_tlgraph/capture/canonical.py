@@ -26,14 +26,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_tlgraph.capture.hoist import const_name
+from pytest_tlgraph.capture.hoist import ByIndex, const_name, permute
 from pytest_tlgraph.capture.raw import ModuleFrame, RawOp
 
 __all__ = ["canonical_order"]
 
 Key = tuple[str, int]
-#: A map keyed by op index (grad norms, device times, input and output names).
-ByIndex = Mapping[int, Any] | None
 
 
 def _runs(
@@ -83,15 +81,6 @@ def _continues(
         return False
     earlier = {i for p in run for i in span[(frames[p].address, frames[p].call_number)]}
     return not any(parent in earlier for i in mine for parent in raw_ops[i].parents)
-
-
-def _moved(source: Any, new_index: Mapping[int, int]) -> Any:
-    """A call skeleton's tensor source with the op index it names moved."""
-    if type(source) is int:
-        return new_index.get(source, source)
-    if type(source) is tuple and source and source[0] == "slot":
-        return ("slot", new_index.get(source[1], source[1]), *source[2:])
-    return source  # a parameter's name, a constant's shape
 
 
 def _weights(raw_ops: Sequence[RawOp], ops: Sequence[int]) -> tuple[str, ...]:
@@ -144,18 +133,4 @@ def canonical_order(
                 raw.module_calls = tuple(renumber.get(k, k) for k in raw.module_calls)
     if not moved:
         return maps
-    new_index = {old: new for new, old in enumerate(order)}
-    permuted = [raw_ops[old] for old in order]
-    keys_permuted = [layer_keys[old] for old in order]
-    for new, raw in enumerate(permuted):
-        raw.index = new
-        raw.parents = [new_index[p] for p in raw.parents]
-        if raw.call:
-            func, positional, keywords, sources = raw.call
-            raw.call = (func, positional, keywords, tuple(_moved(s, new_index) for s in sources))
-    raw_ops[:] = permuted
-    layer_keys[:] = keys_permuted
-    return tuple(
-        None if found is None else {new_index[i]: value for i, value in found.items()}
-        for found in maps
-    )
+    return permute(raw_ops, layer_keys, order, maps)

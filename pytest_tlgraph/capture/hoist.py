@@ -15,8 +15,9 @@ from typing import Any
 
 from pytest_tlgraph.capture.raw import RawOp
 
-__all__ = ["const_name", "hoist_constants", "settle_constants"]
+__all__ = ["ByIndex", "const_name", "hoist_constants", "permute", "settle_constants"]
 
+#: A map keyed by op index (grad norms, device times, input and output names).
 ByIndex = Mapping[int, Any] | None
 
 
@@ -31,14 +32,15 @@ def const_name(raw: RawOp) -> str | None:
 
 
 def _moved(source: Any, new_index: Mapping[int, int]) -> Any:
+    """A call skeleton's tensor source with the op index it names moved."""
     if type(source) is int:
         return new_index.get(source, source)
     if type(source) is tuple and source and source[0] == "slot":
         return ("slot", new_index.get(source[1], source[1]), *source[2:])
-    return source
+    return source  # a parameter's name, a constant's shape
 
 
-def _permute(
+def permute(
     raw_ops: list[RawOp],
     layer_keys: list[tuple[Any, ...]],
     order: Sequence[int],
@@ -75,7 +77,7 @@ def hoist_constants(
     order = inputs + consts + [raw.index for raw in raw_ops if raw.index not in front]
     if order == list(range(len(raw_ops))):
         return maps
-    return _permute(raw_ops, layer_keys, order, maps)
+    return permute(raw_ops, layer_keys, order, maps)
 
 
 def settle_constants(
@@ -96,4 +98,4 @@ def settle_constants(
     start = consts[0]
     order = list(range(len(raw_ops)))
     order[start : start + len(ranked)] = ranked
-    return _permute(raw_ops, layer_keys, order, maps)
+    return permute(raw_ops, layer_keys, order, maps)

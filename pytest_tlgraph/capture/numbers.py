@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Final
+from typing import Any
 
 import torch
 
 __all__ = ["by_value", "scalar_args"]
-
-_NUMBERS: Final = (bool, int, float)
 
 
 @functools.cache

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from pytest_tlgraph.draw.dot import DotGraph, NodeStatement
@@ -250,99 +250,125 @@ def parse_gv(text: str) -> ParsedGraph:
     lines = _statements(text)
     if not lines or lines[0][1] != "digraph tlgraph {":
         raise DotParseError("line 1: not a tlgraph drawing (expected 'digraph tlgraph {')")
-    defaults: dict[str, dict[str, object]] = {}
-    nodes: list[tuple[str, dict[str, object]]] = []
-    extra: list[NodeStatement] = []
-    edges: list[tuple[str, str]] = []
-    edge_attrs: dict[tuple[str, str], dict[str, object]] = {}
-    clusters: list[Cluster] = []
-    cluster_attrs: dict[str, dict[str, object]] = {}
-    titles: dict[str, str] = {}
-    member_of: dict[str, str] = {}
-    ranks: list[tuple[str, ...]] = []
-    order: list[tuple[str, str]] = []
-    pins: list[tuple[str, str]] = []
-    stack: list[str] = []
-    pending: str | None = None  # a cluster whose graph [...] line comes next
-    tail = False  # past the nodes: a node statement now is an extra node
-    closed = False
+    reader = _Reader()
     for number, line in lines[1:]:
         try:
-            if closed:
-                raise DotParseError("text after the end of the graph")
-            if pending is not None:
-                match = _DEFAULTS.fullmatch(line)
-                if match is None or match[1] != "graph":
-                    raise DotParseError(f"cluster without attributes: {line[:80]!r}")
-                attrs = parse_attrs(match[2])
-                cluster_attrs[pending] = attrs
-                titles[pending] = _title(attrs)
-                pending = None
-            elif match := _DEFAULTS.fullmatch(line):
-                if stack or match[1] in defaults:
-                    raise DotParseError(f"unexpected {match[1]} defaults: {line[:80]!r}")
-                defaults[match[1]] = parse_attrs(match[2])
-            elif match := _CLUSTER.fullmatch(line):
-                cid = unquote(match[1])
-                tail = True
-                clusters.append(_cluster(cid, stack[-1] if stack else None))
-                stack.append(cid)
-                check_nesting(len(stack))
-                pending = cid
-            elif line.strip() == "}":
-                if stack:
-                    stack.pop()
-                else:
-                    closed = True
-            elif match := _EDGE.fullmatch(line):
-                tail = True
-                edge = (unquote(match[1]), unquote(match[2]))
-                attrs = parse_attrs(match[3]) if match[3] else {}
-                if attrs == {"style": "invis"}:  # orders a rank, never data
-                    order.append(edge)
-                    continue
-                edges.append(edge)
-                if attrs:
-                    edge_attrs[edge] = attrs
-            elif match := _NODE.fullmatch(line):
-                node_id, attrs = unquote(match[1]), parse_attrs(match[2])
-                if tail:
-                    extra.append(NodeStatement(node_id, None, attrs))
-                else:
-                    nodes.append((node_id, attrs))
-            elif match := _MEMBER.fullmatch(line):
-                if not stack:
-                    raise DotParseError(f"a bare node outside any cluster: {line[:80]!r}")
-                member_of[unquote(match[1])] = stack[-1]
-            elif match := _RANK.fullmatch(line):
-                tail = True
-                ranks.append(tuple(unquote(q) for q in re.findall(_QUOTED, match[1])))
-            elif match := _PIN.fullmatch(line):
-                pins.append((match[1], unquote(match[2])))
-            else:
-                raise DotParseError(f"not canonical tlgraph DOT: {line[:80]!r}")
+            reader.statement(line)
         except DotParseError as error:
             raise DotParseError(f"line {number}: {error}") from None
-    if not closed or stack:
+    if not reader.closed or reader.stack:
         raise DotParseError(f"line {lines[-1][0]}: the graph is not closed (missing '}}')")
-    missing = sorted({"graph", "node", "edge"} - set(defaults))
-    if missing:
-        raise DotParseError(f"no {', '.join(missing)} defaults: not a tlgraph drawing")
-    graph = DotGraph(
-        graph_attrs=defaults["graph"],
-        node_defaults=defaults["node"],
-        edge_defaults=defaults["edge"],
-        nodes=[NodeStatement(n, member_of.get(n), attrs) for n, attrs in nodes],
-        edges=edges,
-        clusters=clusters,
-        cluster_attrs=cluster_attrs,
-        rank_groups=ranks,
-        extra_nodes=extra,
-        edge_attrs=edge_attrs,
-        order_edges=order,
-        rank_pins=pins,
-    )
-    return ParsedGraph(graph, titles)
+    return reader.parsed()
+
+
+@dataclass
+class _Reader:
+    """What :func:`parse_gv` has read so far, one statement a line."""
+
+    defaults: dict[str, dict[str, object]] = field(default_factory=dict)
+    nodes: list[tuple[str, dict[str, object]]] = field(default_factory=list)
+    extra: list[NodeStatement] = field(default_factory=list)
+    edges: list[tuple[str, str]] = field(default_factory=list)
+    edge_attrs: dict[tuple[str, str], dict[str, object]] = field(default_factory=dict)
+    clusters: list[Cluster] = field(default_factory=list)
+    cluster_attrs: dict[str, dict[str, object]] = field(default_factory=dict)
+    titles: dict[str, str] = field(default_factory=dict)
+    member_of: dict[str, str] = field(default_factory=dict)
+    ranks: list[tuple[str, ...]] = field(default_factory=list)
+    order: list[tuple[str, str]] = field(default_factory=list)
+    pins: list[tuple[str, str]] = field(default_factory=list)
+    #: The clusters open around the current line, outermost first.
+    stack: list[str] = field(default_factory=list)
+    #: A cluster whose ``graph [...]`` line comes next.
+    pending: str | None = None
+    #: Past the nodes: a node statement now is an extra node.
+    tail: bool = False
+    closed: bool = False
+
+    def statement(self, line: str) -> None:
+        """Read one statement line (without its line number)."""
+        if self.closed:
+            raise DotParseError("text after the end of the graph")
+        if self.pending is not None:
+            self._cluster_attrs(self.pending, line)
+        elif match := _DEFAULTS.fullmatch(line):
+            if self.stack or match[1] in self.defaults:
+                raise DotParseError(f"unexpected {match[1]} defaults: {line[:80]!r}")
+            self.defaults[match[1]] = parse_attrs(match[2])
+        elif match := _CLUSTER.fullmatch(line):
+            self._open(unquote(match[1]))
+        elif line.strip() == "}":
+            if self.stack:
+                self.stack.pop()
+            else:
+                self.closed = True
+        elif match := _EDGE.fullmatch(line):
+            self._edge(match)
+        elif match := _NODE.fullmatch(line):
+            node_id, attrs = unquote(match[1]), parse_attrs(match[2])
+            if self.tail:
+                self.extra.append(NodeStatement(node_id, None, attrs))
+            else:
+                self.nodes.append((node_id, attrs))
+        elif match := _MEMBER.fullmatch(line):
+            if not self.stack:
+                raise DotParseError(f"a bare node outside any cluster: {line[:80]!r}")
+            self.member_of[unquote(match[1])] = self.stack[-1]
+        elif match := _RANK.fullmatch(line):
+            self.tail = True
+            self.ranks.append(tuple(unquote(q) for q in re.findall(_QUOTED, match[1])))
+        elif match := _PIN.fullmatch(line):
+            self.pins.append((match[1], unquote(match[2])))
+        else:
+            raise DotParseError(f"not canonical tlgraph DOT: {line[:80]!r}")
+
+    def _cluster_attrs(self, cid: str, line: str) -> None:
+        match = _DEFAULTS.fullmatch(line)
+        if match is None or match[1] != "graph":
+            raise DotParseError(f"cluster without attributes: {line[:80]!r}")
+        attrs = parse_attrs(match[2])
+        self.cluster_attrs[cid] = attrs
+        self.titles[cid] = _title(attrs)
+        self.pending = None
+
+    def _open(self, cid: str) -> None:
+        self.tail = True
+        self.clusters.append(_cluster(cid, self.stack[-1] if self.stack else None))
+        self.stack.append(cid)
+        check_nesting(len(self.stack))
+        self.pending = cid
+
+    def _edge(self, match: re.Match[str]) -> None:
+        self.tail = True
+        edge = (unquote(match[1]), unquote(match[2]))
+        attrs = parse_attrs(match[3]) if match[3] else {}
+        if attrs == {"style": "invis"}:  # orders a rank, never data
+            self.order.append(edge)
+            return
+        self.edges.append(edge)
+        if attrs:
+            self.edge_attrs[edge] = attrs
+
+    def parsed(self) -> ParsedGraph:
+        """The graph read, once the last ``}`` closed it."""
+        missing = sorted({"graph", "node", "edge"} - set(self.defaults))
+        if missing:
+            raise DotParseError(f"no {', '.join(missing)} defaults: not a tlgraph drawing")
+        graph = DotGraph(
+            graph_attrs=self.defaults["graph"],
+            node_defaults=self.defaults["node"],
+            edge_defaults=self.defaults["edge"],
+            nodes=[NodeStatement(n, self.member_of.get(n), a) for n, a in self.nodes],
+            edges=self.edges,
+            clusters=self.clusters,
+            cluster_attrs=self.cluster_attrs,
+            rank_groups=self.ranks,
+            extra_nodes=self.extra,
+            edge_attrs=self.edge_attrs,
+            order_edges=self.order,
+            rank_pins=self.pins,
+        )
+        return ParsedGraph(graph, self.titles)
 
 
 def _cluster(cid: str, parent: str | None) -> Cluster:

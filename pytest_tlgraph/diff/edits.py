@@ -54,65 +54,61 @@ class Edit:
     #: How telling the kind is, lowest first: what the model did (a block, an argument)
     #: before what follows from it (a shape downstream, ids renumbered).
     rank: ClassVar[int] = 2
+    #: Whether the edit names what only the stored drawing has.
+    removed_side: ClassVar[bool] = False
 
     @property
     def address(self) -> str:
         """The module address the edit sits at."""
         return str(getattr(self, "at", ""))
 
-    @property
-    def removed_side(self) -> bool:
-        """Whether the edit names what only the stored drawing has."""
-        return False
+
+@dataclass(frozen=True, slots=True)
+class _Block(Edit):
+    """The fields of a module only one side has."""
+
+    rank: ClassVar[int] = 0
+    at: str
+    type: str
+    ops: int
+    unused: bool = False
+    #: Its one op's node id, where it holds one op drawn on its own.
+    id: str = ""
+    #: The functions it runs, where the drawing names no type for it (a module whose
+    #: ops a box or fold hides).
+    funcs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
-class BlockInserted(Edit):
+class BlockInserted(_Block):
     """A module only the received side has (with everything in it)."""
 
     kind: ClassVar[str] = "block_inserted"
-    rank: ClassVar[int] = 0
-    at: str
-    type: str
-    ops: int
-    unused: bool = False
-    #: Its one op's node id, where it holds one op drawn on its own.
-    id: str = ""
-    #: The functions it runs, where the drawing names no type for it (a module whose
-    #: ops a box or fold hides).
-    funcs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
-class BlockRemoved(Edit):
+class BlockRemoved(_Block):
     """A module only the stored side has."""
 
     kind: ClassVar[str] = "block_removed"
-    rank: ClassVar[int] = 0
-    at: str
-    type: str
-    ops: int
-    unused: bool = False
-    #: Its one op's node id, where it holds one op drawn on its own.
-    id: str = ""
-    #: The functions it runs, where the drawing names no type for it (a module whose
-    #: ops a box or fold hides).
-    funcs: tuple[str, ...] = ()
-
-    @property
-    def removed_side(self) -> bool:
-        return True
+    removed_side: ClassVar[bool] = True
 
 
 @dataclass(frozen=True, slots=True)
-class BlockMoved(Edit):
-    """A module with the same content at another place in the module tree."""
+class _Relocated(Edit):
+    """The fields of a module found again under another address (``old``)."""
 
-    kind: ClassVar[str] = "block_moved"
     rank: ClassVar[int] = 0
     at: str
     old: str
     type: str
+
+
+@dataclass(frozen=True, slots=True)
+class BlockMoved(_Relocated):
+    """A module with the same content at another place in the module tree."""
+
+    kind: ClassVar[str] = "block_moved"
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,14 +125,10 @@ class BlocksReordered(Edit):
 
 
 @dataclass(frozen=True, slots=True)
-class Renamed(Edit):
+class Renamed(_Relocated):
     """A module under another name, same content."""
 
     kind: ClassVar[str] = "renamed"
-    rank: ClassVar[int] = 0
-    at: str
-    old: str
-    type: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,10 +144,9 @@ class RepeatCountChanged(Edit):
 
 
 @dataclass(frozen=True, slots=True)
-class OpAdded(Edit):
-    """An op only the received side runs (outside any module it adds whole)."""
+class _LoneOp(Edit):
+    """The fields of an op only one side runs."""
 
-    kind: ClassVar[str] = "op_added"
     at: str
     op: str
     unused: bool = False
@@ -166,21 +157,18 @@ class OpAdded(Edit):
 
 
 @dataclass(frozen=True, slots=True)
-class OpRemoved(Edit):
+class OpAdded(_LoneOp):
+    """An op only the received side runs (outside any module it adds whole)."""
+
+    kind: ClassVar[str] = "op_added"
+
+
+@dataclass(frozen=True, slots=True)
+class OpRemoved(_LoneOp):
     """An op only the stored side runs."""
 
     kind: ClassVar[str] = "op_removed"
-    at: str
-    op: str
-    unused: bool = False
-    args: str = ""
-
-    #: The op's node id where the drawing draws it on its own.
-    id: str = ""
-
-    @property
-    def removed_side(self) -> bool:
-        return True
+    removed_side: ClassVar[bool] = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,10 +227,9 @@ class ConstantChanged(Edit):
 
 
 @dataclass(frozen=True, slots=True)
-class ShapeChanged(Edit):
-    """An op's output shape."""
+class _OpValue(Edit):
+    """The fields of one recorded value of one op, on both sides."""
 
-    kind: ClassVar[str] = "shape_changed"
     at: str
     op: str
     old: str
@@ -252,21 +239,22 @@ class ShapeChanged(Edit):
 
 
 @dataclass(frozen=True, slots=True)
-class DtypeChanged(Edit):
+class ShapeChanged(_OpValue):
+    """An op's output shape."""
+
+    kind: ClassVar[str] = "shape_changed"
+
+
+@dataclass(frozen=True, slots=True)
+class DtypeChanged(_OpValue):
     """An op's output dtype (``float32`` -> ``bfloat16``)."""
 
     kind: ClassVar[str] = "dtype_changed"
     rank: ClassVar[int] = 1
-    at: str
-    op: str
-    old: str
-    new: str
-    #: The op's node id where the drawing draws it on its own.
-    id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
-class ParamsChanged(Edit):
+class ParamsChanged(_OpValue):
     """An op's parameters (``weight 128x32, bias 128`` -> ``weight 64x32, bias 64``).
 
     Ranked with what the model did (a learned tensor's shape is a layer's own size,
@@ -274,26 +262,14 @@ class ParamsChanged(Edit):
 
     kind: ClassVar[str] = "params_changed"
     rank: ClassVar[int] = 1
-    at: str
-    op: str
-    old: str
-    new: str
-    #: The op's node id where the drawing draws it on its own.
-    id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
-class GradModeChanged(Edit):
+class GradModeChanged(_OpValue):
     """An op run under another grad mode (``no_grad``, ``inference_mode``)."""
 
     kind: ClassVar[str] = "grad_mode_changed"
     rank: ClassVar[int] = 1
-    at: str
-    op: str
-    old: str
-    new: str
-    #: The op's node id where the drawing draws it on its own.
-    id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,11 +287,10 @@ class Rewired(Edit):
 
 
 @dataclass(frozen=True, slots=True)
-class SkipAdded(Edit):
-    """A new op joining a value from further up (``source``) into the flow at ``at``:
-    a residual connection."""
+class _Skip(Edit):
+    """The fields of an op joining a value from further up (``source``) into the flow
+    at ``at``."""
 
-    kind: ClassVar[str] = "skip_added"
     rank: ClassVar[int] = 1
     at: str
     op: str
@@ -325,21 +300,18 @@ class SkipAdded(Edit):
 
 
 @dataclass(frozen=True, slots=True)
-class SkipRemoved(Edit):
+class SkipAdded(_Skip):
+    """A new joining op: a residual connection."""
+
+    kind: ClassVar[str] = "skip_added"
+
+
+@dataclass(frozen=True, slots=True)
+class SkipRemoved(_Skip):
     """A joining op the stored side had (a residual connection removed)."""
 
     kind: ClassVar[str] = "skip_removed"
-    rank: ClassVar[int] = 1
-    at: str
-    op: str
-    source: str
-
-    #: The op's node id where the drawing draws it on its own.
-    id: str = ""
-
-    @property
-    def removed_side(self) -> bool:
-        return True
+    removed_side: ClassVar[bool] = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,10 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
+from pytest_tlgraph.diff.args import split_args
 from pytest_tlgraph.diff.graph import GraphNode
 from pytest_tlgraph.draw.callrows import GRAD_MODES
 
-__all__ = ["OpFacts", "op_facts", "split_args"]
+__all__ = ["OpFacts", "op_facts"]
 
 _ARG: Final = re.compile(r"[A-Za-z_]\w*=")
 _SHAPE: Final = re.compile(r"\d+(?:x\d+)*|scalar|\?")
@@ -45,31 +46,6 @@ class OpFacts:
     calls: Mapping[str, str] = field(default_factory=dict)
     #: The call's tensor arguments as it refers to its inputs (``(in1[0], in1[1])``).
     operands: Mapping[str, str] = field(default_factory=dict)
-
-
-def split_args(text: str) -> dict[str, str]:
-    """``kernel_size=(3, 3), stride=1`` -> ``{"kernel_size": "(3, 3)", "stride": "1"}``
-    (commas inside brackets kept; a part without ``=`` belongs to the previous arg)."""
-    parts: list[str] = []
-    depth, start = 0, 0
-    for i, char in enumerate(text):
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth = max(depth - 1, 0)
-        elif char == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    out: dict[str, str] = {}
-    for part in parts:
-        name, sep, value = part.strip().partition("=")
-        if sep and name.isidentifier():
-            out[name] = value.strip()
-        elif out:
-            last = next(reversed(out))
-            out[last] += "," + part
-    return out
 
 
 def _shape_row(text: str) -> tuple[str, str] | None:

@@ -14,6 +14,7 @@ these lines back: every consumer takes the typed edits.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -55,7 +56,6 @@ __all__ = [
     "counts",
     "edit_groups",
     "edit_lines",
-    "every_line",
     "holder",
     "starred",
     "view_pair",
@@ -104,7 +104,11 @@ class ViewPair:
 def back(alignment: Alignment, address: str) -> str:
     """A received address as the stored side writes the same module (the inverse of
     :meth:`.alignment.Alignment.translate`)."""
-    reverse = {new: old for old, new in alignment.paired.items()}
+    return _back({new: old for old, new in alignment.paired.items()}, address)
+
+
+def _back(reverse: Mapping[str, str], address: str) -> str:
+    """``address`` with its longest aligned head replaced by the stored side's."""
     parts = address.split(".") if address else []
     for cut in range(len(parts), -1, -1):
         head = reverse.get(".".join(parts[:cut]))
@@ -117,17 +121,7 @@ def back(alignment: Alignment, address: str) -> str:
 def view_pair(old: GraphModel, new: GraphModel, alignment: Alignment) -> ViewPair:
     """The two drawings of one view with their modules' alignment."""
     reverse = {b: a for a, b in alignment.paired.items()}
-
-    def backwards(address: str) -> str:
-        parts = address.split(".") if address else []
-        for cut in range(len(parts), -1, -1):
-            head = reverse.get(".".join(parts[:cut]))
-            if head is not None:
-                rest = ".".join(parts[cut:])
-                return f"{head}.{rest}" if head and rest else head or rest
-        return address
-
-    return ViewPair(old, new, alignment.translate, backwards)
+    return ViewPair(old, new, alignment.translate, functools.partial(_back, reverse))
 
 
 def _prefixes(address: str) -> list[str]:
@@ -549,11 +543,6 @@ def _starred(edit: Edit) -> Edit:
 def _general(edit: Edit) -> tuple[object, ...]:
     """The edit's key with its values starred: the same edit at other sizes."""
     return _key(_starred(edit))
-
-
-def every_line(edits: Sequence[Edit], view: ViewPair) -> list[str]:
-    """Each edit on its own line, none grouped (``report.html``'s full list)."""
-    return [_line(view, [edit]) for edit in edits]
 
 
 def counts(edits: Sequence[Edit]) -> Mapping[str, int]:

@@ -478,14 +478,19 @@ def _edit_story(comparison: Comparison) -> list[str]:
         lines[0] += f" (the view: {notes})"
     out += lines
     if comparison.unsigned:
-        line = (
-            f"content signature on one side only ({len(comparison.unsigned)}): "
-            f"{_examples(list(comparison.unsigned))}"
-        )
-        if _predates_signatures(comparison):
-            line += f"; {PREDATES_SIGNATURES}"
-        out.append(line)
+        out.append(_unsigned_line(comparison))
     return out
+
+
+def _unsigned_line(comparison: Comparison) -> str:
+    """The line naming the nodes with a content signature on one side only."""
+    line = (
+        f"content signature on one side only ({len(comparison.unsigned)}): "
+        f"{_examples(list(comparison.unsigned))}"
+    )
+    if _predates_signatures(comparison):
+        line += f"; {PREDATES_SIGNATURES}"
+    return line
 
 
 def story_edits(comparison: Comparison) -> list[tuple[Edit, ...]]:
@@ -572,13 +577,7 @@ def _story(comparison: Comparison) -> tuple[list[str], int]:
             f"{_examples(moves)}"
         )
     if comparison.unsigned:
-        line = (
-            f"content signature on one side only ({len(comparison.unsigned)}): "
-            f"{_examples(list(comparison.unsigned))}"
-        )
-        if _predates_signatures(comparison):
-            line += f"; {PREDATES_SIGNATURES}"
-        out.append(line)
+        out.append(_unsigned_line(comparison))
     if not out and comparison.renumbered:
         out.append(f"only node ids renumbered ({len(comparison.renumbered)})")
     return out, followers

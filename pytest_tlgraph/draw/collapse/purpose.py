@@ -18,10 +18,8 @@ from typing import Final
 
 from pytest_tlgraph.trace import Trace
 
-__all__ = ["POSITION_SOURCES", "PURPOSES", "SHAPE_FUNCS", "segment_purpose"]
+__all__ = ["POSITION_SOURCES", "SHAPE_FUNCS", "segment_purpose"]
 
-#: The names a plumbing segment can carry, in the order the rules are tried.
-PURPOSES: Final = ("mask", "positions", "shape", "index")
 #: Functions whose results count positions.
 POSITION_SOURCES: Final = frozenset({"arange", "cumsum"})
 #: Functions that only make a tensor from sizes, reshape one or move its axes.

@@ -26,7 +26,7 @@ from pytest_tlgraph.draw.encoding.sources import (
     coerce,
     require_available,
 )
-from pytest_tlgraph.draw.encoding.stack import columns, require_unrolled, stack
+from pytest_tlgraph.draw.encoding.stack import Stacking, columns, require_unrolled, stack
 from pytest_tlgraph.draw.encoding.state import ChannelState, EncodingState
 from pytest_tlgraph.draw.encoding.values import Collected, collect
 from pytest_tlgraph.draw.fontmetrics import estimate_label_box
@@ -251,16 +251,8 @@ def encode(
     captions: list[str] = []
     groups: tuple[tuple[str, ...], ...] = ()
 
-    if not trace.values:
-        valueless = [
-            f"{name}={src.requested}"
-            for name, src in (("color_by", color_source), ("size_by", size_source),
-                              ("stack_by", stack_source if stacking is not None else None))
-            if src is not None and src.field in VALUE_FIELDS
-        ]  # fmt: skip
-        if valueless:
-            notes.append(f"{', '.join(valueless)}: no values, the trace was captured on "
-                         "tensors without values (meta device or fake tensors)")  # fmt: skip
+    if not trace.values:  # stack_source is set exactly when stacking is
+        notes.extend(_valueless(color_source, size_source, stack_source))
 
     def merge(got: Collected) -> None:
         notes.extend(n for n in got.notes if n not in notes)
@@ -286,19 +278,10 @@ def encode(
                          "ends are placeholders)")  # fmt: skip
     if stacking is not None:
         groups = tuple(stacking.groups.values())
-        channels["stack_by"] = ChannelState(
-            source=stacking.annotation, values=MappingProxyType(stacking.values), domain=None,
-            transform="identity", eligible=stacking.eligible,
-            encoded=sum(len(ids) for ids in groups), groups=MappingProxyType(stacking.groups),
-        )  # fmt: skip
+        channels["stack_by"] = _stack_state(stacking)
         lines.append(TextLine(f"aligned: same {stacking.annotation}"))
         captions.append(f"stacked by: {stacking.annotation}")
-    extra: tuple[NodeStatement, ...] = ()
-    key_rows: tuple[str, ...] = ()
-    if options.show_legend and lines:
-        key_rows = tuple(line.plain for line in lines)
-        attrs = {"label": key_label(lines), "shape": "plaintext", "style": "solid", "margin": "0"}
-        extra = (NodeStatement(KEY_ID, None, attrs),)
+    extra, key_rows = _key(lines) if options.show_legend and lines else ((), ())
     laid = _layout(plan, groups if stacking is not None else None, options.direction, bool(extra))
     return Encoding(
         state=EncodingState(MappingProxyType(channels), tuple(notes), tuple(aggregation)),
@@ -311,3 +294,32 @@ def encode(
         order_edges=laid.order_edges,
         rank_pins=laid.rank_pins,
     )
+
+
+def _valueless(*sources: ValueSource | None) -> list[str]:
+    """The note for the channels (``color_by``, ``size_by``, ``stack_by``, in that order)
+    that ask a trace without values for a value field; empty when none does."""
+    valueless = [
+        f"{name}={src.requested}"
+        for name, src in zip(("color_by", "size_by", "stack_by"), sources, strict=True)
+        if src is not None and src.field in VALUE_FIELDS
+    ]
+    if not valueless:
+        return []
+    return [f"{', '.join(valueless)}: no values, the trace was captured on "
+            "tensors without values (meta device or fake tensors)"]  # fmt: skip
+
+
+def _stack_state(stacking: Stacking) -> ChannelState:
+    return ChannelState(
+        source=stacking.annotation, values=MappingProxyType(stacking.values), domain=None,
+        transform="identity", eligible=stacking.eligible,
+        encoded=sum(len(ids) for ids in stacking.groups.values()),
+        groups=MappingProxyType(stacking.groups),
+    )  # fmt: skip
+
+
+def _key(lines: list[KeyLine]) -> tuple[tuple[NodeStatement, ...], tuple[str, ...]]:
+    """The key node drawing ``lines``, and the key's rows as plain text."""
+    attrs = {"label": key_label(lines), "shape": "plaintext", "style": "solid", "margin": "0"}
+    return (NodeStatement(KEY_ID, None, attrs),), tuple(line.plain for line in lines)
