@@ -36,7 +36,7 @@ from PIL import Image, ImageDraw, ImageFont
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pytest_tlgraph.snapshots.pixels.pixeldiff import compare_png  # noqa: E402
+from pytest_tlgraph.pixels.pixeldiff import compare_png  # noqa: E402
 
 TARGET = 50.0
 OPS = ["conv2d", "linear", "relu", "batch_norm", "dropout", "gelu", "layer_norm", "add"]

@@ -18,7 +18,7 @@
     │                     written
     └── LinkRefused, NotRegular (also OSErrors), FileInTheWay (also a
                           NotADirectoryError): a link, a device or a file where a
-                          write goes (``snapshots.disk.nofollow``)
+                          write goes (``disk.nofollow``)
 
 Every error names the thing, the cause and the remedy.
 """

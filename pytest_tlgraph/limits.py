@@ -3,9 +3,9 @@ plugin renders or decodes, the largest file it reads, and the widest line it pri
 
 Every check reads these names: the draw options and the CLI (``check_dpi``), the
 canvas estimate of the size guard (``draw/canvas.py``), the pixel comparison
-(``snapshots/pixels/pixeldiff.py``), every reader of a stored or recorded file
-(``snapshots/disk/bounded.py``) and the failure report's lines
-(``snapshots/review/report.py``).
+(``pixels/pixeldiff.py``), every reader of a stored or recorded file
+(``disk/bounded.py``) and the failure report's lines
+(``review/report.py``).
 """
 
 from __future__ import annotations

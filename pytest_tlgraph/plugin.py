@@ -19,9 +19,9 @@ import pytest
 from pytest_tlgraph.errors import UsageError
 
 if TYPE_CHECKING:
+    from pytest_tlgraph.results.runs import Run
+    from pytest_tlgraph.review.outcome import CallOutcome
     from pytest_tlgraph.snapshots.fixture import TlgraphSnapshot
-    from pytest_tlgraph.snapshots.results.runs import Run
-    from pytest_tlgraph.snapshots.review.outcome import CallOutcome
     from pytest_tlgraph.snapshots.settings import Settings
 
 __all__ = [
@@ -95,7 +95,7 @@ def _given(config: pytest.Config, name: str) -> tuple[Any, str]:
 
 
 def _settings(config: pytest.Config) -> Settings:
-    from pytest_tlgraph.snapshots.results.artifacts import ResultsDir
+    from pytest_tlgraph.results.artifacts import ResultsDir
     from pytest_tlgraph.snapshots.settings import SETTING_NAMES, Settings, check_setting
 
     values: dict[str, Any] = {}
@@ -134,7 +134,7 @@ def _results(config: pytest.Config) -> Path:
 
 
 def _summary(config: pytest.Config) -> tuple[str, ...]:
-    from pytest_tlgraph.snapshots.review.summary import parse_kinds
+    from pytest_tlgraph.review.summary import parse_kinds
 
     value, where = _given(config, "summary")
     try:
@@ -169,11 +169,11 @@ def pytest_configure(config: pytest.Config) -> None:
         # The controller chose the folder (its own when another run holds the shared one).
         chosen = config.workerinput.get("tlgraph_results")  # type: ignore[attr-defined]
         if chosen:
-            from pytest_tlgraph.snapshots.results.artifacts import ResultsDir
+            from pytest_tlgraph.results.artifacts import ResultsDir
 
             settings = replace(settings, results=ResultsDir(Path(chosen)))
     else:
-        from pytest_tlgraph.snapshots.results.runs import start_run
+        from pytest_tlgraph.results.runs import start_run
 
         # Clears what finished runs left; never the files of a run still going.
         run = start_run(settings.results.root)
@@ -206,7 +206,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         config.pluginmanager.unregister(ledger)
     run: Run | None = config.stash.get(_RUN, None)
     if run is not None:
-        from pytest_tlgraph.snapshots.results.runs import end_run
+        from pytest_tlgraph.results.runs import end_run
 
         del config.stash[_RUN]
         end_run(run)
@@ -347,8 +347,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     if _is_worker(config) or _SETTINGS not in config.stash:
         return
-    from pytest_tlgraph.snapshots.review.html import write_html
-    from pytest_tlgraph.snapshots.review.pending import pending_calls
+    from pytest_tlgraph.review.html import write_html
+    from pytest_tlgraph.review.pending import pending_calls
 
     settings = config.stash[_SETTINGS]
     results = settings.results
@@ -365,7 +365,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             results.note_written(path)  # with its stamp: the next run deletes only it
             config.stash[_HTML] = (path, len(records))
         except OSError as error:  # a full disk: one line at the end, never a traceback
-            from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError
+            from pytest_tlgraph.disk.files import SnapshotWriteError
 
             path = None
             config.stash[_HTML_ERROR] = "report.html not written: " + (
@@ -375,7 +375,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
                 "or make the folder writable and run again"
             )
     if settings.summary:
-        from pytest_tlgraph.snapshots.review.summary import write_summaries
+        from pytest_tlgraph.review.summary import write_summaries
 
         # Never fails the run: a summary that cannot be written is a warning line.
         config.stash[_WARNINGS] = write_summaries(results, settings.summary, report=path)
@@ -383,7 +383,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def _upgrade_notes(records: list[CallOutcome]) -> list[str]:
     """The page's line when every failure is of a kind an upgrade causes."""
-    from pytest_tlgraph.snapshots.review.drift import run_upgrade_line
+    from pytest_tlgraph.review.drift import run_upgrade_line
 
     line = run_upgrade_line(records)
     return [] if line is None else [line]

@@ -2,7 +2,7 @@
 
 It sits below every stage that reads it: the size guard of drawing
 (``draw/canvas.py``) and the PNG metadata and pixel comparison
-(``snapshots/pixels/``), so drawing never imports the snapshot rooms.
+(``pixels/``), so drawing never imports the snapshot rooms.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pytest_tlgraph.snapshots.results.artifacts import RECORDS
-from pytest_tlgraph.snapshots.review.outcome import FAILED, SUFFIX
+from pytest_tlgraph.results.artifacts import RECORDS
+from pytest_tlgraph.review.outcome import FAILED, SUFFIX
 
 
 def outcome_files(results: Path, *, failed: bool = True) -> list[Path]:

@@ -6,7 +6,7 @@ import io
 
 from PIL import Image
 
-from pytest_tlgraph.snapshots.pixels.pngmeta import add_text_chunks, read_text_chunks
+from pytest_tlgraph.pixels.pngmeta import add_text_chunks, read_text_chunks
 
 __all__ = ["repaint"]
 

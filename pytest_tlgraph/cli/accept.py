@@ -21,10 +21,10 @@ from pytest_tlgraph.cli.commands import project_root
 from pytest_tlgraph.cli.model import CommandError
 from pytest_tlgraph.cli.output import say
 from pytest_tlgraph.paths import display_path
-from pytest_tlgraph.snapshots.review.pending import Pending
+from pytest_tlgraph.review.pending import Pending
 
 if TYPE_CHECKING:
-    from pytest_tlgraph.snapshots.review.merge import MergedCall, Shard
+    from pytest_tlgraph.review.merge import MergedCall, Shard
 
 __all__ = [
     "Locks",
@@ -74,7 +74,7 @@ def _base(entry: Pending) -> Path | None:
 def _matches(given: str, entry: Pending) -> bool:
     """``given`` names the call: as a node id (relative to the rootdir), or with its
     path relative to the current folder or absolute, as pytest prints it."""
-    from pytest_tlgraph.snapshots.review.nodeids import to_rootdir
+    from pytest_tlgraph.review.nodeids import to_rootdir
 
     if selects(given, entry.nodeid):
         return True
@@ -125,7 +125,7 @@ def _choose(entries: list[Pending], nodeids: Sequence[str], every: bool) -> list
         return list(entries)
     unknown = [given for given in nodeids if not any(_matches(given, e) for e in entries)]
     if unknown:
-        from pytest_tlgraph.snapshots.review.nodeids import as_printed
+        from pytest_tlgraph.review.nodeids import as_printed
 
         here = Path.cwd()
         waiting = list(
@@ -192,8 +192,8 @@ def _snapshot_path(path: Path, base: Path) -> Path:
 
 def _plan(entry: Pending, root: Path) -> list[tuple[Path, bytes]]:
     """The files to write for ``entry``, every check passed; raises :class:`Refused`."""
+    from pytest_tlgraph.review.pending import file_sha256
     from pytest_tlgraph.snapshots.extensions import Provenance
-    from pytest_tlgraph.snapshots.review.pending import file_sha256
 
     info = entry.outcome.accept
     base = _base(entry)
@@ -246,9 +246,9 @@ def _shown(path: Path) -> str:
 
 def _accept(entry: Pending, root: Path) -> list[Path]:
     """Write one call's snapshot files and mark it accepted; the files written."""
-    from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError, atomic_write_all
-    from pytest_tlgraph.snapshots.results.artifacts import ResultsDir
-    from pytest_tlgraph.snapshots.review.pending import mark_accepted
+    from pytest_tlgraph.disk.files import SnapshotWriteError, atomic_write_all
+    from pytest_tlgraph.results.artifacts import ResultsDir
+    from pytest_tlgraph.review.pending import mark_accepted
     from pytest_tlgraph.snapshots.storage import snapshot_anchor
 
     plan = _plan(entry, root)
@@ -267,7 +267,7 @@ def _accept(entry: Pending, root: Path) -> list[Path]:
 def accept_one(call: MergedCall) -> list[Path]:
     """Accept one merged call (``tlgraph accept``, ``tlgraph review``): the files
     written; raises :class:`Refused` (nothing written) with the cause and remedy."""
-    from pytest_tlgraph.snapshots.review.merge import conflict_line
+    from pytest_tlgraph.review.merge import conflict_line
 
     flag = conflict_line(call)
     if flag is not None:
@@ -285,8 +285,8 @@ class Locks:
     a call is accepted from them. A read-only folder needs none (no run writes there)."""
 
     def __init__(self, shards: Sequence[Shard], command: str) -> None:
-        from pytest_tlgraph.snapshots.results.runlock import RunLock
-        from pytest_tlgraph.snapshots.results.runs import LOCK
+        from pytest_tlgraph.results.runlock import RunLock
+        from pytest_tlgraph.results.runs import LOCK
 
         self.held: list[RunLock] = []
         for shard in shards:
@@ -316,7 +316,7 @@ def run_accept(args: argparse.Namespace) -> int:
     import sys
 
     from pytest_tlgraph.cli.commands import shards_of
-    from pytest_tlgraph.snapshots.review.merge import merge_pending
+    from pytest_tlgraph.review.merge import merge_pending
 
     if args.all and args.nodeids:
         raise CommandError("give NODEID... or --all, not both")

@@ -22,7 +22,7 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension
 from pytest_tlgraph.errors import TlgraphError
 
 if TYPE_CHECKING:
-    from pytest_tlgraph.snapshots.review.outcome import Where
+    from pytest_tlgraph.review.outcome import Where
 
 __all__ = ["SNAPSHOT_DIRNAME", "Refused", "owning_checkout", "snapshot_files"]
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from pytest_tlgraph.draw import Drawing
-    from pytest_tlgraph.snapshots.review.merge import MergedCall, Shard
+    from pytest_tlgraph.review.merge import MergedCall, Shard
 
 __all__ = [
     "PROJECT_MARKERS",
@@ -88,7 +88,7 @@ def _write(drawing: Drawing, output: str | None, renderer: str, dpi: int, remedy
             raise CommandError(problem)
     else:
         data = render_svg(drawing.dot, renderer=renderer)
-    from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError, atomic_write
+    from pytest_tlgraph.disk.files import SnapshotWriteError, atomic_write
 
     try:  # never through a link, never into a FIFO or a device
         atomic_write(Path(output), data)
@@ -144,7 +144,7 @@ def run_draw(args: argparse.Namespace) -> None:
 def _read_dot(path: str) -> str:
     """The text of a ``.gv`` given to ``tlgraph diff`` (``-``: standard input): a
     regular file of bounded size (``disk.bounded``), never a FIFO or a device."""
-    from pytest_tlgraph.snapshots.disk.bounded import read_regular, read_stream
+    from pytest_tlgraph.disk.bounded import read_regular, read_stream
 
     try:
         data = read_stream() if path == "-" else read_regular(path)
@@ -211,7 +211,7 @@ def results_folder(given: str | None, command: str = "report") -> Path:
     the project's root (a folder with an ini file or ``.git``): pytest run from a
     subfolder writes it at the rootdir. A project whose ini file sets
     ``tlgraph_results`` is read there (``inifile.ini_results``)."""
-    from pytest_tlgraph.snapshots.results.runs import last_run
+    from pytest_tlgraph.results.runs import last_run
 
     if given is not None:
         root = Path(given)
@@ -251,7 +251,7 @@ def shown(path: Path) -> str:
 def shards_of(given: Sequence[str] | None, command: str = "report") -> list[Shard]:
     """The results folders a command reads: each one given (once), else the one
     :func:`results_folder` finds; each named as given (or as found, relative here)."""
-    from pytest_tlgraph.snapshots.review.merge import Shard
+    from pytest_tlgraph.review.merge import Shard
 
     if not given:
         root = results_folder(None, command)
@@ -268,7 +268,7 @@ def shards_of(given: Sequence[str] | None, command: str = "report") -> list[Shar
 def _print_failure(call: MergedCall, merged: bool) -> None:
     """One failure: its title (with its shard when merged), its story, why a drawing is
     missing, and each of its images once."""
-    from pytest_tlgraph.snapshots.review.merge import conflict_line
+    from pytest_tlgraph.review.merge import conflict_line
 
     entry = call.entry
     outcome = entry.outcome
@@ -297,8 +297,8 @@ def run_report(args: argparse.Namespace) -> None:
     """``tlgraph report``: the report's path and the last run's failures; every path it
     prints is relative to the current folder. Several results folders (or ``-o``) are
     merged into one report.html, summary.json and summary.md."""
-    from pytest_tlgraph.snapshots.results.artifacts import REPORT_NAME
-    from pytest_tlgraph.snapshots.review.merge import merge_pending
+    from pytest_tlgraph.results.artifacts import REPORT_NAME
+    from pytest_tlgraph.review.merge import merge_pending
 
     shards = shards_of(args.results)
     merged = len(shards) > 1 or args.output is not None
@@ -344,7 +344,7 @@ _MERGED = "tlgraph-merged"
 
 def _upgrade_line(calls: Sequence[MergedCall]) -> str | None:
     """The run's one line when every failure is of a kind an upgrade causes."""
-    from pytest_tlgraph.snapshots.review.drift import run_upgrade_line
+    from pytest_tlgraph.review.drift import run_upgrade_line
 
     return run_upgrade_line([call.entry.outcome for call in calls])
 
@@ -354,12 +354,12 @@ def _write_merged(
 ) -> Path:
     """Write the merged report.html, summary.json and summary.md into ``out``; a file
     of those names already there is kept (:class:`CommandError`) unless ``overwrite``."""
-    from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError, atomic_write
-    from pytest_tlgraph.snapshots.results.artifacts import REPORT_NAME
-    from pytest_tlgraph.snapshots.review.drift import run_upgrade_line
-    from pytest_tlgraph.snapshots.review.html import write_html
-    from pytest_tlgraph.snapshots.review.merge import merge_calls, page_record
-    from pytest_tlgraph.snapshots.review.summary import (
+    from pytest_tlgraph.disk.files import SnapshotWriteError, atomic_write
+    from pytest_tlgraph.results.artifacts import REPORT_NAME
+    from pytest_tlgraph.review.drift import run_upgrade_line
+    from pytest_tlgraph.review.html import write_html
+    from pytest_tlgraph.review.merge import merge_calls, page_record
+    from pytest_tlgraph.review.summary import (
         SUMMARY_JSON,
         SUMMARY_MD,
         render_markdown,
@@ -442,8 +442,8 @@ def _call_counts(root: Path) -> str | None:
     """``2 passed, 1 failed`` from ``summary.json`` (``--tlgraph-summary=json``), if any."""
     import json
 
-    from pytest_tlgraph.snapshots.disk.bounded import read_regular
-    from pytest_tlgraph.snapshots.review.summary import SUMMARY_JSON
+    from pytest_tlgraph.disk.bounded import read_regular
+    from pytest_tlgraph.review.summary import SUMMARY_JSON
 
     # The plugin writes tlgraph-summary.json only when summary.json is another tool's.
     mine = root / ("tlgraph-" + SUMMARY_JSON)

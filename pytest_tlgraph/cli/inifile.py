@@ -20,7 +20,7 @@ if sys.version_info >= (3, 11):
 else:  # pytest's own dependency before 3.11
     import tomli as tomllib
 
-from pytest_tlgraph.snapshots.disk.bounded import read_regular
+from pytest_tlgraph.disk.bounded import read_regular
 
 __all__ = ["ini_results"]
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Final
 from pytest_tlgraph.cli.output import say
 
 if TYPE_CHECKING:
-    from pytest_tlgraph.snapshots.review.merge import MergedCall
+    from pytest_tlgraph.review.merge import MergedCall
 
 __all__ = ["run_review"]
 
@@ -64,7 +64,7 @@ def _show(call: MergedCall, number: int, count: int, merged: bool, view: bool) -
     """Print one call: title, story, drawings (and open them)."""
     from pytest_tlgraph.cli.accept import label
     from pytest_tlgraph.cli.commands import shown
-    from pytest_tlgraph.snapshots.review.merge import conflict_line
+    from pytest_tlgraph.review.merge import conflict_line
 
     outcome = call.entry.outcome
     say(f"[{number}/{count}] {label(call, merged)}")
@@ -120,7 +120,7 @@ def run_review(args: argparse.Namespace) -> int:
     """``tlgraph review``: 0 when no accepted call was refused, 1 when one was."""
     from pytest_tlgraph.cli.accept import Locks, Refused, accept_one, label
     from pytest_tlgraph.cli.commands import shards_of, shown
-    from pytest_tlgraph.snapshots.review.merge import merge_pending
+    from pytest_tlgraph.review.merge import merge_pending
 
     shards = shards_of(args.results, "review")
     merged = len(shards) > 1

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pytest_tlgraph.diff.view.drawing import graph_diff
-    from pytest_tlgraph.snapshots.pixels.pixeldiff import PngComparison, compare_png
+    from pytest_tlgraph.pixels.pixeldiff import PngComparison, compare_png
 
 __all__ = ["PngComparison", "compare_png", "graph_diff"]
 _HOMES = {
     "graph_diff": "pytest_tlgraph.diff.view.drawing",
-    "compare_png": "pytest_tlgraph.snapshots.pixels.pixeldiff",
+    "compare_png": "pytest_tlgraph.pixels.pixeldiff",
 }
 
 
@@ -29,7 +29,7 @@ def __getattr__(name: str) -> Any:
     if name not in __all__:
         raise AttributeError(f"module 'pytest_tlgraph.snapshots' has no attribute {name!r}")
     value = getattr(
-        importlib.import_module(_HOMES.get(name, "pytest_tlgraph.snapshots.pixels.pixeldiff")),
+        importlib.import_module(_HOMES.get(name, "pytest_tlgraph.pixels.pixeldiff")),
         name,
     )
     globals()[name] = value

@@ -9,8 +9,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_tlgraph.diff.view.comparison import Comparison
+from pytest_tlgraph.disk.files import SnapshotWriteError
 from pytest_tlgraph.paths import display_path
-from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError
+from pytest_tlgraph.review.dotdiff import unified_dot_diff
+from pytest_tlgraph.review.drift import drift_line
+from pytest_tlgraph.review.outcome import Acceptance, CallOutcome, Drift, write_outcome
+from pytest_tlgraph.review.pending import acceptance
+from pytest_tlgraph.review.report import build_report, comparison_of
+from pytest_tlgraph.review.terminal import terminal_report
 from pytest_tlgraph.snapshots.extensions import TlgraphPairExtension
 from pytest_tlgraph.snapshots.failure import (
     Failed,
@@ -26,12 +32,6 @@ from pytest_tlgraph.snapshots.failure import (
 )
 from pytest_tlgraph.snapshots.pair import KEEP, Keep, ReceivedPair, StoredPair
 from pytest_tlgraph.snapshots.provenance import render_snapshot_png, reusable
-from pytest_tlgraph.snapshots.review.dotdiff import unified_dot_diff
-from pytest_tlgraph.snapshots.review.drift import drift_line
-from pytest_tlgraph.snapshots.review.outcome import Acceptance, CallOutcome, Drift, write_outcome
-from pytest_tlgraph.snapshots.review.pending import acceptance
-from pytest_tlgraph.snapshots.review.report import build_report, comparison_of
-from pytest_tlgraph.snapshots.review.terminal import terminal_report
 from pytest_tlgraph.snapshots.storage import png_location
 from pytest_tlgraph.snapshots.syrupy_private import syrupy_session
 from pytest_tlgraph.snapshots.versions import running_versions

@@ -19,16 +19,15 @@ from typing import TYPE_CHECKING, Final
 from pytest_tlgraph.diff.view.comparison import Comparison
 from pytest_tlgraph.diff.view.drawing import graph_diff_layout, graph_diff_png
 from pytest_tlgraph.diff.view.story import every_change, headline, story_lines
+from pytest_tlgraph.disk.bounded import NotAFile, TooLarge
+from pytest_tlgraph.disk.files import SnapshotWriteError
+from pytest_tlgraph.disk.nofollow import FileInTheWay, file_in_the_way, in_the_way
 from pytest_tlgraph.draw.canvas import png_problem
 from pytest_tlgraph.paths import display_path
-from pytest_tlgraph.snapshots.disk.bounded import NotAFile, TooLarge
-from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError
-from pytest_tlgraph.snapshots.disk.nofollow import FileInTheWay, file_in_the_way, in_the_way
-from pytest_tlgraph.snapshots.pair import PairMatch, ReceivedPair, StoredPair
-from pytest_tlgraph.snapshots.results.artifacts import Artifacts
-from pytest_tlgraph.snapshots.review.cut import cut_text, is_long
-from pytest_tlgraph.snapshots.review.nodeids import as_printed
-from pytest_tlgraph.snapshots.review.outcome import (
+from pytest_tlgraph.results.artifacts import Artifacts
+from pytest_tlgraph.review.cut import cut_text, is_long
+from pytest_tlgraph.review.nodeids import as_printed
+from pytest_tlgraph.review.outcome import (
     Acceptance,
     CallOutcome,
     Drift,
@@ -36,7 +35,8 @@ from pytest_tlgraph.snapshots.review.outcome import (
     Structure,
     Where,
 )
-from pytest_tlgraph.snapshots.review.report import DotOutcome, PngOutcome, Report
+from pytest_tlgraph.review.report import DotOutcome, PngOutcome, Report
+from pytest_tlgraph.snapshots.pair import PairMatch, ReceivedPair, StoredPair
 from pytest_tlgraph.snapshots.storage import png_location
 
 if TYPE_CHECKING:
@@ -201,8 +201,8 @@ def story_places(
     """Per story line, the box ``[x, y, w, h]`` (pixels) in the structural diff drawing
     of the node it names first (``None``: none drawn), for report.html's links."""
     from pytest_tlgraph.pngheader import read_png_size
-    from pytest_tlgraph.snapshots.review.places import node_boxes
-    from pytest_tlgraph.snapshots.review.places import story_places as places
+    from pytest_tlgraph.review.places import node_boxes
+    from pytest_tlgraph.review.places import story_places as places
 
     size = None if png is None else read_png_size(png)
     if comparison is None or size is None or not layout:
@@ -322,8 +322,8 @@ def structure_of(comparison: Comparison) -> Structure:
     ``<stem>.story.txt``)."""
     from pytest_tlgraph.diff.edits import from_json, to_json
     from pytest_tlgraph.diff.view.story import recolour_line
-    from pytest_tlgraph.snapshots.review.cut import cut_lines
-    from pytest_tlgraph.snapshots.review.drift import upgrade_kinds
+    from pytest_tlgraph.review.cut import cut_lines
+    from pytest_tlgraph.review.drift import upgrade_kinds
 
     upgrade = upgrade_kinds(comparison)
     c = comparison

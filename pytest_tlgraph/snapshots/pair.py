@@ -14,7 +14,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from pytest_tlgraph.snapshots.pixels.match import PngMatch
+from pytest_tlgraph.pixels.match import PngMatch
 from pytest_tlgraph.snapshots.provenance import (
     Provenance,
     dot_sha256,
@@ -24,7 +24,7 @@ from pytest_tlgraph.snapshots.provenance import (
 from pytest_tlgraph.snapshots.settings import setting
 
 if TYPE_CHECKING:
-    from pytest_tlgraph.snapshots.pixels.pixeldiff import PngComparison
+    from pytest_tlgraph.pixels.pixeldiff import PngComparison
 
 __all__ = ["KEEP", "Keep", "PairMatch", "PngPart", "ReceivedPair", "StoredPair"]
 
@@ -170,7 +170,7 @@ def _png_match(
     """Pixels within budget and the same renderer; and whether the stored PNG's
     provenance is stale (an update rewrites it then, so the skip-render shortcut keeps
     working)."""
-    from pytest_tlgraph.snapshots.pixels.pixeldiff import compare_png
+    from pytest_tlgraph.pixels.pixeldiff import compare_png
 
     actual = received.png
     assert actual is not None

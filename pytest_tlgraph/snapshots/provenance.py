@@ -9,7 +9,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Final
 
-from pytest_tlgraph.snapshots.pixels.pngmeta import (
+from pytest_tlgraph.pixels.pngmeta import (
     add_text_chunks,
     image_sha256,
     read_text_chunks,

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_tlgraph.errors import UsageError
+from pytest_tlgraph.pixels.defaults import DEFAULT_MAX_DIFF_PIXELS, DEFAULT_THRESHOLD
 from pytest_tlgraph.render import RENDERERS
-from pytest_tlgraph.snapshots.pixels.defaults import DEFAULT_MAX_DIFF_PIXELS, DEFAULT_THRESHOLD
 
 if TYPE_CHECKING:
-    from pytest_tlgraph.snapshots.results.artifacts import ResultsDir
+    from pytest_tlgraph.results.artifacts import ResultsDir
 
 __all__ = [
     "DEFAULT_RESULTS",

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 from syrupy.extensions.base import AbstractSyrupyExtension
 from syrupy.extensions.single_file import SingleFileSnapshotExtension
 
-from pytest_tlgraph.snapshots.disk.bounded import read_regular
-from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError, atomic_write_all, fitted_name
-from pytest_tlgraph.snapshots.disk.nofollow import FileInTheWay, LinkRefused, open_folder
+from pytest_tlgraph.disk.bounded import read_regular
+from pytest_tlgraph.disk.files import SnapshotWriteError, atomic_write_all, fitted_name
+from pytest_tlgraph.disk.nofollow import FileInTheWay, LinkRefused, open_folder
+from pytest_tlgraph.pixels.pngmeta import PNG_SIGNATURE
 from pytest_tlgraph.snapshots.pair import StoredPair
-from pytest_tlgraph.snapshots.pixels.pngmeta import PNG_SIGNATURE
 from pytest_tlgraph.snapshots.provenance import DOT_HEADER, Provenance
 
 if TYPE_CHECKING:

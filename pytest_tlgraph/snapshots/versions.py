@@ -4,7 +4,7 @@ the test imported one (transformers, timm, diffusers).
 They are recorded in the stored PNG's metadata (``tEXt``, beside the renderer and the
 DOT's hash), never in the DOT bytes: a torch upgrade must not change a baseline that
 draws the same. A failing call compares them with the running ones
-(:mod:`pytest_tlgraph.snapshots.review.drift`).
+(:mod:`pytest_tlgraph.review.drift`).
 """
 
 from __future__ import annotations

@@ -436,7 +436,7 @@ def test_without_pngs_only_the_gv_is_written_and_a_stored_png_refuses(
 def test_a_live_run_holding_the_folder_is_waited_for(
     toy: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from pytest_tlgraph.snapshots.results.runlock import RunLock
+    from pytest_tlgraph.results.runlock import RunLock
 
     lock = RunLock.acquire(toy.path / "tlgraph-results" / ".tlgraph-lock")
     assert lock is not None

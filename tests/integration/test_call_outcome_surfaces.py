@@ -14,13 +14,13 @@ import sys
 import pytest
 
 from pytest_tlgraph.cli import main
-from pytest_tlgraph.snapshots.review.outcome import (
+from pytest_tlgraph.review.outcome import (
     CallOutcome,
     outcome_to_json,
     read_outcomes,
     sorted_calls,
 )
-from pytest_tlgraph.snapshots.review.terminal import terminal_report
+from pytest_tlgraph.review.terminal import terminal_report
 from tests.integration.test_accept import TESTS
 
 pytest_plugins = ["pytester"]

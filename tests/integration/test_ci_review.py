@@ -20,7 +20,7 @@ import pytest
 # Kept loaded across the in-process runs (pytester drops what a run imported).
 import tests.corpus.models_faithful_collapse  # noqa: F401
 from pytest_tlgraph.cli import main
-from pytest_tlgraph.snapshots.pixels.pngmeta import add_text_chunks, read_text_chunks
+from pytest_tlgraph.pixels.pngmeta import add_text_chunks, read_text_chunks
 from pytest_tlgraph.snapshots.versions import VERSIONS_KEY, decode_versions, encode_versions
 from tests.integration.test_accept import changed, snapshot_state
 

@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from pytest_tlgraph import render
-from pytest_tlgraph.snapshots.pixels.pngmeta import read_text_chunks
+from pytest_tlgraph.pixels.pngmeta import read_text_chunks
 from tests.integration.project import (
     BASIC_TEST,
     assert_update_refused,

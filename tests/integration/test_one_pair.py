@@ -40,7 +40,7 @@ def test_each_stored_file_is_read_once_per_call(
 def test_a_failing_call_reads_each_file_once_too(
     stored: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import pytest_tlgraph.snapshots.review.pending as pending
+    import pytest_tlgraph.review.pending as pending
 
     monkeypatch.setenv("TL_HIDDEN", "5")
     reads = _count_reads(monkeypatch)

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from pytest_tlgraph.snapshots.pixels.pngmeta import read_text_chunks
+from pytest_tlgraph.pixels.pngmeta import read_text_chunks
 from tests.integration.project import BASIC_TEST, INI, snapshot_dir, snapshot_names
 from tests.pngs import repaint
 

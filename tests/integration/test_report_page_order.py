@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_tlgraph.snapshots.review import html_images
+from pytest_tlgraph.review import html_images
 from tests.browser import Browser
 
 pytest_plugins = ["pytester"]

@@ -30,9 +30,9 @@ from PIL import Image
 # corpus registry (kept, when another test imported it first) refuses a module that
 # registers its models a second time.
 import tests.corpus.models_faithful_collapse  # noqa: F401
-from pytest_tlgraph.snapshots.review.html import write_html
-from pytest_tlgraph.snapshots.review.outcome import CallOutcome
-from pytest_tlgraph.snapshots.review.pending import pending_calls
+from pytest_tlgraph.review.html import write_html
+from pytest_tlgraph.review.outcome import CallOutcome
+from pytest_tlgraph.review.pending import pending_calls
 from tests.browser import Browser
 
 pytest_plugins = ["pytester"]

@@ -10,7 +10,7 @@ from urllib.parse import unquote
 
 import pytest
 
-from pytest_tlgraph.snapshots.review import html_images
+from pytest_tlgraph.review import html_images
 
 pytest_plugins = ["pytester"]
 
@@ -62,7 +62,7 @@ def test_a_full_disk_refusing_the_measured_picture_is_one_warning_line(
 ) -> None:
     import errno
 
-    from pytest_tlgraph.snapshots.results.artifacts import ResultsDir
+    from pytest_tlgraph.results.artifacts import ResultsDir
 
     def full(self: object, stem: object, png: bytes) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -84,7 +84,7 @@ def test_the_union_canvas_is_striped_band_by_band() -> None:
 
     from PIL import Image
 
-    from pytest_tlgraph.snapshots.pixels.unioncanvas import mark_missing
+    from pytest_tlgraph.pixels.unioncanvas import mark_missing
 
     big, small = Image.new("RGB", (4000, 3000), "white"), Image.new("RGB", (3000, 2000), "white")
     encoded = io.BytesIO()

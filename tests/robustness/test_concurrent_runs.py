@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_tlgraph.snapshots.results.artifacts import RECORDS, REPORT_NAME
-from pytest_tlgraph.snapshots.results.runs import LAST, LOCK, end_run, last_run, start_run
+from pytest_tlgraph.results.artifacts import RECORDS, REPORT_NAME
+from pytest_tlgraph.results.runs import LAST, LOCK, end_run, last_run, start_run
 
 pytest_plugins = ["pytester"]
 

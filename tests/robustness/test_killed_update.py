@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from pytest_tlgraph.diff.graph import read_graph
-from pytest_tlgraph.snapshots.pixels.pngmeta import add_text_chunks
+from pytest_tlgraph.pixels.pngmeta import add_text_chunks
 from tests.integration.project import BASIC_TEST, snapshot_dir
 
 pytest_plugins = ["pytester"]

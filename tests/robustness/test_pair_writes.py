@@ -187,7 +187,7 @@ def test_atomic_write_all_puts_back_what_it_replaced(
     import errno
     import os
 
-    from pytest_tlgraph.snapshots.disk import files
+    from pytest_tlgraph.disk import files
 
     dot, png = tmp_path / "s.gv", tmp_path / "s.png"
     dot.write_bytes(b"old dot")

@@ -22,7 +22,7 @@ from pytest_tlgraph import RenderError, render
 from pytest_tlgraph.cli import main
 from pytest_tlgraph.diff.view.comparison import compare
 from pytest_tlgraph.diff.view.drawing import graph_diff_png
-from pytest_tlgraph.snapshots.review import html
+from pytest_tlgraph.review import html
 from tests.corpus.traces import corpus_trace
 from tests.integration.project import snapshot_dir
 

@@ -55,7 +55,7 @@ def test_long_names_get_distinct_stable_files_that_fit(
 
 
 def test_a_name_that_fits_only_without_suffixes_is_shortened(project: pytest.Pytester) -> None:
-    from pytest_tlgraph.snapshots.disk.files import NAME_BUDGET
+    from pytest_tlgraph.disk.files import NAME_BUDGET
 
     name = "é" * 120  # 240 bytes: a .gv fits, "-expected.png" would not
     project.makepyfile(test_graph=_calls(name))
@@ -66,7 +66,7 @@ def test_a_name_that_fits_only_without_suffixes_is_shortened(project: pytest.Pyt
 
 
 def test_atomic_write_replaces_and_never_truncates(tmp_path: Path) -> None:
-    from pytest_tlgraph.snapshots.disk.files import atomic_write
+    from pytest_tlgraph.disk.files import atomic_write
 
     path = tmp_path / "a.gv"
     path.write_text("old")
@@ -98,7 +98,7 @@ def test_update_never_writes_through_a_symlink(
     # The terminal wraps long lines at 160 characters: read the message as one line.
     said = " ".join(result.stdout.str().split())
     assert re.search(r"refusing to write \S*test_mlp\.gv: it is a symbolic link", said), said
-    from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError, atomic_write
+    from pytest_tlgraph.disk.files import SnapshotWriteError, atomic_write
 
     with pytest.raises(SnapshotWriteError, match="symbolic link"):
         atomic_write(gv, b"x")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_tlgraph.snapshots.pixels.pngmeta import read_text_chunks
+from pytest_tlgraph.pixels.pngmeta import read_text_chunks
 from pytest_tlgraph.snapshots.provenance import dot_sha256
 from tests.integration.project import snapshot_dir, snapshot_names
 from tests.robustness.tree import before_short_summary

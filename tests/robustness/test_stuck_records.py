@@ -23,7 +23,7 @@ KILLER = textwrap.dedent(
     """
     import os
 
-    from pytest_tlgraph.snapshots.results import artifacts
+    from pytest_tlgraph.results import artifacts
 
     _note = artifacts.ResultsDir._note
 

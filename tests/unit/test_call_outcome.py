@@ -13,10 +13,9 @@ import pytest
 from pytest_tlgraph import capture
 from pytest_tlgraph.diff.edits import Edit
 from pytest_tlgraph.diff.view.comparison import compare
-from pytest_tlgraph.snapshots.failure import structure_of
-from pytest_tlgraph.snapshots.results.artifacts import RECORDS, ResultsDir
-from pytest_tlgraph.snapshots.review.dotdiff import unified_dot_diff
-from pytest_tlgraph.snapshots.review.outcome import (
+from pytest_tlgraph.results.artifacts import RECORDS, ResultsDir
+from pytest_tlgraph.review.dotdiff import unified_dot_diff
+from pytest_tlgraph.review.outcome import (
     SCHEMA,
     Acceptance,
     CallOutcome,
@@ -27,7 +26,8 @@ from pytest_tlgraph.snapshots.review.outcome import (
     read_outcomes,
     write_outcome,
 )
-from pytest_tlgraph.snapshots.review.report import DotOutcome, build_report
+from pytest_tlgraph.review.report import DotOutcome, build_report
+from pytest_tlgraph.snapshots.failure import structure_of
 from tests.corpus.changes import CHANGES, MOVES
 
 

@@ -12,23 +12,23 @@ from torch import nn
 
 from pytest_tlgraph import capture
 from pytest_tlgraph.diff.view.comparison import Comparison, compare
-from pytest_tlgraph.snapshots.extensions import Provenance, render_snapshot_png
-from pytest_tlgraph.snapshots.review.drift import (
+from pytest_tlgraph.review.drift import (
     DECOMPOSITION,
     RENAMED,
     drift_line,
     run_upgrade_line,
     upgrade_kinds,
 )
-from pytest_tlgraph.snapshots.review.html import accept_command
-from pytest_tlgraph.snapshots.review.nodeids import call_heading
-from pytest_tlgraph.snapshots.review.outcome import (
+from pytest_tlgraph.review.html import accept_command
+from pytest_tlgraph.review.nodeids import call_heading
+from pytest_tlgraph.review.outcome import (
     Acceptance,
     CallOutcome,
     Drift,
     Structure,
     Where,
 )
+from pytest_tlgraph.snapshots.extensions import Provenance, render_snapshot_png
 from pytest_tlgraph.snapshots.versions import decode_versions, encode_versions, running_versions
 from tests.corpus.changes import CHANGES
 

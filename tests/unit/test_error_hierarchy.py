@@ -34,12 +34,12 @@ def test_every_exception_of_the_package_is_a_tlgraph_error() -> None:
     # The walk really reached the modules that define the file and schema errors.
     assert {
         "pytest_tlgraph.cli.accept_paths.Refused",
-        "pytest_tlgraph.snapshots.disk.bounded.NotAFile",
-        "pytest_tlgraph.snapshots.disk.bounded.TooLarge",
+        "pytest_tlgraph.disk.bounded.NotAFile",
+        "pytest_tlgraph.disk.bounded.TooLarge",
         "pytest_tlgraph.schema.SchemaError",
-        "pytest_tlgraph.snapshots.disk.nofollow.LinkRefused",
-        "pytest_tlgraph.snapshots.disk.nofollow.NotRegular",
-        "pytest_tlgraph.snapshots.disk.nofollow.FileInTheWay",
+        "pytest_tlgraph.disk.nofollow.LinkRefused",
+        "pytest_tlgraph.disk.nofollow.NotRegular",
+        "pytest_tlgraph.disk.nofollow.FileInTheWay",
     } <= found.keys()
     outside = sorted(name for name, cls in found.items() if not issubclass(cls, TlgraphError))
     assert outside == []
@@ -47,7 +47,7 @@ def test_every_exception_of_the_package_is_a_tlgraph_error() -> None:
 
 def test_the_file_errors_stay_os_errors() -> None:
     # Code that catches OSError around a write keeps working.
-    from pytest_tlgraph.snapshots.disk.nofollow import FileInTheWay, LinkRefused, NotRegular
+    from pytest_tlgraph.disk.nofollow import FileInTheWay, LinkRefused, NotRegular
 
     assert issubclass(LinkRefused, OSError) and issubclass(NotRegular, OSError)
     assert issubclass(FileInTheWay, NotADirectoryError)

@@ -45,7 +45,7 @@ def test_a_written_pair_reads_back_byte_for_byte(tmp_path: Path, drawn: tuple[st
 def test_a_pair_matches_itself_without_decoding(
     monkeypatch: pytest.MonkeyPatch, drawn: tuple[str, bytes]
 ) -> None:
-    import pytest_tlgraph.snapshots.pixels.pixeldiff as pixeldiff
+    import pytest_tlgraph.pixels.pixeldiff as pixeldiff
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("identical PNG bytes are never decoded")

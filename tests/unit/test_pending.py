@@ -3,8 +3,8 @@ outcome's headline, read from its typed fields."""
 
 from __future__ import annotations
 
-from pytest_tlgraph.snapshots.review.outcome import CallOutcome, Structure
-from pytest_tlgraph.snapshots.review.report import Report
+from pytest_tlgraph.review.outcome import CallOutcome, Structure
+from pytest_tlgraph.review.report import Report
 
 
 def test_the_headline_is_the_comparisons_when_the_dot_was_compared() -> None:

@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image, ImageDraw, ImageFont
 
-from pytest_tlgraph.snapshots.pixels import antialias, pixeldiff
-from pytest_tlgraph.snapshots.pixels.pixeldiff import MAX_IMAGE_PIXELS, PngComparison, compare_png
-from pytest_tlgraph.snapshots.pixels.pngmeta import add_text_chunks
+from pytest_tlgraph.pixels import antialias, pixeldiff
+from pytest_tlgraph.pixels.pixeldiff import MAX_IMAGE_PIXELS, PngComparison, compare_png
+from pytest_tlgraph.pixels.pngmeta import add_text_chunks
 
 RED, YELLOW = (255, 0, 0, 255), (255, 255, 0, 255)
 

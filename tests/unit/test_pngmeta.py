@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image, ImageDraw, PngImagePlugin
 
-from pytest_tlgraph.snapshots.pixels.pngmeta import (
+from pytest_tlgraph.pixels.pngmeta import (
     PNG_SIGNATURE,
     add_text_chunks,
     read_png_size,

@@ -9,10 +9,9 @@ import torch
 
 from pytest_tlgraph import capture
 from pytest_tlgraph.draw import Drawing
-from pytest_tlgraph.snapshots.pixels.match import PngMatch
-from pytest_tlgraph.snapshots.pixels.pixeldiff import compare_png
-from pytest_tlgraph.snapshots.provenance import render_snapshot_png
-from pytest_tlgraph.snapshots.review.report import (
+from pytest_tlgraph.pixels.match import PngMatch
+from pytest_tlgraph.pixels.pixeldiff import compare_png
+from pytest_tlgraph.review.report import (
     EVERY_CHANGE,
     MAX_DIFF_LINES,
     DotOutcome,
@@ -21,6 +20,7 @@ from pytest_tlgraph.snapshots.review.report import (
     build_report,
     unified_dot_diff,
 )
+from pytest_tlgraph.snapshots.provenance import render_snapshot_png
 from tests.models import MLP, seeded
 
 HEADINGS = [
@@ -185,7 +185,7 @@ def test_the_report_tells_the_comparison_it_is_handed() -> None:
     # compare the texts again when it is given the comparison.
     from pytest_tlgraph.diff.view.comparison import compare
     from pytest_tlgraph.diff.view.story import story_lines
-    from pytest_tlgraph.snapshots.review.report import comparison_of
+    from pytest_tlgraph.review.report import comparison_of
 
     old, new = _draw(16), _draw(32)
     outcome = DotOutcome("p.gv", old.dot, new.dot, False)

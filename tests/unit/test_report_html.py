@@ -11,11 +11,11 @@ import pytest
 import torch
 
 from pytest_tlgraph import capture
+from pytest_tlgraph.results.artifacts import RECORDS, REPORT_NAME, Artifacts, ResultsDir
+from pytest_tlgraph.review.html import render_html, write_html
+from pytest_tlgraph.review.outcome import CallOutcome, read_outcomes, write_outcome
+from pytest_tlgraph.review.report import Report
 from pytest_tlgraph.snapshots.extensions import render_snapshot_png
-from pytest_tlgraph.snapshots.results.artifacts import RECORDS, REPORT_NAME, Artifacts, ResultsDir
-from pytest_tlgraph.snapshots.review.html import render_html, write_html
-from pytest_tlgraph.snapshots.review.outcome import CallOutcome, read_outcomes, write_outcome
-from pytest_tlgraph.snapshots.review.report import Report
 from tests.models import MLP
 
 REPORT = Report(

@@ -8,10 +8,10 @@ import pytest
 import torch
 
 from pytest_tlgraph import capture
+from pytest_tlgraph.pixels.pngmeta import add_text_chunks
 from pytest_tlgraph.render import render_png
 from pytest_tlgraph.snapshots.extensions import TlgraphPairExtension
 from pytest_tlgraph.snapshots.pair import KEEP, PngPart, ReceivedPair, StoredPair
-from pytest_tlgraph.snapshots.pixels.pngmeta import add_text_chunks
 from pytest_tlgraph.snapshots.provenance import (
     Provenance,
     dot_sha256,
@@ -124,7 +124,7 @@ def test_png_matching_budget_renderer_and_damage() -> None:
 
 
 def test_the_comparison_is_made_once_per_stored_pair(monkeypatch: pytest.MonkeyPatch) -> None:
-    import pytest_tlgraph.snapshots.pixels.pixeldiff as pixeldiff
+    import pytest_tlgraph.pixels.pixeldiff as pixeldiff
 
     calls = []
     real = pixeldiff.compare_png

@@ -30,7 +30,7 @@ def test_the_run_defaults_are_the_table_s() -> None:
     received = ReceivedPair("digraph tlgraph {}", None, PngPart.NONE)
     assert received.threshold == setting("threshold").default
     assert received.max_diff_pixels == setting("max_diff_pixels").default
-    from pytest_tlgraph.snapshots.pixels.pixeldiff import compare_png
+    from pytest_tlgraph.pixels.pixeldiff import compare_png
 
     keywords = inspect.signature(compare_png).parameters
     assert keywords["threshold"].default == setting("threshold").default

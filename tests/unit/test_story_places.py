@@ -13,7 +13,7 @@ from pytest_tlgraph import capture
 from pytest_tlgraph.diff.view.comparison import Comparison, compare
 from pytest_tlgraph.diff.view.drawing import graph_diff_layout
 from pytest_tlgraph.diff.view.story import story_lines
-from pytest_tlgraph.snapshots.review.places import node_boxes, story_places
+from pytest_tlgraph.review.places import node_boxes, story_places
 from tests.corpus.changes import CHANGES
 
 #: The fill of a changed node in the diff drawing.

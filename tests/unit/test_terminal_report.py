@@ -7,8 +7,8 @@ import torch
 from pytest_tlgraph.capture import capture
 from pytest_tlgraph.diff.view.comparison import compare
 from pytest_tlgraph.diff.view.story import recolour_line
-from pytest_tlgraph.snapshots.review.dotdiff import CONTEXT_CHARS, cut_diff_lines
-from pytest_tlgraph.snapshots.review.report import (
+from pytest_tlgraph.review.dotdiff import CONTEXT_CHARS, cut_diff_lines
+from pytest_tlgraph.review.report import (
     EVERY_CHANGE,
     DotOutcome,
     EncodingShown,
@@ -17,7 +17,7 @@ from pytest_tlgraph.snapshots.review.report import (
     build_report,
     comparison_of,
 )
-from pytest_tlgraph.snapshots.review.terminal import (
+from pytest_tlgraph.review.terminal import (
     MAX_LINE_CHARS,
     TERMINAL_DIFF_LINES,
     cut_line,

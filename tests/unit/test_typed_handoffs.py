@@ -139,7 +139,7 @@ _CONSUMERS = (
     "diff/view/comparison.py",
     "diff/view/nodechange.py",
     "diff/view/clusterchange.py",
-    "snapshots/review/terminal.py",
+    "review/terminal.py",
     "snapshots/call.py",
     "snapshots/failure.py",
 )
@@ -158,8 +158,8 @@ def test_the_consumers_of_typed_values_hold_no_regular_expression(module: str) -
 
 
 def test_a_file_in_the_way_is_a_field_of_the_dot_outcome_not_words_in_its_error() -> None:
-    from pytest_tlgraph.snapshots.disk.nofollow import in_the_way
-    from pytest_tlgraph.snapshots.review.report import DotOutcome, comparison_of
+    from pytest_tlgraph.disk.nofollow import in_the_way
+    from pytest_tlgraph.review.report import DotOutcome, comparison_of
 
     line = in_the_way("__snapshots__/test_m", "run pytest --snapshot-update")
     blocked = DotOutcome("p.gv", None, "digraph {}", False, error=line, blocked=True)

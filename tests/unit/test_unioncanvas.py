@@ -10,8 +10,8 @@ from PIL import Image, ImageDraw
 from torch import nn
 
 from pytest_tlgraph.capture import capture
+from pytest_tlgraph.pixels.unioncanvas import MISSING_STRIPE
 from pytest_tlgraph.snapshots import compare_png
-from pytest_tlgraph.snapshots.pixels.unioncanvas import MISSING_STRIPE
 
 RED = (255, 0, 0)
 

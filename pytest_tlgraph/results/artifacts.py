@@ -46,9 +46,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from pytest_tlgraph.snapshots.disk.bounded import read_regular
-from pytest_tlgraph.snapshots.disk.files import SnapshotWriteError, atomic_write, fitted_name
-from pytest_tlgraph.snapshots.disk.nofollow import (
+from pytest_tlgraph.disk.bounded import read_regular
+from pytest_tlgraph.disk.files import SnapshotWriteError, atomic_write, fitted_name
+from pytest_tlgraph.disk.nofollow import (
     FileInTheWay,
     LinkRefused,
     NotRegular,

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from pytest_tlgraph.snapshots.review.outcome import Acceptance, CallOutcome, read_outcomes
+from pytest_tlgraph.review.outcome import Acceptance, CallOutcome, read_outcomes
 
 if TYPE_CHECKING:
-    from pytest_tlgraph.snapshots.results.artifacts import ResultsDir
+    from pytest_tlgraph.results.artifacts import ResultsDir
 
 __all__ = [
     "ACCEPTED_SUFFIX",
@@ -41,7 +41,7 @@ ACCEPTED_SUFFIX: Final = ".accepted"
 def file_sha256(path: Path) -> str | None:
     """The sha256 of the bytes of ``path``, ``None`` when it is missing or unreadable
     (a folder, a dangling link, a FIFO, a file over the size limit)."""
-    from pytest_tlgraph.snapshots.disk.bounded import read_regular
+    from pytest_tlgraph.disk.bounded import read_regular
 
     try:
         return hashlib.sha256(read_regular(path)).hexdigest()

@@ -9,7 +9,7 @@ never exceed the threshold, and in a rendered graph almost all of them did not.
 Every float operation runs in the reference's order, in float64, so borderline
 pixels fall on the same side of the threshold (for opaque pixels the YIQ terms come
 from tables of those same products). The anti-aliasing detector, where a shifted
-drawing spends its time, is in :mod:`pytest_tlgraph.snapshots.pixels.antialias`.
+drawing spends its time, is in :mod:`pytest_tlgraph.pixels.antialias`.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from PIL import Image, PngImagePlugin
 
 from pytest_tlgraph.errors import UsageError
 from pytest_tlgraph.limits import MAX_IMAGE_PIXELS
+from pytest_tlgraph.pixels.antialias import antialiased
+from pytest_tlgraph.pixels.defaults import DEFAULT_MAX_DIFF_PIXELS, DEFAULT_THRESHOLD
+from pytest_tlgraph.pixels.unioncanvas import mark_missing, padded_pair
 from pytest_tlgraph.pngheader import read_png_size
-from pytest_tlgraph.snapshots.pixels.antialias import antialiased
-from pytest_tlgraph.snapshots.pixels.defaults import DEFAULT_MAX_DIFF_PIXELS, DEFAULT_THRESHOLD
-from pytest_tlgraph.snapshots.pixels.unioncanvas import mark_missing, padded_pair
 
 __all__ = ["MAX_IMAGE_PIXELS", "PngComparison", "compare_png"]
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from pytest_tlgraph.diff.view.comparison import Comparison
-    from pytest_tlgraph.snapshots.review.outcome import CallOutcome
+    from pytest_tlgraph.review.outcome import CallOutcome
 
 __all__ = [
     "DECOMPOSITION",

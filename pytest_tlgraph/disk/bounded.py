@@ -19,9 +19,9 @@ import sys
 from pathlib import Path
 from typing import BinaryIO, Final
 
+from pytest_tlgraph.disk.nofollow import kind_of
 from pytest_tlgraph.errors import TlgraphError
 from pytest_tlgraph.limits import MAX_FILE_BYTES
-from pytest_tlgraph.snapshots.disk.nofollow import kind_of
 
 __all__ = ["NotAFile", "TooLarge", "is_regular", "read_regular", "read_stream"]
 

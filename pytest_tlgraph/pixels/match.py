@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pytest_tlgraph.snapshots.pixels.pixeldiff import PngComparison
+    from pytest_tlgraph.pixels.pixeldiff import PngComparison
 
 __all__ = ["PngMatch"]
 

@@ -7,7 +7,7 @@ expected and actual images again; a small graph's context diff may be its whole
 graph), and a data URI is a third larger than its PNG. So the first ``<img>`` of a
 picture carries the data URI and an ``id``; every later one names it by
 ``data-same`` and the page's script copies the ``src`` when it is shown
-(:mod:`pytest_tlgraph.snapshots.review.html_assets`).
+(:mod:`pytest_tlgraph.review.html_assets`).
 """
 
 from __future__ import annotations
@@ -80,9 +80,9 @@ class InlinedImages:
         """The picture at ``rel``, or ``None`` and why it is not inlined: missing,
         outside the results folder, not a regular file, or over the size guard's
         limits (whatever wrote it, the page never carries such an image)."""
+        from pytest_tlgraph.disk.bounded import read_regular
         from pytest_tlgraph.draw.canvas import png_problem
-        from pytest_tlgraph.snapshots.disk.bounded import read_regular
-        from pytest_tlgraph.snapshots.pixels.pngmeta import read_png_size
+        from pytest_tlgraph.pixels.pngmeta import read_png_size
 
         path = self._place(rel)
         if path is None:  # a record naming ../x.png or /etc/x.png: never opened
@@ -117,7 +117,7 @@ class InlinedImages:
     def _place(self, rel: object) -> Path | None:
         """The file ``rel`` names (relative to the page's folder) when it lies inside
         the page's folder or one of its shards' (``artifacts.inside``), else ``None``."""
-        from pytest_tlgraph.snapshots.results.artifacts import inside
+        from pytest_tlgraph.results.artifacts import inside
 
         found = inside(self.root, rel)
         if found is not None or not isinstance(rel, str) or Path(rel).is_absolute():

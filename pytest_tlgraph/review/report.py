@@ -27,11 +27,11 @@ from pytest_tlgraph.diff.view.story import (
     story_lines,
 )
 from pytest_tlgraph.escaping import reviewer as visible
-from pytest_tlgraph.snapshots.review.cut import cut_lines, cut_text, is_long, place_note
-from pytest_tlgraph.snapshots.review.dotdiff import unified_dot_diff
+from pytest_tlgraph.review.cut import cut_lines, cut_text, is_long, place_note
+from pytest_tlgraph.review.dotdiff import unified_dot_diff
 
 if TYPE_CHECKING:
-    from pytest_tlgraph.snapshots.pixels.match import PngMatch
+    from pytest_tlgraph.pixels.match import PngMatch
 
 __all__ = [
     "DOT_DIFF",

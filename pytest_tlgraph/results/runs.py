@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
 
-from pytest_tlgraph.snapshots.disk.bounded import read_regular
-from pytest_tlgraph.snapshots.disk.files import atomic_write
-from pytest_tlgraph.snapshots.disk.nofollow import LinkRefused, NotRegular
-from pytest_tlgraph.snapshots.results.artifacts import MANIFEST, ResultsDir
-from pytest_tlgraph.snapshots.results.runlock import RunLock
+from pytest_tlgraph.disk.bounded import read_regular
+from pytest_tlgraph.disk.files import atomic_write
+from pytest_tlgraph.disk.nofollow import LinkRefused, NotRegular
+from pytest_tlgraph.results.artifacts import MANIFEST, ResultsDir
+from pytest_tlgraph.results.runlock import RunLock
 
 __all__ = ["LAST", "LOCK", "RUN_PREFIX", "Run", "end_run", "last_run", "start_run"]
 

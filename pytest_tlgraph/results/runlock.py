@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Final
 
-from pytest_tlgraph.snapshots.disk.nofollow import LinkRefused, NotRegular, kind_of
+from pytest_tlgraph.disk.nofollow import LinkRefused, NotRegular, kind_of
 
 __all__ = ["RunLock"]
 

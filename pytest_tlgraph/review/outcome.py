@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from pytest_tlgraph.diff.edits import Edit, from_json, to_json
 from pytest_tlgraph.errors import UsageError
-from pytest_tlgraph.snapshots.results.artifacts import read_record_files
-from pytest_tlgraph.snapshots.review.report import EncodingShown, LeftOut, Report
+from pytest_tlgraph.results.artifacts import read_record_files
+from pytest_tlgraph.review.report import EncodingShown, LeftOut, Report
 
 if TYPE_CHECKING:
-    from pytest_tlgraph.snapshots.results.artifacts import ResultsDir
+    from pytest_tlgraph.results.artifacts import ResultsDir
 
 __all__ = [
     "FAILED",

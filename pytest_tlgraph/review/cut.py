@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from pytest_tlgraph.limits import MAX_REPORT_LINE
-from pytest_tlgraph.snapshots.review.dotdiff import cut_diff_lines, cut_line
+from pytest_tlgraph.review.dotdiff import cut_diff_lines, cut_line
 
 __all__ = ["cut_lines", "cut_text", "is_long", "place_note"]
 

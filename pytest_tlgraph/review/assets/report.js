@@ -1,6 +1,6 @@
 // The script of report.html, inlined into the page: it needs nothing from outside.
 //
-// It drives the review views of pytest_tlgraph/snapshots/review/html.py:
+// It drives the review views of pytest_tlgraph/review/html.py:
 // * per failure, tabs between side by side, a slider (expected left of the split line,
 //   actual right of it, both at the top-left of their union canvas) and an onion skin
 //   (actual over expected, its opacity set by a range input);

@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from pytest_tlgraph.disk.nofollow import NotRegular, kind_of
 from pytest_tlgraph.errors import UsageError
 from pytest_tlgraph.escaping import markdown
-from pytest_tlgraph.snapshots.disk.nofollow import NotRegular, kind_of
-from pytest_tlgraph.snapshots.review.outcome import (
+from pytest_tlgraph.review.outcome import (
     CallOutcome,
     outcome_to_json,
     read_outcomes,
@@ -28,7 +28,7 @@ from pytest_tlgraph.snapshots.review.outcome import (
 from pytest_tlgraph.suggest import did_you_mean
 
 if TYPE_CHECKING:
-    from pytest_tlgraph.snapshots.results.artifacts import ResultsDir
+    from pytest_tlgraph.results.artifacts import ResultsDir
 
 __all__ = [
     "KINDS",
@@ -92,7 +92,7 @@ def render_markdown(
     names, the headline, paths) is a code span (``escaping.markdown``): a backtick, a
     link, an image or HTML in a module name stays text on the CI page. A run whose
     every failure is of a kind an upgrade causes says so once, above the table."""
-    from pytest_tlgraph.snapshots.review.drift import run_upgrade_line
+    from pytest_tlgraph.review.drift import run_upgrade_line
 
     counts = Counter(c.verdict for c in calls)
     head = ", ".join(f"{n} {v if v in _MARKS else markdown(v)}" for v, n in sorted(counts.items()))
@@ -132,7 +132,7 @@ def summary_json(calls: Sequence[CallOutcome], *, shards: Sequence[str] = ()) ->
     """``summary.json``: the counts, every call's outcome (its record's JSON form), the
     upgrade line (``null`` unless every failure is of a kind an upgrade causes), and a
     merged run's shards."""
-    from pytest_tlgraph.snapshots.review.drift import run_upgrade_line
+    from pytest_tlgraph.review.drift import run_upgrade_line
 
     counts = dict(Counter(c.verdict for c in calls))
     payload: dict[str, Any] = {"counts": counts, "calls": [outcome_to_json(c) for c in calls]}

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_tlgraph.snapshots.results.artifacts import inside
-from pytest_tlgraph.snapshots.review.outcome import CallOutcome, read_outcomes, sorted_calls
-from pytest_tlgraph.snapshots.review.pending import Pending
+from pytest_tlgraph.results.artifacts import inside
+from pytest_tlgraph.review.outcome import CallOutcome, read_outcomes, sorted_calls
+from pytest_tlgraph.review.pending import Pending
 
 __all__ = [
     "MergedCall",

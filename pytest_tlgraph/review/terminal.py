@@ -1,6 +1,6 @@
 """The failure message as a terminal shows it: short, with everything in full elsewhere.
 
-A :class:`~pytest_tlgraph.snapshots.review.report.Report` holds every line (``report.html``
+A :class:`~pytest_tlgraph.review.report.Report` holds every line (``report.html``
 shows them all, the results folder keeps the full DOT diff). In a terminal or a CI log
 (docs/decisions.md, "Failures a reviewer can act on (0.2)"): no line is longer than
 :data:`MAX_LINE_CHARS` characters (DOT diff lines are cut, saying how much, a changed
@@ -16,9 +16,9 @@ import textwrap
 from collections.abc import Sequence
 from typing import Final
 
-from pytest_tlgraph.snapshots.review.dotdiff import cut_diff_lines
-from pytest_tlgraph.snapshots.review.dotdiff import cut_line as _cut_line
-from pytest_tlgraph.snapshots.review.report import (
+from pytest_tlgraph.review.dotdiff import cut_diff_lines
+from pytest_tlgraph.review.dotdiff import cut_line as _cut_line
+from pytest_tlgraph.review.report import (
     DOT_DIFF,
     ENCODING_STATE,
     EVERY_CHANGE,

@@ -8,7 +8,7 @@ onion skin, the last two on the union canvas of both sizes (both images at the
 top-left, as the pixel diff aligns them). The long text comes last and folded: the DOT
 diff and every change node by node (``<details>``). Keys move between failures (``?``
 lists them). Images are inlined once each as base64 data URIs up to the page's budget
-(:mod:`pytest_tlgraph.snapshots.review.html_images`), past it linked from the results
+(:mod:`pytest_tlgraph.review.html_images`), past it linked from the results
 folder and loaded lazily, so ``report.html`` is one file to upload as a CI artifact
 with the results folder around it; it needs no network. It is written once, at the end
 of the session, from the records the tests (on any pytest-xdist worker) left in the
@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Final
 
 from pytest_tlgraph.escaping import html_text
-from pytest_tlgraph.snapshots.review.html_assets import script, style
-from pytest_tlgraph.snapshots.review.html_images import Inlined, InlinedImages, budget
-from pytest_tlgraph.snapshots.review.outcome import CallOutcome, Place
-from pytest_tlgraph.snapshots.review.report import DOT_DIFF, EVERY_CHANGE, STRUCTURE
+from pytest_tlgraph.review.html_assets import script, style
+from pytest_tlgraph.review.html_images import Inlined, InlinedImages, budget
+from pytest_tlgraph.review.outcome import CallOutcome, Place
+from pytest_tlgraph.review.report import DOT_DIFF, EVERY_CHANGE, STRUCTURE
 
 __all__ = ["accept_command", "call_title", "render_html", "write_html"]
 
@@ -218,7 +218,7 @@ def _compare(paths: Mapping[str, str], images: InlinedImages) -> str:
 def call_title(outcome: CallOutcome, numbered: bool) -> str:
     """The call as the page names it: ``test_m.py::test_a, call "depth1"``
     (``numbered``: its test has other calls on the page)."""
-    from pytest_tlgraph.snapshots.review.nodeids import call_heading
+    from pytest_tlgraph.review.nodeids import call_heading
 
     return call_heading(outcome.nodeid, outcome.call, outcome.name, numbered=numbered)
 
@@ -228,7 +228,7 @@ def accept_command(outcome: CallOutcome) -> str | None:
     rootdir (``None`` when the call has nothing to accept)."""
     import shlex
 
-    from pytest_tlgraph.snapshots.review.nodeids import call_key
+    from pytest_tlgraph.review.nodeids import call_key
 
     if not outcome.nodeid or not outcome.name or outcome.accept is None:
         return None
@@ -426,7 +426,7 @@ def write_html(
     """Write the report page to ``path`` (in the results folder ``root``: atomically,
     never through a link) and return it; ``shards``: the results folders a merged
     page's images lie in."""
-    from pytest_tlgraph.snapshots.disk.files import atomic_write
+    from pytest_tlgraph.disk.files import atomic_write
 
     page = render_html(records, root, notes=notes, shards=shards)
     atomic_write(path, page.encode("utf-8"), anchor=root)

@@ -12,14 +12,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from pytest_tlgraph.errors import TlgraphError
-from pytest_tlgraph.snapshots.disk.nofollow import (
+from pytest_tlgraph.disk.nofollow import (
     FileInTheWay,
     Folder,
     LinkRefused,
     NotRegular,
     open_folder,
 )
+from pytest_tlgraph.errors import TlgraphError
 
 __all__ = [
     "NAME_BUDGET",
