@@ -487,22 +487,45 @@ def tensor_names(sources: Sequence[Any], parents: Sequence[int], module: str) ->
     """Each tensor's name in the written call: ``in2`` for the op's second parent (as
     its in-edges number them), ``param weight`` for a parameter or buffer (named below
     the op's module), ``const 1x8`` for a tensor made before the capture."""
-    ordinal = {p: i for i, p in enumerate(parents, start=1)}
-    prefix = f"{module}." if module else ""
+    # A handful of parents is the usual call: looked up in place, without a dict.
+    ordinal = _ordinal if len(parents) <= _FEW else _ordinals(parents)
+    prefix = None
     out = []
     for source in sources:
-        if type(source) is int:
-            found = ordinal.get(source)
-            out.append("in?" if found is None else f"in{found}")
-        elif type(source) is str:
+        kind = type(source)
+        if kind is int:
+            found = ordinal(parents, source)
+            out.append("in?" if found is None else _IN[found] if found < _FEW else f"in{found}")
+        elif kind is str:
+            if prefix is None:
+                prefix = f"{module}." if module else ""
             out.append(f"param {source.removeprefix(prefix)}")
         elif source and source[0] == "slot":
-            found = ordinal.get(source[1])
+            found = ordinal(parents, source[1])
             out.append(f"in{'?' if found is None else found}[{source[2]}]")
         else:
             shape = "x".join(map(str, source)) if source else "scalar"
             out.append(f"const {shape}")
     return out
+
+
+#: Parents up to this many are looked up by a scan; ``in1`` .. ``in7`` written once.
+_FEW: Final = 8
+_IN: Final = tuple(f"in{i}" for i in range(_FEW))
+
+
+def _ordinal(parents: Sequence[int], source: int) -> int | None:
+    """``source``'s place among ``parents``, from 1, or ``None``."""
+    for place, parent in enumerate(parents, start=1):
+        if parent == source:
+            return place
+    return None
+
+
+def _ordinals(parents: Sequence[int]) -> Callable[[Sequence[int], int], int | None]:
+    """:func:`_ordinal` for many parents: one dict, built once per call."""
+    table = {p: i for i, p in enumerate(parents, start=1)}
+    return lambda _, source: table.get(source)
 
 
 def call_args(

@@ -26,6 +26,7 @@ from pytest_tlgraph.capture.flops import (
     COUNTED_FUNCS,
     REDUCTION_COST,
     WORK_FUNCS,
+    FlopFields,
     count_flops,
     element_work,
     flop_fields,
@@ -422,8 +423,44 @@ class Recorder(TorchFunctionMode):
         saving: dict[int, int] | None,
         grad_mode: str | None,
     ) -> None:
-        # The call's skeleton: each tensor replaced by its place among ``tensors``.
         tensors: list[torch.Tensor] = []
+        positional, keywords = self._skeleton(args, kwargs, tensors)
+        parents: list[int] = []
+        params: list[ParamInfo] = []
+        sources, outside = self._sources(tensors, parents, params)
+        first = outputs[0]
+        if not parents and self._no_op(name, first, outputs, tensors, params):
+            return
+        if outside:
+            self._constant_parents(tensors, outside, sources, parents)
+        numel = first.numel()
+        size = numel * first.element_size()
+        if len(outputs) > 1:
+            size += sum(t.numel() * t.element_size() for t in outputs[1:])
+        # Not a leaf: made by an op that autograd recorded (it has a grad_fn).
+        in_graph = not first.is_leaf
+        # No graph, nothing saved for backward: unknown, not zero.
+        kept = saving if saving is not None and in_graph else None
+        stack = self._stack
+        module = stack[-1].address if stack else ""
+        index = len(self.ops)
+        raw = RawOp(
+            "", "", name, 1, 1, index, parents, (), tuple(first.shape),
+            dtype_name(first.dtype), module,
+            self._chain, tuple(params) if params else (), None, None, None, elapsed, size,
+            *self._flops(func, name, args, kwargs, tensors, first, numel),
+            None if kept is None else sum(kept.values()), None if kept is None else len(kept),
+            None, None, None, (func, positional, keywords, tuple(sources)), grad_mode,
+        )  # fmt: skip
+        self.ops.append(raw)
+        self.layer_keys.append((module, source_chain(_getframe(2)), name))
+        self._after_record(raw, first, outputs, index, numel, in_graph)
+
+    def _skeleton(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], tensors: list[torch.Tensor]
+    ) -> tuple[tuple[Any, ...], tuple[tuple[str, Any], ...] | None]:
+        """The call's skeleton: its positional and keyword arguments, each tensor
+        replaced by its place among ``tensors`` (appended to in argument order)."""
         positional = []
         call_args, call_kwargs = args, kwargs
         if self.reads:  # numbers read out of tensors are wired as the reads they are
@@ -437,16 +474,19 @@ class Recorder(TorchFunctionMode):
                 positional.append(a)  # no tensor inside (scalars, sizes): spare the walk
             else:
                 positional.append(skeleton(a, tensors))
-        keywords = None
-        if call_kwargs:
-            keywords = tuple(
-                [
-                    (k, v if type(v) in _PLAIN else skeleton(v, tensors))
-                    for k, v in call_kwargs.items()
-                ]
-            )
-        parents: list[int] = []
-        params: list[ParamInfo] = []
+        if not call_kwargs:
+            return tuple(positional), None
+        keywords = tuple(
+            [(k, v if type(v) in _PLAIN else skeleton(v, tensors)) for k, v in call_kwargs.items()]
+        )
+        return tuple(positional), keywords
+
+    def _sources(
+        self, tensors: list[torch.Tensor], parents: list[int], params: list[ParamInfo]
+    ) -> tuple[list[Any], list[int]]:
+        """Where each of ``tensors`` comes from (a parameter's name, a producing op's
+        index, ``("slot", op, output)`` for one output of several, ``None`` for a
+        constant), and the places of the constants; fills ``parents`` and ``params``."""
         sources: list[Any] = []
         outside: list[int] = []  # places of the constants among ``tensors``
         known_params, producers = self._params, self._producers
@@ -473,45 +513,61 @@ class Recorder(TorchFunctionMode):
                 sources.append(source)
                 if found not in parents:
                     parents.append(found)
-        first = outputs[0]
-        if not parents and id(first) in known_params and _returns_param(name, first, tensors):
-            return  # an identity on a parameter or buffer: nothing computed, no op
-        if not parents and not params and name not in NEVER_FOLDED:
-            # Only constants in, a constant out: folded (see ``constants.py``).
+        return sources, outside
+
+    def _no_op(
+        self,
+        name: str,
+        first: torch.Tensor,
+        outputs: list[torch.Tensor],
+        tensors: list[torch.Tensor],
+        params: list[ParamInfo],
+    ) -> bool:
+        """Whether a call that read no recorded op is no op of its own: an identity on a
+        parameter or buffer (nothing computed), or a constant made of constants alone
+        (folded, see ``constants.py``)."""
+        if id(first) in self._params and _returns_param(name, first, tensors):
+            return True
+        if not params and name not in NEVER_FOLDED:
             self.constants.fold(outputs)
-            return
-        if outside:
-            self._constant_parents(tensors, outside, sources, parents)
-        numel = first.numel()
-        size = numel * first.element_size()
-        if len(outputs) > 1:
-            size += sum(t.numel() * t.element_size() for t in outputs[1:])
+            return True
+        return False
+
+    def _flops(
+        self,
+        func: Callable[..., Any],
+        name: str,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        tensors: list[torch.Tensor],
+        first: torch.Tensor,
+        numel: int,
+    ) -> FlopFields:
+        """``(forward, backward, total, macs)`` of one call: counted by torch's counter,
+        reduced over its first tensor argument, worked out from its arguments, or by
+        its function's fixed cost per output element."""
         counted = None
         if name in COUNTED_FUNCS and is_counted(func):
             counted = count_flops(func, name, args, kwargs, device_work=not self._profile)
-        # Not a leaf: made by an op that autograd recorded (it has a grad_fn).
-        in_graph = not first.is_leaf
-        # No graph, nothing saved for backward: unknown, not zero.
-        kept = saving if saving is not None and in_graph else None
-        stack = self._stack
-        module = stack[-1].address if stack else ""
-        index = len(self.ops)
         work, worked = 0, None
         if name in REDUCTION_COST:
             work = input_work(name, tensors[0] if tensors else None, args, kwargs)
         elif name in WORK_FUNCS:
             worked = element_work(name, tensors, first, args, kwargs)
-        forward, backward, total, macs = flop_fields(name, counted, numel, work, worked)
-        raw = RawOp(
-            "", "", name, 1, 1, index, parents, (), tuple(first.shape),
-            dtype_name(first.dtype), module,
-            self._chain, tuple(params) if params else (), None, None, None, elapsed, size,
-            forward, backward, total, macs,
-            None if kept is None else sum(kept.values()), None if kept is None else len(kept),
-            None, None, None, (func, tuple(positional), keywords, tuple(sources)), grad_mode,
-        )  # fmt: skip
-        self.ops.append(raw)
-        self.layer_keys.append((module, source_chain(_getframe(2)), name))
+        return flop_fields(name, counted, numel, work, worked)
+
+    def _after_record(
+        self,
+        raw: RawOp,
+        first: torch.Tensor,
+        outputs: list[torch.Tensor],
+        index: int,
+        numel: int,
+        in_graph: bool,
+    ) -> None:
+        """What follows a new record: its magnitude, its profiler range, its outputs
+        registered as its own, and its grad hook (or, without a graph under
+        ``backward=True``, its place among the ops ``Regrad`` may find again)."""
         if self.measures_magnitudes:
             if first.is_meta or (type(first) is not _Tensor and is_fake(first)):
                 self.valueless = True  # no values to measure: the field stays None
@@ -520,6 +576,7 @@ class Recorder(TorchFunctionMode):
         if self._profile:
             self.ranges[index] = self._range
         ref = weakref.ref
+        producers = self._producers
         if len(outputs) == 1:
             producers[id(first)] = (ref(first), index)
         else:

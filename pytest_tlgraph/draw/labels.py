@@ -216,9 +216,19 @@ def defaults_text(args: Mapping[str, Any] | None) -> str | None:
     is at its default."""
     if not args:
         return None
+    # Every op of a module with constructor args asks (the drawing's ``tl_defaults``),
+    # and blocks repeat: each distinct set of args is checked and written once.
+    key = _row_key(args, None, None, None, False)
+    if key is not None:
+        text = _defaults_texts.get(key, _UNSET)
+        if text is not _UNSET:
+            return text  # type: ignore[return-value]
     hidden = set(hidden_defaults(args))
     parts = [_arg_text(name, value) for name, value in args.items() if name in hidden]
-    return ", ".join(parts) if parts else None
+    text = ", ".join(parts) if parts else None
+    if key is not None:
+        remember(_defaults_texts, key, text, _ARGS_MEMO_LIMIT)
+    return text
 
 
 def _module_args(record: Record) -> Mapping[str, Any] | None:
@@ -279,6 +289,8 @@ def _record_args_row(record: Record, trace: Trace | None, show_redundant: bool) 
 # again): each distinct row is checked and written once. Only rows of plain values (atoms
 # and flat tuples of atoms) are memoised.
 _args_rows: dict[tuple[Any, ...], str | None] = {}
+#: :func:`defaults_text` of each distinct set of args, by the same key.
+_defaults_texts: dict[tuple[Any, ...], str | None] = {}
 _ARGS_MEMO_LIMIT: Final = 4096
 _UNSET: Final = object()
 _ATOMS_AND_TUPLES: Final = _ATOMS | {tuple}

@@ -301,3 +301,18 @@ def test_a_call_spelled_another_way_draws_the_same() -> None:
     # The root's class name is on the drawing (``tl_type``): compare what differs else.
     listed = capture(Listed(), (x,)).draw().dot.replace("Listed", "M")
     assert listed == capture(Tupled(), (x,)).draw().dot.replace("Tupled", "M")
+
+
+def test_tensor_names_number_parents_by_their_in_edges_few_or_many() -> None:
+    """A call's tensors are named by their parent's place among the op's parents, the
+    same whether the call has a few parents (found by a scan) or many (a table)."""
+    from pytest_tlgraph.capture.callargs import tensor_names
+
+    assert tensor_names((7, 5, 99, "blk.weight", (2, 3), ()), [5, 7], "blk") == [
+        "in2", "in1", "in?", "param weight", "const 2x3", "const scalar",
+    ]  # fmt: skip
+    many = list(range(100, 112))
+    sources = (*reversed(many), ("slot", 103, 1), 5, "w")
+    expected = [f"in{i}" for i in range(12, 0, -1)] + ["in4[1]", "in?", "param w"]
+    assert tensor_names(sources, many, "") == expected
+    assert tensor_names((("slot", 9, 0),), [1, 2], "") == ["in?[0]"]

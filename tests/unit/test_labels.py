@@ -269,3 +269,25 @@ def test_detached_records_show_every_arg() -> None:
     detached = node_rows(node, trace=None, options=DrawOptions())
     assert [r.text for r in attached][2] == "params: weight 8x4, bias 8"
     assert [r.text for r in detached][2] == "in_features=4, out_features=8, bias=True"
+
+
+def test_defaults_text_is_written_once_per_distinct_args_and_keeps_types_apart() -> None:
+    """``tl_defaults`` is memoised per distinct set of args: a second call with equal
+    args reads what the first wrote, while values equal in Python but written
+    differently (``1`` and ``True``, ``0.0`` and ``-0.0``) never share a text."""
+    from pytest_tlgraph.constructors import Defaults, ModuleArgs
+    from pytest_tlgraph.draw.labels import defaults_text
+
+    defaults = Defaults({"eps": 0.0, "affine": True})
+
+    def written(values: dict[str, object]) -> str | None:
+        return defaults_text(ModuleArgs(values, "Norm", defaults))
+
+    assert written({"eps": 0.0, "affine": True}) == "eps=0.0, affine=True"
+    assert written({"eps": 0.0, "affine": True}) == "eps=0.0, affine=True"
+    # ``1`` is not the default ``True`` (another type), ``-0.0`` keeps its sign.
+    assert written({"eps": -0.0, "affine": 1}) == "eps=-0.0"
+    assert written({"eps": -0.0, "affine": True}) == "eps=-0.0, affine=True"
+    assert written({"eps": 0.5, "affine": False}) is None
+    # Args without recorded defaults hide nothing, whatever was written before.
+    assert defaults_text(ModuleArgs({"eps": 0.0, "affine": True}, "Norm", None)) is None
