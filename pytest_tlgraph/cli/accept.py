@@ -269,7 +269,7 @@ def accept_one(call: MergedCall) -> list[Path]:
     written; raises :class:`Refused` (nothing written) with the cause and remedy."""
     from pytest_tlgraph.review.merge import conflict_line
 
-    flag = conflict_line(call)
+    flag = conflict_line(call.shard, call.conflict)
     if flag is not None:
         raise Refused(f"{flag}; accept from one of them: tlgraph accept --results DIR")
     return _accept(call.entry, call.entry.root)

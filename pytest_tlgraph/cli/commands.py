@@ -275,7 +275,7 @@ def _print_failure(call: MergedCall, merged: bool) -> None:
     shard = f" (shard {call.shards()})" if merged else ""
     title = outcome.report.title if outcome.report is not None else "?"
     say(f"  {title}{shard}{' (accepted)' if entry.accepted else ''}")
-    flag = conflict_line(call)
+    flag = conflict_line(call.shard, call.conflict)
     if flag is not None:
         say(f"    {flag}")
     story = list(outcome.report.story) if outcome.report is not None else []

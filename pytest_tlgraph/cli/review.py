@@ -69,7 +69,7 @@ def _show(call: MergedCall, number: int, count: int, merged: bool, view: bool) -
     outcome = call.entry.outcome
     say(f"[{number}/{count}] {label(call, merged)}")
     say(f"  {outcome.report.title if outcome.report is not None else '?'}")
-    flag = conflict_line(call)
+    flag = conflict_line(call.shard, call.conflict)
     if flag is not None:
         say(f"  {flag}")
     lines = list(outcome.report.story) if outcome.report is not None else []

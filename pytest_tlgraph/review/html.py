@@ -23,6 +23,7 @@ from typing import Final
 from pytest_tlgraph.escaping import html_text
 from pytest_tlgraph.review.html_assets import script, style
 from pytest_tlgraph.review.html_images import Inlined, InlinedImages, budget
+from pytest_tlgraph.review.merge import conflict_line
 from pytest_tlgraph.review.outcome import CallOutcome, Place
 from pytest_tlgraph.review.report import DOT_DIFF, EVERY_CHANGE, STRUCTURE
 
@@ -318,8 +319,9 @@ def _failure(
     parts.append(f"<h2>{number}. {html_text(call_title(outcome, numbered))}{shard_tag}</h2>")
     title = "" if outcome.report is None else outcome.report.title
     parts.append(f"<div>{html_text(title)}</div>")
-    if outcome.conflict:
-        parts.append(f'<div class="conflict">{html_text(outcome.conflict)}</div>')
+    flag = conflict_line(outcome.shard, outcome.conflict)
+    if flag is not None:
+        parts.append(f'<div class="conflict">{html_text(flag)}</div>')
     parts.append(_accept_bar(outcome))
     parts.append(_story(_story_lines(outcome), outcome.notes))
     paths = dict(outcome.images)

@@ -57,14 +57,14 @@ class MergedCall:
         return ", ".join((self.shard, *self.alike))
 
 
-def conflict_line(call: MergedCall) -> str | None:
-    """The flag of a call recorded differently by two shards, or ``None``."""
-    if not call.conflict:
+def conflict_line(shard: str | None, others: Sequence[str]) -> str | None:
+    """The flag of a call ``shard`` recorded otherwise than the shards ``others``, or
+    ``None`` when none did."""
+    if not others:
         return None
-    others = ", ".join(call.conflict)
     return (
-        f"recorded differently by {call.shard} and {others}: the shards drew this call "
-        "otherwise (another environment?); compare both before accepting either"
+        f"recorded differently by {shard} and {', '.join(others)}: the shards drew this "
+        "call otherwise (another environment?); compare both before accepting either"
     )
 
 
@@ -81,7 +81,7 @@ def _merged(shards: Sequence[Shard], damaged: list[str] | None, failed: bool) ->
     for found in seen.values():
         groups: dict[tuple[object, ...], list[tuple[Shard, Pending]]] = {}
         for shard, entry in found:
-            groups.setdefault(entry.outcome.print_(), []).append((shard, entry))
+            groups.setdefault(entry.outcome.fingerprint(), []).append((shard, entry))
         names = [[s.name for s, _ in group] for group in groups.values()]
         for i, group in enumerate(groups.values()):
             first_shard, entry = group[0]
@@ -105,8 +105,7 @@ def merge_calls(shards: Sequence[Shard], out: Path) -> list[CallOutcome]:
     found = []
     for call in _merged(shards, None, failed=False):
         outcome = _rebased(call, out)
-        conflict = ", ".join(call.conflict) or None
-        found.append(dataclasses.replace(outcome, shard=call.shards(), conflict=conflict))
+        found.append(dataclasses.replace(outcome, shard=call.shards(), conflict=call.conflict))
     return sorted_calls(found)
 
 
@@ -131,7 +130,7 @@ def page_record(call: MergedCall, out: Path, project: Path) -> CallOutcome:
         outcome.where, results_from_rootdir=_relative(call.entry.root, project)
     )
     return dataclasses.replace(
-        outcome, shard=call.shards(), conflict=conflict_line(call), where=where
+        outcome, shard=call.shards(), conflict=call.conflict, where=where
     )
 
 

@@ -159,9 +159,10 @@ class CallOutcome:
     #: Every file the failure left in the results folder, relative to it.
     files: tuple[str, ...] = ()
     where: Where = field(default_factory=Where)
-    #: A merged run's shards that recorded it alike, and the flag of those that did not.
+    #: A merged run's shards that recorded it alike, and those that recorded it
+    #: otherwise (``merge.conflict_line`` words the flag).
     shard: str | None = None
-    conflict: str | None = None
+    conflict: tuple[str, ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -186,7 +187,7 @@ class CallOutcome:
         """The kinds of upgrade difference of its DOT mismatch (``None``: none)."""
         return None if self.structure is None else self.structure.upgrade
 
-    def print_(self) -> tuple[object, ...]:
+    def fingerprint(self) -> tuple[object, ...]:
         """What makes two records of one call (two shards) the same outcome."""
         accept = self.accept
         stored = None if accept is None else (accept.dot_sha256, accept.png_sha256)
@@ -217,7 +218,7 @@ def outcome_to_json(outcome: CallOutcome) -> dict[str, Any]:
         "files": list(outcome.files),
         "where": _plain(outcome.where),
         "shard": outcome.shard,
-        "conflict": outcome.conflict,
+        "conflict": list(outcome.conflict),
     }
 
 
@@ -368,6 +369,10 @@ def _read_edit(data: object, where: str) -> Edit:
         ) from None
 
 
+#: The fields of :class:`Structure` that list tuples of node ids (pairs, edges, moves).
+_PAIRS: Final = frozenset({"replaced", "moved", "renumbered", "edges_added", "edges_removed"})
+
+
 def _read_structure(r: _Reader) -> Structure:
     values: dict[str, Any] = {}
     for item in fields(Structure):
@@ -380,7 +385,7 @@ def _read_structure(r: _Reader) -> Structure:
         elif name == "upgrade":
             found = r.get(name, _optional(_is_texts), None)
             values[name] = None if found is None else tuple(found)
-        elif str(item.type).startswith("tuple[tuple"):
+        elif name in _PAIRS:
             values[name] = tuple(tuple(x) for x in r.get(name, _is_text_lists, []))
         else:
             values[name] = r.texts(name)
@@ -442,7 +447,7 @@ def outcome_from_json(data: object) -> CallOutcome:
         files=r.texts("files"),
         where=r.nested("where", _read_where) or Where(),
         shard=r.maybe_text("shard"),
-        conflict=r.maybe_text("conflict"),
+        conflict=r.texts("conflict"),
     )
 
 

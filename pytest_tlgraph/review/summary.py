@@ -121,8 +121,8 @@ def render_markdown(
             f"{_verdict(call.verdict)} | {markdown(_changes(call))} | {picture} |"
         )
         if merged:
-            conflict = call.conflict
-            flag = f" **differs in** {markdown(conflict)}" if conflict else ""
+            others = ", ".join(call.conflict)
+            flag = f" **differs in** {markdown(others)}" if others else ""
             row += f" {markdown(call.shard or '')}{flag} |"
         lines.append(row)
     return "\n".join(lines) + "\n"

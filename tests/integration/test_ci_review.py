@@ -249,8 +249,8 @@ def test_a_call_two_shards_recorded_is_shown_once_if_alike_and_flagged_if_not(
     assert page.count('<div class="conflict">') == 2
     summary = json.loads((sharded.path / "unlike/summary.json").read_text(encoding="utf-8"))
     assert sorted(c["conflict"] for c in summary["calls"]) == [
-        "shard-1/tlgraph-results",
-        "shard-4/tlgraph-results",
+        ["shard-1/tlgraph-results"],
+        ["shard-4/tlgraph-results"],
     ]
     assert "**differs in**" in (sharded.path / "unlike/summary.md").read_text(encoding="utf-8")
     # Neither is accepted blindly: the user picks one shard.

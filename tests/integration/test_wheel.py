@@ -193,6 +193,6 @@ def test_a_project_runs_against_the_installed_wheel(dist: Path, tmp_path: Path) 
     )  # fmt: skip
     assert failed.returncode == 1, failed.stdout + failed.stderr
     page = (project / "tlgraph-results" / "report.html").read_text(encoding="utf-8")
-    css = (installed / "snapshots" / "review" / "assets" / "report.css").read_text()
-    js = (installed / "snapshots" / "review" / "assets" / "report.js").read_text()
+    css = (installed / "review" / "assets" / "report.css").read_text()
+    js = (installed / "review" / "assets" / "report.js").read_text()
     assert f"<style>{css}</style>" in page and f"<script>{js}</script>" in page
