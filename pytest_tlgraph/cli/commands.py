@@ -286,7 +286,7 @@ def _print_failure(call: MergedCall, merged: bool) -> None:
     for line in outcome.notes:
         say(f"    {line}")
     for kind, rel in outcome.images.items():
-        say(f"    {kind + ':':<9} {shown(entry.root / rel)}")
+        say(f"    {kind + ':':<15} {shown(entry.root / rel)}")
 
 
 #: Story lines ``tlgraph report`` prints per failure (report.html lists them all).

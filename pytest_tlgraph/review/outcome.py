@@ -63,6 +63,9 @@ FAILED: Final = ("failed", "missing")
 #: The record files earlier versions wrote (a failure's ``.json``, a call's ``.call``).
 _OLD_SUFFIXES: Final = (".json", ".call")
 
+#: The order the images of a call are shown in (any other kind after them, by name).
+IMAGE_ORDER: Final = ("graphdiff", "graphdiff_full", "expected", "actual", "diff")
+
 #: A story line's place in the structural diff drawing: ``x, y, w, h`` in its pixels.
 Place = tuple[int, int, int, int]
 
@@ -419,6 +422,12 @@ def _read_where(r: _Reader) -> Where:
     return Where(*(r.maybe_text(f.name) for f in fields(Where)))
 
 
+def _ordered(images: Mapping[str, str]) -> dict[str, str]:
+    """``images`` in :data:`IMAGE_ORDER` (the record's JSON keeps its keys sorted)."""
+    rank = {kind: i for i, kind in enumerate(IMAGE_ORDER)}
+    return dict(sorted(images.items(), key=lambda item: (rank.get(item[0], len(rank)), item[0])))
+
+
 def outcome_from_json(data: object) -> CallOutcome:
     """The outcome :func:`outcome_to_json` wrote; :class:`OutcomeError` with a few words
     when the record is of another schema or a field does not read."""
@@ -443,7 +452,7 @@ def outcome_from_json(data: object) -> CallOutcome:
         structure=r.nested("structure", _read_structure),
         drift=r.nested("drift", _DRIFT),
         accept=r.nested("accept", _ACCEPT),
-        images=dict(r.get("images", _is_text_map, {})),
+        images=_ordered(r.get("images", _is_text_map, {})),
         files=r.texts("files"),
         where=r.nested("where", _read_where) or Where(),
         shard=r.maybe_text("shard"),
