@@ -365,11 +365,26 @@ def _read_edit(data: object, where: str) -> Edit:
     if not isinstance(data, Mapping):
         raise OutcomeError(f"its field {where!r} holds an edit that is not an object")
     try:
-        return from_json(data)
+        edit = from_json(data)
     except (ValueError, TypeError) as error:
         raise OutcomeError(
             f"its field {where!r} holds an edit that does not read ({error})"
         ) from None
+    for item in fields(edit):
+        if not _is_plain(getattr(edit, item.name)):
+            raise OutcomeError(
+                f"its field {where!r} holds an edit whose {item.name!r} is neither text "
+                "nor a number"
+            )
+    return edit
+
+
+def _is_plain(value: object) -> bool:
+    """A value an edit's field holds: text, a number, a flag, nothing, or a tuple of
+    texts and numbers."""
+    if value is None or isinstance(value, (str, int, float)):
+        return True
+    return isinstance(value, tuple) and all(isinstance(v, (str, int, float)) for v in value)
 
 
 #: The fields of :class:`Structure` that list tuples of node ids (pairs, edges, moves).

@@ -105,6 +105,11 @@ BROKEN: list[tuple[str, object, str]] = [
     ("report.left_out", {"count": "3"}, "'report.left_out.count'"),
     ("places", [[0, 0, -1, 2]], "'places'"),
     ("structure.edits", [{"kind": "arg_changed"}], "'structure.edits'"),
+    (
+        "structure.edits",
+        [{"kind": "renamed", "at": "fc", "old": {"x": 1}, "type": "Linear"}],
+        "'old'",
+    ),
     ("structure.replaced", [["a", 1]], "'structure.replaced'"),
     ("drift.stored", {"torch": 2}, "'drift.stored'"),
     ("accept.png_compared", 1, "'accept.png_compared'"),
