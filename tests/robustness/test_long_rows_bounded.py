@@ -52,7 +52,9 @@ def test_the_story_of_a_long_changed_row_is_linear() -> None:
         comparison = compare(*index_dots(count))
         return lambda: story_lines(comparison)
 
-    assert_linear(make, 4_000)  # a base of a few ms: a scheduling hiccup is no signal
+    # A base of a few ms, the large side best of 5 (60 ms each): a test running beside it
+    # on the other core once read 27x for 8x the input, where alone it reads 6-7x.
+    assert_linear(make, 4_000, large_runs=5)
 
 
 TEST = textwrap.dedent(
