@@ -21,6 +21,7 @@ two joined (docs/decisions.md, "One outcome per call, one record").
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -46,9 +47,11 @@ __all__ = [
     "Place",
     "Structure",
     "Where",
+    "call_order",
     "outcome_from_json",
     "outcome_to_json",
     "read_outcomes",
+    "sorted_calls",
     "write_outcome",
 ]
 
@@ -509,5 +512,18 @@ def read_outcomes(root: Path, damaged: list[str] | None = None) -> list[tuple[Pa
 
 
 def sorted_calls(outcomes: Sequence[CallOutcome]) -> list[CallOutcome]:
-    """``outcomes`` by test id and snapshot name (the summaries' order)."""
-    return sorted(outcomes, key=lambda c: (c.nodeid, c.name))
+    """``outcomes`` by test id and snapshot name, numbers by value (``test_x[2]``
+    before ``test_x[10]``): the order of the page, the summaries and the commands."""
+    return sorted(outcomes, key=call_order)
+
+
+def call_order(outcome: CallOutcome) -> tuple[object, ...]:
+    """The sort key of :func:`sorted_calls`."""
+    return _natural(outcome.nodeid), _natural(outcome.name)
+
+
+def _natural(text: str) -> tuple[tuple[int, int | str], ...]:
+    """``text`` as a sort key whose runs of digits compare as numbers."""
+    return tuple(
+        (1, int(part)) if part.isdigit() else (0, part) for part in re.split(r"(\d+)", text) if part
+    )

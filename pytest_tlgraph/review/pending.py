@@ -17,7 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from pytest_tlgraph.review.outcome import Acceptance, CallOutcome, read_outcomes
+from pytest_tlgraph.review.outcome import (
+    Acceptance,
+    CallOutcome,
+    call_order,
+    read_outcomes,
+)
 
 if TYPE_CHECKING:
     from pytest_tlgraph.results.artifacts import ResultsDir
@@ -128,9 +133,11 @@ class Pending:
 
 def pending_calls(root: Path, damaged: list[str] | None = None) -> list[Pending]:
     """Every failing call recorded in the results folder ``root`` with its file, in the
-    order ``report.html`` lists them. A record that does not read is left out, with one
-    line in ``damaged`` naming it (:func:`.outcome.read_outcomes`)."""
-    return [Pending(path, o) for path, o in read_outcomes(root, damaged) if o.failed]
+    order ``report.html`` lists them (``outcome.call_order``: test ids, then snapshot
+    names, numbers by value). A record that does not read is left out, with one line
+    in ``damaged`` naming it (:func:`.outcome.read_outcomes`)."""
+    found = [Pending(path, o) for path, o in read_outcomes(root, damaged) if o.failed]
+    return sorted(found, key=lambda entry: call_order(entry.outcome))
 
 
 def mark_accepted(results: ResultsDir, entry: Pending, written: list[Path]) -> None:

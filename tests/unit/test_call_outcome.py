@@ -151,3 +151,21 @@ def test_an_earlier_versions_records_are_named_once(tmp_path: Path) -> None:
         f"left out 2 records in {folder} written by an earlier pytest-tlgraph; rerun "
         "pytest to record them again"
     ]
+
+
+def test_the_calls_are_listed_with_numbers_by_value(tmp_path: Path) -> None:
+    """The page, ``tlgraph report`` and the summaries list ``test_x[2]`` before
+    ``test_x[10]`` (a file-name order put ``[10]`` first)."""
+    from pytest_tlgraph.review.pending import pending_calls
+
+    results = ResultsDir(tmp_path)
+    for number in (10, 2, 0, 1):
+        name = f"test_x[{number}]"
+        outcome = CallOutcome(f"t.py::{name}", name, "failed")
+        write_outcome(results, results.stem(Path("t.py"), name), outcome)
+    write_outcome(
+        results, results.stem(Path("t.py"), "ok"), CallOutcome("t.py::ok", "ok", "passed")
+    )
+    assert [entry.name for entry in pending_calls(tmp_path)] == [
+        "test_x[0]", "test_x[1]", "test_x[2]", "test_x[10]",
+    ]  # fmt: skip
