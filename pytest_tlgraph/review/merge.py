@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_tlgraph.results.artifacts import inside
-from pytest_tlgraph.review.outcome import CallOutcome, read_outcomes, sorted_calls
+from pytest_tlgraph.review.outcome import CallOutcome, call_order, read_outcomes, sorted_calls
 from pytest_tlgraph.review.pending import Pending
 
 __all__ = [
@@ -73,7 +73,8 @@ def _merged(shards: Sequence[Shard], damaged: list[str] | None, failed: bool) ->
     (see the module docstring), in the order of the first shard that has it."""
     seen: dict[tuple[str, str], list[tuple[Shard, Pending]]] = {}
     for shard in shards:
-        for path, outcome in read_outcomes(shard.root, damaged):
+        recorded = read_outcomes(shard.root, damaged)
+        for path, outcome in sorted(recorded, key=lambda item: call_order(item[1])):
             if outcome.failed or not failed:
                 entry = Pending(path, outcome)
                 seen.setdefault((entry.nodeid, entry.name), []).append((shard, entry))
