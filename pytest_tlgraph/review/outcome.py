@@ -523,7 +523,7 @@ def call_order(outcome: CallOutcome) -> tuple[object, ...]:
 
 
 def _natural(text: str) -> tuple[tuple[int, int | str], ...]:
-    """``text`` as a sort key whose runs of digits compare as numbers."""
-    return tuple(
-        (1, int(part)) if part.isdigit() else (0, part) for part in re.split(r"(\d+)", text) if part
-    )
+    """``text`` as a sort key whose runs of decimal digits compare as numbers (the odd
+    parts of the split are those runs; ``²`` is no decimal digit and stays text)."""
+    parts = re.split(r"(\d+)", text)
+    return tuple((1, int(part)) if i % 2 else (0, part) for i, part in enumerate(parts) if part)

@@ -159,7 +159,7 @@ def test_the_calls_are_listed_with_numbers_by_value(tmp_path: Path) -> None:
     from pytest_tlgraph.review.pending import pending_calls
 
     results = ResultsDir(tmp_path)
-    for number in (10, 2, 0, 1):
+    for number in (10, 2, 0, 1, "1²2"):  # ² is no decimal digit: text, never a number
         name = f"test_x[{number}]"
         outcome = CallOutcome(f"t.py::{name}", name, "failed")
         write_outcome(results, results.stem(Path("t.py"), name), outcome)
@@ -167,5 +167,5 @@ def test_the_calls_are_listed_with_numbers_by_value(tmp_path: Path) -> None:
         results, results.stem(Path("t.py"), "ok"), CallOutcome("t.py::ok", "ok", "passed")
     )
     assert [entry.name for entry in pending_calls(tmp_path)] == [
-        "test_x[0]", "test_x[1]", "test_x[2]", "test_x[10]",
+        "test_x[0]", "test_x[1]", "test_x[1²2]", "test_x[2]", "test_x[10]",
     ]  # fmt: skip
