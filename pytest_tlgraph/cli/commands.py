@@ -269,28 +269,24 @@ def _print_failure(call: MergedCall, merged: bool) -> None:
     """One failure: its title (with its shard when merged), its story, why a drawing is
     missing, and each of its images once."""
     from pytest_tlgraph.review.merge import conflict_line
+    from pytest_tlgraph.review.report import MAX_STORY_LINES
 
     entry = call.entry
     outcome = entry.outcome
     shard = f" (shard {call.shards()})" if merged else ""
-    title = outcome.report.title if outcome.report is not None else "?"
-    say(f"  {title}{shard}{' (accepted)' if entry.accepted else ''}")
+    say(f"  {outcome.title or '?'}{shard}{' (accepted)' if entry.accepted else ''}")
     flag = conflict_line(call.shard, call.conflict)
     if flag is not None:
         say(f"    {flag}")
-    story = list(outcome.report.story) if outcome.report is not None else []
-    for line in story[:_STORY_LINES] or [outcome.headline]:
+    story = outcome.story
+    for line in story[:MAX_STORY_LINES] or [outcome.headline]:
         say(f"    {line}")
-    if len(story) > _STORY_LINES:
-        say(f"    ... and {len(story) - _STORY_LINES} more (every change: report.html)")
+    if len(story) > MAX_STORY_LINES:
+        say(f"    ... and {len(story) - MAX_STORY_LINES} more (every change: report.html)")
     for line in outcome.notes:
         say(f"    {line}")
     for kind, rel in outcome.images.items():
         say(f"    {kind + ':':<15} {shown(entry.root / rel)}")
-
-
-#: Story lines ``tlgraph report`` prints per failure (report.html lists them all).
-_STORY_LINES = 24
 
 
 def run_report(args: argparse.Namespace) -> None:

@@ -68,13 +68,11 @@ def _show(call: MergedCall, number: int, count: int, merged: bool, view: bool) -
 
     outcome = call.entry.outcome
     say(f"[{number}/{count}] {label(call, merged)}")
-    say(f"  {outcome.report.title if outcome.report is not None else '?'}")
+    say(f"  {outcome.title or '?'}")
     flag = conflict_line(call.shard, call.conflict)
     if flag is not None:
         say(f"  {flag}")
-    lines = list(outcome.report.story) if outcome.report is not None else []
-    if not lines:
-        lines = [outcome.headline]
+    lines = list(outcome.story) or [outcome.headline]
     drawings = outcome.images
     paths = [call.entry.root / drawings[kind] for kind, _ in _DRAWINGS if kind in drawings]
     for text in lines[:_STORY_LINES]:

@@ -317,8 +317,7 @@ def _failure(
     shard = outcome.shard
     shard_tag = f' <span class="shard">(shard {html_text(shard)})</span>' if shard else ""
     parts.append(f"<h2>{number}. {html_text(call_title(outcome, numbered))}{shard_tag}</h2>")
-    title = "" if outcome.report is None else outcome.report.title
-    parts.append(f"<div>{html_text(title)}</div>")
+    parts.append(f"<div>{html_text(outcome.title)}</div>")
     flag = conflict_line(outcome.shard, outcome.conflict)
     if flag is not None:
         parts.append(f'<div class="conflict">{html_text(flag)}</div>')

@@ -176,6 +176,17 @@ class CallOutcome:
         return self.verdict in FAILED
 
     @property
+    def title(self) -> str:
+        """The failure message's first line (``""`` for a passing call)."""
+        return "" if self.report is None else self.report.title
+
+    @property
+    def story(self) -> tuple[str, ...]:
+        """What changed, every line, the drift line first (``()``: a passing call, or a
+        missing or unreadable snapshot, whose message says why instead)."""
+        return () if self.report is None else self.report.story
+
+    @property
     def headline(self) -> str:
         """The failure in one line: the comparison's headline, else the message's
         first line of what changed (a missing or unreadable snapshot)."""
@@ -183,7 +194,7 @@ class CallOutcome:
             return self.structure.headline
         report = self.report
         if report is not None:
-            first = report.story or next((lines for _, lines in report.sections if lines), ())
+            first = self.story or next((lines for _, lines in report.sections if lines), ())
             if first:
                 return first[0]
         return "(no summary recorded)"
@@ -198,8 +209,7 @@ class CallOutcome:
         accept = self.accept
         stored = None if accept is None else (accept.dot_sha256, accept.png_sha256)
         received = None if accept is None else (accept.received_dot_sha256, accept.png_compared)
-        title = None if self.report is None else self.report.title
-        return self.verdict, stored, received, self.headline, title
+        return self.verdict, stored, received, self.headline, self.title
 
 
 # -- JSON ---------------------------------------------------------------------------

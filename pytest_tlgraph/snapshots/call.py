@@ -214,9 +214,8 @@ class SnapshotCall:
             comparison=looked,
         )
         failed = Failed(found, comparison, drawings, written, report, drift)
-        outcome, unsaved = self._record(failed, drawing.dot, received, settings, stem, nodeid)
-        shown = terminal_report(outcome.report) if outcome.report is not None else report
-        text = shown.text(color=settings.color)
+        unsaved = self._record(failed, drawing.dot, received, settings, stem, nodeid)
+        text = terminal_report(report).text(color=settings.color)  # the outcome's report
         lines = [text] if unsaved is None else [text, unsaved]
         return "\n".join(lines) + accept_hint(self.update, unsaved, nodeid, settings)
 
@@ -232,10 +231,10 @@ class SnapshotCall:
     def _record(
         self, failed: Failed, dot: str, received: ReceivedPair, settings: Settings,
         stem: Path, nodeid: str,
-    ) -> tuple[CallOutcome, str | None]:  # fmt: skip
-        """The failure's one outcome (what the terminal, report.html, the summaries,
-        ``tlgraph report``, ``accept`` and ``review`` read), written to the results
-        folder, with the line saying its files were not saved, if they were not
+    ) -> str | None:  # fmt: skip
+        """Write the failure's one outcome (what report.html, the summaries, ``tlgraph
+        report``, ``accept`` and ``review`` read; the terminal prints its report) to the
+        results folder; the line saying its files were not saved, if they were not
         (``None``: they were)."""
         unsaved = failed.written.unsaved
         accept = None
@@ -254,4 +253,4 @@ class SnapshotCall:
                 write_outcome(settings.results, stem, outcome)
         except SnapshotWriteError as error:
             unsaved = unsaved or unsaved_line(error, settings.results.root, settings.rootdir)
-        return outcome, unsaved
+        return unsaved
